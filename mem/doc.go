@@ -1,0 +1,107 @@
+// Package mem is Mira's memory store: Markdown files with YAML front matter
+// in a git repository. The files are the source of truth; everything else
+// (the search index, embeddings) is derived from them and disposable.
+//
+// This comment is the on-disk format. A tool that follows it can read and
+// write a store side by side with Mira.
+//
+// # Directory
+//
+// A store is a directory (default $XDG_DATA_HOME/mira, i.e.
+// ~/.local/share/mira) that is a git repository with branch main:
+//
+//	.git/
+//	.gitignore        .index/  .lock  .lock.*  *.tmp  plans/
+//	.lock             the writer lock while a command is writing (not committed)
+//	.index/           the disposable search index (not committed)
+//	plans/            context plan log (not committed)
+//	entries/<scope>/<kind-dir>/<created>__<id>.md
+//	entries/<scope>/turns/<role>/<created>__<id>.md
+//	entries/<scope>/summaries/<level>/<created>__<id>.md
+//	entries/<scope>/deleted/<kind-dir>/...        tombstones, same shape below
+//	artifacts/<scope>/<id>.<ext>                   large tool outputs
+//
+// <scope> is a bucket name: "global" (the default), a project name or a
+// conversation id; it matches [A-Za-z0-9][A-Za-z0-9._-]{0,127} and is never
+// "deleted". <kind-dir> is the plural of the kind: facts, preferences,
+// decisions, corrections, goals, tasks, notes, turns, summaries. Turns sit in
+// a directory per role (user, assistant, tool), summaries per level (L1, L2,
+// L3). <created> is the creation time in UTC as yyyymmddThhmmssZ and <id> the
+// entry's id, so a directory listing sorts by time. Files are UTF-8.
+//
+// # Entry files
+//
+// An entry file starts with a line "---", then a YAML mapping (the front
+// matter), then a line "---", then the body: the memory's text, ending with
+// one newline. Example:
+//
+//	---
+//	id: 01JD3ZK4Q8V6N2M7T5R9W1X0YB
+//	kind: decision
+//	scope: global
+//	created_at: 2026-11-21T10:00:00Z
+//	project: shop
+//	source: cli
+//	tags: [db]
+//	---
+//	We chose PostgreSQL for JSONB.
+//
+// Fields (all optional in a hand-written file unless said otherwise):
+//
+//	id              unique, time-sortable: a ULID (26 characters, Crockford
+//	                base 32) whose time part is the creation time. When
+//	                missing it is taken from the file name after "__".
+//	kind            fact, preference, decision, correction, goal, task, note,
+//	                turn or summary; when missing, taken from the directory.
+//	scope           when missing, taken from the directory.
+//	created_at      RFC 3339 time; dates (2026-11-21) are read as midnight UTC.
+//	updated_at      RFC 3339 time of the last rewrite of the text.
+//	tags            list of strings (a single string is read as one tag).
+//	project         the project the memory was made in (see DetectProject).
+//	source          provenance: cli, agent, extract, summarize, import, ...
+//	role            turns: user, assistant or tool.
+//	status, priority goals and tasks.
+//	pin             sticky (always in context) or leased (until pin_until).
+//	pin_until       RFC 3339 time a leased pin ends.
+//	level           summaries: L1, L2 or L3.
+//	replaced_by     tombstones: the id of the entry that replaced this one.
+//	deleted_at      tombstones: RFC 3339 time of deletion.
+//	deleted_reason  tombstones: why (free text; "replaced", "evicted", ...).
+//
+// Any other field is the user's: Mira keeps it, in its place and spelling,
+// whenever it rewrites a file. Writers put known fields in the order above
+// and times in UTC. A file whose front matter is not a YAML mapping, or
+// whose known fields have the wrong type (a list where one value belongs,
+// an unknown kind, an unparsable time), is broken: readers report it with
+// its path and reason and skip it; writers never rewrite or delete it.
+//
+// # Changes
+//
+// Every change is one git commit on main, made while holding the lock:
+//
+//  1. Take the lock: create .lock with O_EXCL, holding one JSON line
+//     {"pid":N,"host":"...","command":"...","time":"RFC 3339"}. If it exists
+//     and its holder is alive, wait and retry; give up after the lock
+//     timeout (Mira exits 11). A lock whose pid is dead on the same host, or
+//     older than an hour, is stale: rename it aside, then remove it.
+//  2. Write each file atomically: a temporary file in the same directory,
+//     fsync, rename over the final name, fsync the directory.
+//  3. Commit exactly the changed paths with the message
+//     "<verb>: <what>" (e.g. `remember: decision 01J9… "We chose…"`), a
+//     blank line and trailers: Mira-Command (always), Mira-Source,
+//     Mira-Model (when an LLM decided), Mira-Reason. Move refs/heads/main
+//     with compare-and-swap and update .git/index for the changed paths so
+//     that `git status` stays clean.
+//  4. Remove the lock.
+//
+// Nothing is ever destroyed. Forgetting moves a file from
+// entries/<scope>/<kind-dir>/... to entries/<scope>/deleted/<kind-dir>/...
+// and adds deleted_at and deleted_reason. Replacing writes the new entry
+// and tombstones the old one with replaced_by set to the new id. Exact
+// duplicates (the same text after trimming white space, in the same scope
+// and kind) are not stored twice.
+//
+// Anyone may edit entry files by hand, commit or not: readers pick the
+// changes up by comparing the index's recorded commit with HEAD and file
+// sizes and modification times with the index's manifest.
+package mem

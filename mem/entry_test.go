@@ -1,0 +1,187 @@
+package mem
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseFillsFromPath(t *testing.T) {
+	e, err := Parse("entries/shop/decisions/20261121T100000Z__01JD3ZK4Q8V6N2M7T5R9W1X0YB.md", []byte("---\ntags: [db]\n---\nWe chose PostgreSQL.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{e.ID, e.Kind, e.Scope, e.Body, strings.Join(e.Tags, ",")}
+	want := []string{"01JD3ZK4Q8V6N2M7T5R9W1X0YB", "decision", "shop", "We chose PostgreSQL.", "db"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Parse fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestRoundTripKeepsUnknownFieldsAndOrder(t *testing.T) {
+	in := `---
+# a comment the user wrote
+owner: alice
+id: 01JD3ZK4Q8V6N2M7T5R9W1X0YB
+kind: fact
+answer: no
+nested:
+  b: 2
+  a: 1
+created_at: 2026-11-21T10:00:00Z
+tags: [a, b]
+weird: "quoted"
+---
+Body line one.
+
+Body line three.
+`
+	e, err := Parse("entries/global/facts/x__01JD3ZK4Q8V6N2M7T5R9W1X0YB.md", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(in, string(out)); diff != "" {
+		t.Errorf("unchanged entry did not round-trip (-want +got):\n%s", diff)
+	}
+
+	// Changing known fields keeps the unknown ones where they were.
+	e.Tags = []string{"c"}
+	e.Pin = PinSticky
+	out, err = e.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	for _, want := range []string{"# a comment the user wrote\nowner: alice\nid:", "answer: no\n", "nested:\n  b: 2\n  a: 1\n", "tags: [c]\n", "pin: sticky\n", "weird: \"quoted\"\n"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("rewrite lost %q:\n%s", want, s)
+		}
+	}
+	if strings.Index(s, "owner:") > strings.Index(s, "id:") {
+		t.Errorf("field order changed:\n%s", s)
+	}
+	if got := e.Fields()["answer"]; got != "no" {
+		t.Errorf(`Fields()["answer"] = %v, want "no" (YAML 1.2: a string)`, got)
+	}
+}
+
+func TestNewEntryMarshal(t *testing.T) {
+	e := &Entry{ID: "01JD3ZK4Q8V6N2M7T5R9W1X0YB", Kind: KindDecision, Scope: "global",
+		CreatedAt: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC), Tags: []string{"db"}, Project: "shop",
+		Source: "cli", Body: "We chose PostgreSQL for JSONB", Extra: map[string]any{"speaker": "Caroline", "turn": 3}}
+	out, err := e.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `---
+id: 01JD3ZK4Q8V6N2M7T5R9W1X0YB
+kind: decision
+scope: global
+created_at: 2026-11-21T10:00:00Z
+project: shop
+source: cli
+tags: [db]
+speaker: Caroline
+turn: 3
+---
+We chose PostgreSQL for JSONB
+`
+	if diff := cmp.Diff(want, string(out)); diff != "" {
+		t.Errorf("Marshal (-want +got):\n%s", diff)
+	}
+	back, err := Parse("entries/global/decisions/x.md", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.CreatedAt.Equal(e.CreatedAt) || back.Body != e.Body || back.Fields()["turn"] != 3 {
+		t.Errorf("Parse(Marshal(e)) = %+v", back)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"no front matter", "just text\n", "no front matter"},
+		{"unclosed", "---\nkind: fact\nbody\n", "not closed"},
+		{"bad yaml", "---\nkind: fact\ntags: [oops\n---\nx\n", "invalid YAML: line"},
+		{"not a mapping", "---\n- a\n- b\n---\nx\n", "must be a YAML mapping"},
+		{"bad kind", "---\nkind: banana\n---\nx\n", `line 2: field "kind": unknown kind "banana"`},
+		{"bad time", "---\ncreated_at: yesterday\n---\nx\n", `line 2: field "created_at": cannot parse time`},
+		{"list for scalar", "---\nkind: [a, b]\n---\nx\n", `line 2: field "kind" must be a single value`},
+		{"duplicate field", "---\nkind: fact\nkind: note\n---\nx\n", `field "kind" appears twice`},
+		{"bad pin", "---\npin: forever\n---\nx\n", `neither sticky nor leased`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("entries/global/notes/20260101T000000Z__01JX.md", []byte(tt.in))
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("Parse error = %v, want a *ParseError", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "entries/global/notes/") {
+				t.Errorf("Parse error = %q, want path and %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDeletedPath(t *testing.T) {
+	tests := map[string]string{
+		"entries/global/facts/a.md":          "entries/global/deleted/facts/a.md",
+		"entries/c1/turns/user/a.md":         "entries/c1/deleted/turns/user/a.md",
+		"entries/c1/deleted/turns/user/a.md": "entries/c1/deleted/turns/user/a.md",
+	}
+	for in, want := range tests {
+		if got := DeletedPath(in); got != want {
+			t.Errorf("DeletedPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseTime(t *testing.T) {
+	for _, s := range []string{"2026-11-21T10:00:00Z", "2026-11-21T11:00:00+01:00", "2026-11-21 10:00:00", "2026-11-21 10:00"} {
+		got, err := ParseTime(s)
+		if err != nil || !got.Equal(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)) {
+			t.Errorf("ParseTime(%q) = %v, %v", s, got, err)
+		}
+	}
+	if _, err := ParseTime("tomorrow"); err == nil {
+		t.Error("ParseTime(tomorrow) succeeded")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("---\nkind: fact\ntags: [a]\n---\nbody\n"))
+	f.Add([]byte("---\n---\n"))
+	f.Add([]byte("---\nx: &a [1]\ny: *a\n---\n"))
+	f.Add([]byte("---\nkind: fact\ncreated_at: 2026-01-01\n---\n---\nnot front matter\n"))
+	f.Add([]byte("\ufeff---\r\nkind: note\r\n---\r\nwindows\r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		e, err := Parse("entries/global/notes/20260101T000000Z__01JFUZZ.md", data)
+		if err != nil {
+			return
+		}
+		out, err := e.Marshal()
+		if err != nil {
+			return // values YAML cannot re-encode are reported, not lost
+		}
+		again, err := Parse("entries/global/notes/20260101T000000Z__01JFUZZ.md", out)
+		if err != nil {
+			t.Fatalf("re-parse of marshalled entry failed: %v\n%s", err, out)
+		}
+		if strings.TrimSpace(again.Body) != strings.TrimSpace(e.Body) && !strings.HasPrefix(strings.TrimSpace(e.Body), "---") {
+			t.Fatalf("body changed: %q -> %q", e.Body, again.Body)
+		}
+		if again.ID != e.ID || again.Kind != e.Kind || again.Scope != e.Scope {
+			t.Fatalf("known fields changed: %+v -> %+v", e, again)
+		}
+	})
+}

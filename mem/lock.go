@@ -1,0 +1,169 @@
+package mem
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// StaleLockAge is how old a lock may get before it is considered abandoned
+// even when its process seems alive (pids get reused, hosts get renamed).
+// A store write takes milliseconds; an hour is far beyond any honest holder.
+const StaleLockAge = time.Hour
+
+// LockInfo is what a lock file records about its holder.
+type LockInfo struct {
+	PID     int       `json:"pid"`
+	Host    string    `json:"host"`
+	Command string    `json:"command,omitempty"`
+	Time    time.Time `json:"time"`
+}
+
+// LockedError is returned when another writer holds the store lock past the
+// timeout.
+type LockedError struct {
+	Path   string
+	Holder LockInfo
+}
+
+func (e *LockedError) Error() string {
+	who := fmt.Sprintf("pid %d on %s", e.Holder.PID, e.Holder.Host)
+	if e.Holder.Command != "" {
+		who += " (" + e.Holder.Command + ")"
+	}
+	return fmt.Sprintf("store is locked by %s since %s (lock file %s)", who, e.Holder.Time.Local().Format(time.DateTime), e.Path)
+}
+
+// ErrLocked matches a *LockedError with errors.Is.
+var ErrLocked = errors.New("store is locked")
+
+func (e *LockedError) Is(target error) bool { return target == ErrLocked }
+
+// Lock is a held store lock.
+type Lock struct {
+	path string
+	info LockInfo
+}
+
+// lockFile is the store's writer lock, next to .git.
+const lockFile = ".lock"
+
+// acquire takes the writer lock, waiting up to timeout. The lock is a file
+// created with O_EXCL holding the holder's pid, host and time. A lock is
+// stale, and is broken, when its process is gone on this host, or when it is
+// older than StaleLockAge. Creating with O_EXCL (rather than flock) keeps the
+// holder visible to people who look at the store and works the same on
+// network file systems.
+func acquire(ctx context.Context, path, command string, timeout time.Duration) (*Lock, error) {
+	host, _ := os.Hostname()
+	me := LockInfo{PID: os.Getpid(), Host: host, Command: command, Time: time.Now().UTC()}
+	data, _ := json.Marshal(me)
+	deadline := time.Now().Add(timeout)
+	wait := 2 * time.Millisecond
+	for {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			_, werr := f.Write(append(data, '\n'))
+			serr := f.Sync()
+			cerr := f.Close()
+			if err := errors.Join(werr, serr, cerr); err != nil {
+				os.Remove(path)
+				return nil, fmt.Errorf("write lock file: %w", err)
+			}
+			return &Lock{path: path, info: me}, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("create lock file: %w", err)
+		}
+		holder, rerr := readLock(path)
+		if rerr == nil && stale(holder, host) || errors.Is(rerr, errHalfWritten) {
+			// Break the stale lock by renaming it aside first: of several
+			// processes racing to break it, only one rename succeeds, so
+			// none of them can remove a fresh lock another just took.
+			aside := fmt.Sprintf("%s.stale.%d", path, os.Getpid())
+			if os.Rename(path, aside) == nil {
+				if h2, err := readLock(aside); err == nil && !stale(h2, host) && !errors.Is(err, errHalfWritten) {
+					// We raced: someone took a fresh lock between read and
+					// rename. Put it back.
+					os.Rename(aside, path)
+				} else {
+					os.Remove(aside)
+				}
+			}
+			continue
+		}
+		if time.Now().After(deadline) {
+			if rerr != nil {
+				holder = LockInfo{}
+			}
+			return nil, &LockedError{Path: path, Holder: holder}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		if wait < 100*time.Millisecond {
+			wait *= 2
+		}
+	}
+}
+
+var errHalfWritten = errors.New("lock file is empty or half written")
+
+func readLock(path string) (LockInfo, error) {
+	var li LockInfo
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return li, err
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		// A holder killed between create and write leaves an empty file.
+		// Give a live writer a moment: only call it half written when the
+		// file is older than a second.
+		if st, err := os.Stat(path); err == nil && time.Since(st.ModTime()) > time.Second {
+			return li, errHalfWritten
+		}
+		return li, errors.New("lock file is being written")
+	}
+	if err := json.Unmarshal(data, &li); err != nil {
+		if st, err := os.Stat(path); err == nil && time.Since(st.ModTime()) > time.Second {
+			return li, errHalfWritten
+		}
+		return li, err
+	}
+	return li, nil
+}
+
+func stale(li LockInfo, host string) bool {
+	if time.Since(li.Time) > StaleLockAge {
+		return true
+	}
+	if li.Host == host && li.PID > 0 && !processAlive(li.PID) {
+		return true
+	}
+	return false
+}
+
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// Unlock releases the lock if it is still ours.
+func (l *Lock) Unlock() error {
+	if l == nil {
+		return nil
+	}
+	li, err := readLock(l.path)
+	if err == nil && (li.PID != l.info.PID || !li.Time.Equal(l.info.Time)) {
+		return errors.New("lock was taken over by " + strconv.Itoa(li.PID))
+	}
+	return os.Remove(l.path)
+}

@@ -1,0 +1,351 @@
+package mem
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/miramem/mira/internal/gitrepo"
+	"github.com/oklog/ulid/v2"
+)
+
+// gitignore is written into a new store: everything derived or transient
+// stays out of history.
+const gitignore = `# Derived or transient; never committed.
+.index/
+.lock
+.lock.*
+*.tmp
+plans/
+`
+
+// Store is a memory directory: entry files in a git repository.
+type Store struct {
+	// Root is the store directory ($MIRA_HOME).
+	Root string
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+	// Command names the running command in lock files and commit trailers.
+	Command string
+	// Author signs commits.
+	Author, Email string
+
+	repo *gitrepo.Repo
+
+	idMu  sync.Mutex
+	idEnt *ulid.MonotonicEntropy
+}
+
+// Open opens the store at root, creating it (directory, git repository,
+// .gitignore and a first commit) when it does not exist yet. Creation takes
+// the store lock so two first commands cannot both initialise it.
+func Open(ctx context.Context, root, command string, lockTimeout time.Duration) (*Store, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{Root: abs, Now: time.Now, Command: command, Author: "mira", Email: "mira@localhost"}
+	if name := os.Getenv("GIT_AUTHOR_NAME"); name != "" {
+		s.Author = name
+	}
+	if email := os.Getenv("GIT_AUTHOR_EMAIL"); email != "" {
+		s.Email = email
+	}
+	if _, err := os.Stat(filepath.Join(abs, ".git", "HEAD")); err != nil {
+		if err := s.create(ctx, lockTimeout); err != nil {
+			return nil, fmt.Errorf("create store %s: %w", abs, err)
+		}
+	}
+	s.repo, err = gitrepo.Open(abs)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	}
+	return s, nil
+}
+
+func (s *Store) create(ctx context.Context, lockTimeout time.Duration) error {
+	if err := os.MkdirAll(s.Root, 0o755); err != nil {
+		return err
+	}
+	l, err := acquire(ctx, filepath.Join(s.Root, lockFile), s.Command, lockTimeout)
+	if err != nil {
+		return err
+	}
+	defer l.Unlock()
+	if _, err := gitrepo.Init(s.Root); err != nil {
+		return err
+	}
+	r, err := gitrepo.Open(s.Root)
+	if err != nil {
+		return err
+	}
+	if head, err := r.Head(); err != nil || head != "" {
+		return err // someone else finished creating it
+	}
+	if err := os.MkdirAll(filepath.Join(s.Root, "entries"), 0o755); err != nil {
+		return err
+	}
+	if err := WriteFileAtomic(filepath.Join(s.Root, ".gitignore"), []byte(gitignore), 0o644); err != nil {
+		return err
+	}
+	_, err = r.Commit([]gitrepo.Change{{Path: ".gitignore"}}, "init: new memory store\n\nMira-Command: "+s.Command+"\n", s.sig())
+	return err
+}
+
+func (s *Store) sig() gitrepo.Signature {
+	return gitrepo.Signature{Name: s.Author, Email: s.Email, When: s.Now()}
+}
+
+// Lock takes the store's writer lock, waiting up to timeout. Every command
+// that changes the store holds it from its first read of what it will change
+// to its commit.
+func (s *Store) Lock(ctx context.Context, timeout time.Duration) (*Lock, error) {
+	return acquire(ctx, filepath.Join(s.Root, lockFile), s.Command, timeout)
+}
+
+// Head returns the current commit, "" before the first.
+func (s *Store) Head() (string, error) { return s.repo.Head() }
+
+// Diff returns entry paths changed between two commits.
+func (s *Store) Diff(from, to string) ([]string, error) { return s.repo.Diff(from, to, "entries/") }
+
+// Repo gives access to the git repository (for housekeeping such as repacking).
+func (s *Store) Repo() *gitrepo.Repo { return s.repo }
+
+// NewID returns a new time-sortable id (a ULID) for time t. Ids made in one
+// process for the same millisecond still sort in creation order.
+func (s *Store) NewID(t time.Time) string {
+	s.idMu.Lock()
+	defer s.idMu.Unlock()
+	if s.idEnt == nil {
+		s.idEnt = ulid.Monotonic(rand.Reader, 0)
+	}
+	id, err := ulid.New(ulid.Timestamp(t), s.idEnt)
+	if err != nil { // entropy exhausted within one millisecond: start afresh
+		s.idEnt = ulid.Monotonic(rand.Reader, 0)
+		id = ulid.MustNew(ulid.Timestamp(t), s.idEnt)
+	}
+	return id.String()
+}
+
+// Read parses the entry file at rel (slash path relative to the root).
+func (s *Store) Read(rel string) (*Entry, error) {
+	data, err := os.ReadFile(filepath.Join(s.Root, filepath.FromSlash(rel)))
+	if err != nil {
+		return nil, err
+	}
+	return Parse(rel, data)
+}
+
+// FileInfo is one live entry file found by Scan.
+type FileInfo struct {
+	Path    string // slash path relative to the root
+	Size    int64
+	ModTime int64 // unix nanoseconds
+}
+
+// Scan lists every live entry file (everything under entries/ ending in .md,
+// except under a scope's deleted/ directory) with its size and modification
+// time. Directories are read in parallel: this runs before every search to
+// find hand edits, so it must cost little more than the stat calls.
+func (s *Store) Scan() ([]FileInfo, error) {
+	root := filepath.Join(s.Root, "entries")
+	type job struct{ rel string }
+	var (
+		mu    sync.Mutex
+		out   []FileInfo
+		first error
+		wg    sync.WaitGroup
+	)
+	sem := make(chan struct{}, 8)
+	var visit func(rel string, depth int)
+	visit = func(rel string, depth int) {
+		defer wg.Done()
+		sem <- struct{}{}
+		ents, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
+		<-sem
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+			return
+		}
+		var local []FileInfo
+		for _, de := range ents {
+			name := de.Name()
+			if strings.HasPrefix(name, ".") {
+				continue
+			}
+			child := name
+			if rel != "" {
+				child = rel + "/" + name
+			}
+			if de.IsDir() {
+				if depth == 1 && name == "deleted" {
+					continue
+				}
+				wg.Add(1)
+				go visit(child, depth+1)
+				continue
+			}
+			if !strings.HasSuffix(name, ".md") || !de.Type().IsRegular() {
+				continue
+			}
+			info, err := de.Info()
+			if err != nil {
+				continue // removed between readdir and stat
+			}
+			local = append(local, FileInfo{Path: "entries/" + child, Size: info.Size(), ModTime: info.ModTime().UnixNano()})
+		}
+		mu.Lock()
+		out = append(out, local...)
+		mu.Unlock()
+	}
+	wg.Add(1)
+	go visit("", 0)
+	wg.Wait()
+	slices.SortFunc(out, func(a, b FileInfo) int { return strings.Compare(a.Path, b.Path) })
+	return out, first
+}
+
+// Walk calls fn for every live entry, in path order. Files that do not parse
+// are passed to bad (with a *ParseError) and skipped.
+func (s *Store) Walk(fn func(*Entry) error, bad func(error)) error {
+	files, err := s.Scan()
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		e, err := s.Read(f.Path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if bad != nil {
+				bad(err)
+			}
+			continue
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var idRe = regexp.MustCompile(`^[0-9A-Za-z_-]{1,64}$`)
+
+// FindID locates the live entry with the given id. hint, when not empty, is
+// a path to try first (from the index); otherwise the entries directory is
+// searched by file name.
+func (s *Store) FindID(id, hint string) (*Entry, error) {
+	if !idRe.MatchString(id) {
+		return nil, fmt.Errorf("%q is not a memory id", id)
+	}
+	if hint != "" {
+		if e, err := s.Read(hint); err == nil && e.ID == id {
+			return e, nil
+		}
+	}
+	suffix := "__" + id + ".md"
+	files, err := s.Scan()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f.Path, suffix) {
+			return s.Read(f.Path)
+		}
+	}
+	// A hand-made file may carry the id only in its front matter.
+	var found *Entry
+	errFound := errors.New("found")
+	err = s.Walk(func(e *Entry) error {
+		if e.ID == id {
+			found = e
+			return errFound
+		}
+		return nil
+	}, nil)
+	if found != nil {
+		return found, nil
+	}
+	if err != nil && err != errFound {
+		return nil, err
+	}
+	return nil, fmt.Errorf("no memory with id %s: %w", id, fs.ErrNotExist)
+}
+
+// ContentHash identifies a memory's text for duplicate detection: the body
+// with surrounding white space trimmed and line endings normalised.
+func ContentHash(body string) string {
+	body = strings.ReplaceAll(body, "\r\n", "\n")
+	sum := sha256.Sum256([]byte(strings.TrimSpace(body)))
+	return hex.EncodeToString(sum[:16])
+}
+
+var scopeRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// ValidScope reports why a scope name cannot be a directory name, or nil.
+func ValidScope(scope string) error {
+	if !scopeRe.MatchString(scope) || scope == "deleted" || strings.Contains(scope, "..") {
+		return fmt.Errorf("invalid scope %q: use letters, digits, '.', '_' and '-' (at most 128, not starting with a symbol)", scope)
+	}
+	return nil
+}
+
+// Validate checks an entry before it is written.
+func Validate(e *Entry) error {
+	if err := ValidScope(e.Scope); err != nil {
+		return err
+	}
+	if !slices.Contains(Kinds, e.Kind) {
+		return fmt.Errorf("unknown kind %q (want one of %s)", e.Kind, strings.Join(Kinds, ", "))
+	}
+	if e.Kind == KindTurn && e.Role != "" && !slices.Contains(Roles, e.Role) {
+		return fmt.Errorf("unknown role %q (want user, assistant or tool)", e.Role)
+	}
+	if e.Kind == KindSummary && e.Level != "" && !slices.Contains(Levels, e.Level) {
+		return fmt.Errorf("unknown summary level %q (want L1, L2 or L3)", e.Level)
+	}
+	if e.Pin != "" && e.Pin != PinSticky && e.Pin != PinLeased {
+		return fmt.Errorf("unknown pin %q (want sticky or leased)", e.Pin)
+	}
+	if e.Pin == PinLeased && e.PinUntil.IsZero() {
+		return errors.New("a leased pin needs an end time (--until)")
+	}
+	if strings.TrimSpace(e.Body) == "" {
+		return errors.New("empty memory: nothing to remember")
+	}
+	for _, t := range e.Tags {
+		if strings.TrimSpace(t) == "" || strings.ContainsAny(t, "\n\r") {
+			return fmt.Errorf("invalid tag %q", t)
+		}
+	}
+	return nil
+}
+
+// relClean rejects paths that would leave the store.
+func relClean(rel string) (string, error) {
+	c := path.Clean(rel)
+	if c != rel || strings.HasPrefix(c, "../") || c == ".." || path.IsAbs(c) || !strings.HasPrefix(c, "entries/") {
+		return "", fmt.Errorf("path %q is not inside entries/", rel)
+	}
+	return c, nil
+}
