@@ -1,0 +1,178 @@
+package index
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Benchmarks run on generated stores of 10k entries; set MIRA_BENCH_LARGE=1
+// to add 100k. The stores are built once per process and shared.
+
+var (
+	corpusMu sync.Mutex
+	corpora  = map[int]*fakeSource{}
+	tempDirs []string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, d := range tempDirs {
+		os.RemoveAll(d)
+	}
+	os.Exit(code)
+}
+
+// corpus returns a generated store of n entries with an up-to-date index.
+func corpus(b *testing.B, n int) *fakeSource {
+	b.Helper()
+	corpusMu.Lock()
+	defer corpusMu.Unlock()
+	if f, ok := corpora[n]; ok {
+		return f
+	}
+	dir, err := os.MkdirTemp("", "mira-index-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	tempDirs = append(tempDirs, dir)
+	f := &fakeSource{root: dir}
+	generate(b, f, n)
+	ix, err := Open(f, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix.Close()
+	corpora[n] = f
+	return f
+}
+
+func sizes() []int {
+	if os.Getenv("MIRA_BENCH_LARGE") != "" {
+		return []int{10_000, 100_000}
+	}
+	return []int{10_000}
+}
+
+func BenchmarkSearch(b *testing.B) {
+	for _, n := range sizes() {
+		f := corpus(b, n)
+		ix, err := Open(f, Options{SkipStat: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, q := range []struct {
+			name string
+			q    Query
+		}{
+			{"rare", Query{Text: vocabulary[2000] + " " + vocabulary[3500]}},
+			{"words", Query{Text: vocabulary[3] + " " + vocabulary[40] + " " + vocabulary[700]}},
+			{"question", Query{Text: "what did we decide about " + vocabulary[5] + " and " + vocabulary[90] + "?"}},
+			{"filtered", Query{Text: vocabulary[3] + " " + vocabulary[40], Kinds: []string{"fact", "decision"}, Scopes: []string{"shop"}}},
+			{"empty", Query{Kinds: []string{"note"}}},
+			// The corpus spans October 2026: seen from its last day, the
+			// newest entries are recent.
+			{"empty-recent", Query{Now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}},
+			{"empty-all", Query{Now: time.Date(2027, 11, 1, 0, 0, 0, 0, time.UTC)}},
+		} {
+			b.Run(fmt.Sprintf("%dk/%s", n/1000, q.name), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := ix.Search(q.q); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		ix.Close()
+	}
+}
+
+// BenchmarkRefreshNoChange is what every mira-recall pays before it can
+// search an unchanged store: Open (stat pass, manifest, lock) and Close.
+func BenchmarkRefreshNoChange(b *testing.B) {
+	for _, n := range sizes() {
+		f := corpus(b, n)
+		for _, skip := range []bool{false, true} {
+			name := fmt.Sprintf("%dk/stat", n/1000)
+			if skip {
+				name = fmt.Sprintf("%dk/watcher", n/1000)
+			}
+			b.Run(name, func(b *testing.B) {
+				for b.Loop() {
+					ix, err := Open(f, Options{SkipStat: skip})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if st := ix.LastUpdate(); st.Loaded != 0 {
+						b.Fatalf("unchanged store loaded %d files", st.Loaded)
+					}
+					ix.Close()
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkRefreshParts splits the no-change refresh into its parts.
+func BenchmarkRefreshParts(b *testing.B) {
+	for _, n := range sizes() {
+		f := corpus(b, n)
+		gen, err := readCurrent(filepath.Join(f.root, indexDirName))
+		if err != nil {
+			b.Fatal(err)
+		}
+		genDir := filepath.Join(f.root, indexDirName, gen)
+		b.Run(fmt.Sprintf("%dk/StatFiles", n/1000), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := StatFiles(f.root); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("%dk/manifest", n/1000), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := readManifest(genDir); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		stats, _ := StatFiles(f.root)
+		man, _ := readManifest(genDir)
+		m, _ := readMeta(genDir)
+		ix := &Index{src: f, c: newCall(Options{})}
+		b.Run(fmt.Sprintf("%dk/compare", n/1000), func(b *testing.B) {
+			for b.Loop() {
+				ch, err := ix.plan(m, man, m.Commit, probe{full: true, stats: stats, statAt: time.Now().UnixNano()}, true)
+				if err != nil || !ch.empty() {
+					b.Fatalf("plan = %+v, %v", ch, err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("%dk/open-close", n/1000), func(b *testing.B) {
+			for b.Loop() {
+				bi, err := openBleve(filepath.Join(genDir, bleveDirName), true, time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				bi.Close()
+			}
+		})
+	}
+}
+
+func BenchmarkRebuild(b *testing.B) {
+	for _, n := range sizes() {
+		f := corpus(b, n)
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Rebuild(f, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+		})
+	}
+}

@@ -1,0 +1,260 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeSource is a store over a temporary directory with a trivial file
+// format of its own and a commit log kept in memory:
+//
+//	key: value        (id, kind, scope, project, role, tags: a,b, created: RFC 3339)
+//	---
+//	body
+type fakeSource struct {
+	root    string
+	loads   atomic.Int64
+	mu      sync.Mutex
+	loaded  []string
+	commits []fakeCommit
+}
+
+type fakeCommit struct {
+	hash  string
+	paths []string
+}
+
+func newFake(t testing.TB) *fakeSource {
+	t.Helper()
+	return &fakeSource{root: t.TempDir()}
+}
+
+func (f *fakeSource) Root() string { return f.root }
+
+func (f *fakeSource) Head() (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.commits) == 0 {
+		return "", nil
+	}
+	return f.commits[len(f.commits)-1].hash, nil
+}
+
+func (f *fakeSource) Diff(from, to string) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if from == "" {
+		var all []string
+		st, err := StatFiles(f.root)
+		for _, s := range st {
+			all = append(all, s.Path)
+		}
+		return all, err
+	}
+	var out []string
+	in := false
+	for _, c := range f.commits {
+		if in {
+			out = append(out, c.paths...)
+		}
+		if c.hash == from {
+			in = true
+		}
+		if c.hash == to {
+			break
+		}
+	}
+	if !in {
+		return nil, fmt.Errorf("unknown commit %s", from)
+	}
+	return out, nil
+}
+
+func (f *fakeSource) Stat() ([]FileStat, error) { return StatFiles(f.root) }
+
+func (f *fakeSource) Load(path string) (Doc, error) {
+	f.loads.Add(1)
+	f.mu.Lock()
+	f.loaded = append(f.loaded, path)
+	f.mu.Unlock()
+	b, err := os.ReadFile(filepath.Join(f.root, filepath.FromSlash(path)))
+	if err != nil {
+		return Doc{}, err
+	}
+	head, body, ok := strings.Cut(string(b), "---\n")
+	if !ok {
+		return Doc{}, errors.New("no --- line")
+	}
+	d := Doc{Path: path, Text: body}
+	for _, line := range strings.Split(strings.TrimSpace(head), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		switch k {
+		case "id":
+			d.ID = v
+		case "kind":
+			d.Kind = v
+		case "scope":
+			d.Scope = v
+		case "project":
+			d.Project = v
+		case "role":
+			d.Role = v
+		case "tags":
+			d.Tags = strings.Split(v, ",")
+		case "created":
+			d.CreatedAt, err = time.Parse(time.RFC3339, v)
+			if err != nil {
+				return Doc{}, fmt.Errorf("created: %w", err)
+			}
+		}
+	}
+	return d, nil
+}
+
+// resetLoads forgets the Load calls so far.
+func (f *fakeSource) resetLoads() {
+	f.loads.Store(0)
+	f.mu.Lock()
+	f.loaded = nil
+	f.mu.Unlock()
+}
+
+// loadedPaths lists the paths loaded since the last reset, sorted.
+func (f *fakeSource) loadedPaths() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := slices.Clone(f.loaded)
+	slices.Sort(out)
+	return out
+}
+
+// commit records a commit of the given paths and makes it the head.
+func (f *fakeSource) commit(paths ...string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := fmt.Sprintf("c%03d", len(f.commits)+1)
+	f.commits = append(f.commits, fakeCommit{hash: h, paths: paths})
+	return h
+}
+
+// fdoc is a test entry.
+type fdoc struct {
+	id, kind, scope, project string
+	tags                     []string
+	created                  time.Time
+	text                     string
+}
+
+func (d fdoc) path() string {
+	scope := cmpOr(d.scope, "global")
+	kind := cmpOr(d.kind, "note")
+	return fmt.Sprintf("entries/%s/%ss/%s__%s.md", scope, kind, d.created.UTC().Format("20060102T150405Z"), d.id)
+}
+
+func (d fdoc) encode() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "id: %s\nkind: %s\nscope: %s\n", d.id, cmpOr(d.kind, "note"), cmpOr(d.scope, "global"))
+	if d.project != "" {
+		fmt.Fprintf(&b, "project: %s\n", d.project)
+	}
+	if len(d.tags) > 0 {
+		fmt.Fprintf(&b, "tags: %s\n", strings.Join(d.tags, ","))
+	}
+	fmt.Fprintf(&b, "created: %s\n---\n%s\n", d.created.UTC().Format(time.RFC3339), d.text)
+	return b.String()
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// oldTime is the modification time test files get unless a test wants
+// otherwise: far enough in the past that they are not racy.
+var oldTime = time.Now().Add(-time.Hour)
+
+// writeDoc writes an entry file and returns its path.
+func (f *fakeSource) writeDoc(t testing.TB, d fdoc) string {
+	t.Helper()
+	p := d.path()
+	f.writeFile(t, p, d.encode(), oldTime)
+	return p
+}
+
+// writeFile writes a file under the root with the given modification time.
+func (f *fakeSource) writeFile(t testing.TB, rel, content string, mtime time.Time) {
+	t.Helper()
+	full := filepath.Join(f.root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(full, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fakeSource) remove(t testing.TB, rel string) {
+	t.Helper()
+	if err := os.Remove(filepath.Join(f.root, filepath.FromSlash(rel))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+}
+
+// vocabulary is a fixed list of made-up words for generated corpora.
+var vocabulary = func() []string {
+	r := rand.New(rand.NewPCG(1, 2))
+	const letters = "abcdefghijklmnopqrstuvwxyz"
+	words := make([]string, 5000)
+	for i := range words {
+		n := 3 + r.IntN(7)
+		b := make([]byte, n)
+		for j := range b {
+			b[j] = letters[r.IntN(len(letters))]
+		}
+		words[i] = string(b)
+	}
+	return words
+}()
+
+// generate writes n entries with Zipf-distributed words, spread over a few
+// scopes and kinds, one month of creation times, like a store that has
+// been used for a while.
+func generate(t testing.TB, f *fakeSource, n int) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(3, 4))
+	z := rand.NewZipf(r, 1.1, 2, uint64(len(vocabulary)-1))
+	kinds := []string{"fact", "decision", "note", "preference", "turn"}
+	scopes := []string{"global", "shop", "mira", "blog"}
+	base := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	var words []string
+	for i := range n {
+		words = words[:0]
+		for range 20 + r.IntN(60) {
+			words = append(words, vocabulary[z.Uint64()])
+		}
+		d := fdoc{
+			id:      fmt.Sprintf("G%07d", i),
+			kind:    kinds[r.IntN(len(kinds))],
+			scope:   scopes[r.IntN(len(scopes))],
+			tags:    []string{vocabulary[r.IntN(50)]},
+			created: base.Add(time.Duration(r.Int64N(int64(30 * 24 * time.Hour)))),
+			text:    strings.Join(words, " "),
+		}
+		f.writeDoc(t, d)
+	}
+}

@@ -1,0 +1,789 @@
+package index
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
+)
+
+// ErrBusy is returned when another process holds the index for longer than
+// the lock timeout allows, even for reading. It is worth retrying.
+var ErrBusy = errors.New("index is locked by another process")
+
+// DefaultLockTimeout is how long one attempt to open the index waits for
+// another process's lock when Options.LockTimeout is zero.
+const DefaultLockTimeout = 500 * time.Millisecond
+
+const (
+	lockAttempts = 3    // attempts to open the index, with backoff between
+	batchSize    = 1000 // documents per bleve batch: one segment each
+	maxSegments  = 10   // segments that trigger a merge after an update
+	parallelLoad = 16   // changed files above which they are loaded in parallel
+)
+
+// Options tune Open, Rebuild and Watch. The zero value is usable.
+type Options struct {
+	// Warn receives broken files (path and Load's error) and notes about
+	// the index itself (path: the index directory), at most once per path
+	// per call. Nil discards them.
+	Warn func(path string, err error)
+	// Progress reports long work (a rebuild, a large update) as files done
+	// out of total. Nil reports nothing.
+	Progress func(done, total int)
+	// SkipStat skips the stat pass and trusts a running watcher to have
+	// seen uncommitted edits; committed changes are still found. It is
+	// implied while a watcher holds a fresh lease.
+	SkipStat bool
+	// NoRefresh opens the current index read-only as it is, without
+	// looking for changes or rebuilding a damaged one (for status).
+	NoRefresh bool
+	// Now is the clock for recency and for the times recorded in the
+	// index; nil means time.Now.
+	Now func() time.Time
+	// LockTimeout bounds each attempt to take the index's lock; zero means
+	// DefaultLockTimeout.
+	LockTimeout time.Duration
+}
+
+// Stats says what an update or rebuild did.
+type Stats struct {
+	Docs    int           // documents in the index afterwards
+	Indexed int           // files (re)indexed
+	Removed int           // paths dropped from the index
+	Broken  int           // files skipped because they could not be loaded
+	Loaded  int           // calls to Source.Load
+	Rebuilt bool          // a new generation was built
+	Commit  string        // the commit the index is now up to date with
+	Took    time.Duration // wall time
+}
+
+// call carries one call's options and remembers whom it has warned about.
+type call struct {
+	opt    Options
+	mu     sync.Mutex
+	warned map[string]bool
+}
+
+func newCall(opt Options) *call {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.LockTimeout <= 0 {
+		opt.LockTimeout = DefaultLockTimeout
+	}
+	return &call{opt: opt, warned: map[string]bool{}}
+}
+
+func (c *call) warn(path string, err error) {
+	if c.opt.Warn == nil {
+		return
+	}
+	c.mu.Lock()
+	seen := c.warned[path]
+	c.warned[path] = true
+	c.mu.Unlock()
+	if !seen {
+		c.opt.Warn(path, err)
+	}
+}
+
+func (c *call) progress(done, total int) {
+	if c.opt.Progress != nil {
+		c.opt.Progress(done, total)
+	}
+}
+
+// Index is an open, up-to-date index. It holds a lock on the index files
+// that keeps writers (shared) or everyone (exclusive) waiting: open it for
+// one search and close it.
+type Index struct {
+	src   Source
+	c     *call
+	dir   string // <root>/.index
+	gen   string // active generation directory
+	bi    bleve.Index
+	meta  meta
+	last  Stats
+	stale int // changes known and not applied (busy index)
+	// unsafeBatches: bleve batches return before they are on disk (a
+	// generation being built, which nobody reads before it is complete).
+	unsafeBatches bool
+	closed        bool // Close was called
+}
+
+// Open opens the store's index and brings it up to date with the files:
+// committed changes since the indexed commit, and uncommitted edits found
+// by a stat pass unless a watcher is trusted to have seen them. A missing,
+// damaged or outdated index is rebuilt first. When another process keeps
+// the index locked, Open searches the index as it is and reports the
+// staleness through Options.Warn instead of waiting.
+func Open(src Source, opt Options) (*Index, error) {
+	c := newCall(opt)
+	var (
+		ix  *Index
+		err error
+	)
+	if c.opt.NoRefresh {
+		ix = &Index{src: src, c: c, dir: filepath.Join(src.Root(), indexDirName)}
+		err = ix.attachCurrent()
+	} else {
+		stat := !c.opt.SkipStat && !watcherActive(filepath.Join(src.Root(), indexDirName))
+		ix, err = open(src, c, probe{full: stat})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open index: %w", err)
+	}
+	return ix, nil
+}
+
+// open refreshes the current generation with what want asks to look at
+// (want.full: a stat pass), rebuilding first when the generation is
+// missing or cannot be trusted.
+func open(src Source, c *call, want probe) (*Index, error) {
+	dir := filepath.Join(src.Root(), indexDirName)
+	var built Stats
+	for try := 0; ; try++ {
+		ix := &Index{src: src, c: c, dir: dir}
+		if try > 0 {
+			// A rebuild has just run its own stat pass; what changed
+			// while it loaded files is found by the next one.
+			want = probe{}
+		}
+		err := ix.refresh(want)
+		var d *damagedError
+		if err == nil || !errors.As(err, &d) || try == 2 {
+			if err != nil {
+				return nil, err
+			}
+			if built.Rebuilt {
+				ix.last.Rebuilt = true
+				ix.last.Indexed += built.Indexed
+				ix.last.Loaded += built.Loaded
+				ix.last.Broken += built.Broken
+				ix.last.Took += built.Took
+			}
+			return ix, nil
+		}
+		if !d.missing {
+			c.warn(dir, fmt.Errorf("rebuilding the index: %w", err))
+		}
+		if built, err = rebuild(src, c); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// probe says what a refresh looks at besides the commits since the indexed
+// one. Asked for with full set, it is filled in by the stat pass.
+type probe struct {
+	full   bool       // stats is a complete stat pass
+	stats  []FileStat // the stat pass
+	statAt int64      // unix ns when the stat pass began
+	paths  []string   // more paths to look at (watcher events)
+	dirs   []string   // directories whose indexed files to look at again
+	quiet  bool       // do not report unchanged broken files again
+	err    error      // the stat pass failed
+}
+
+// probe runs the stat pass when asked to.
+func (ix *Index) probe(stat bool) probe {
+	if !stat {
+		return probe{}
+	}
+	p := probe{full: true, statAt: time.Now().UnixNano()}
+	p.stats, p.err = ix.src.Stat()
+	if p.err != nil {
+		p.err = fmt.Errorf("stat pass: %w", p.err)
+	}
+	return p
+}
+
+// obs is a file as seen at a moment (for the racy rule).
+type obs struct {
+	FileStat
+	seen int64 // unix ns
+}
+
+// diffError says Source.Diff failed where the plan relied on it.
+type diffError struct{ err error }
+
+func (e *diffError) Error() string { return e.err.Error() }
+func (e *diffError) Unwrap() error { return e.err }
+
+// changes is a refresh's plan.
+type changes struct {
+	head   string
+	load   []obs    // files to load and index
+	remove []string // paths to drop
+	broken []string // unchanged broken files, reported again
+}
+
+func (ch *changes) empty() bool { return len(ch.load) == 0 && len(ch.remove) == 0 }
+
+// plan compares what the index holds (meta, manifest) with the store.
+// With racy false, files are compared by size and time only (for Status).
+func (ix *Index) plan(m meta, man manifest, head string, pr probe, racy bool) (changes, error) {
+	ch := changes{head: head}
+	differs := func(st FileStat) bool {
+		e, ok := man[st.Path]
+		return !ok || e.size != st.Size || e.mtime != st.ModTime || (racy && e.racy)
+	}
+	if pr.full {
+		found := 0
+		for _, st := range pr.stats {
+			if !IsEntryPath(st.Path) {
+				continue
+			}
+			if _, ok := man[st.Path]; ok {
+				found++
+			}
+			if differs(st) {
+				ch.load = append(ch.load, obs{st, pr.statAt})
+			}
+		}
+		// Every live path found in the manifest is the common case: no
+		// set of live paths needs to be built.
+		if found < len(man) {
+			live := make(map[string]struct{}, len(pr.stats))
+			for _, st := range pr.stats {
+				live[st.Path] = struct{}{}
+			}
+			for p := range man {
+				if _, ok := live[p]; !ok {
+					ch.remove = append(ch.remove, p)
+				}
+			}
+		}
+	}
+	extra := pr.paths
+	// A diff from no commit names every file, which a full stat pass has
+	// just looked at anyway.
+	if m.Commit != head && head != "" && !(pr.full && m.Commit == "") {
+		d, err := ix.src.Diff(m.Commit, head)
+		switch {
+		case err == nil:
+			extra = append(extra[:len(extra):len(extra)], d...)
+		case !pr.full:
+			// The indexed commit may be gone (history rewritten): only
+			// a stat pass can tell what changed.
+			return ch, &diffError{fmt.Errorf("list changes since commit %s: %w", short(m.Commit), err)}
+		}
+	}
+	for _, dir := range pr.dirs {
+		for p := range man {
+			if strings.HasPrefix(p, dir+"/") {
+				extra = append(extra, p)
+			}
+		}
+	}
+	if len(extra) > 0 {
+		done := make(map[string]bool, len(ch.load)+len(ch.remove)+len(extra))
+		for _, o := range ch.load {
+			done[o.Path] = true
+		}
+		for _, p := range ch.remove {
+			done[p] = true
+		}
+		root := ix.src.Root()
+		for _, p := range extra {
+			if done[p] || !IsEntryPath(p) {
+				continue
+			}
+			done[p] = true
+			seen := time.Now().UnixNano()
+			fi, err := os.Lstat(nativePath(root, p))
+			switch {
+			case errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.Mode().IsRegular()):
+				if _, ok := man[p]; ok {
+					ch.remove = append(ch.remove, p)
+				}
+			case err != nil:
+				return ch, fmt.Errorf("look at %s: %w", p, err)
+			default:
+				st := FileStat{Path: p, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+				if differs(st) {
+					ch.load = append(ch.load, obs{st, seen})
+				}
+			}
+		}
+	}
+	if m.Broken > 0 && !pr.quiet {
+		pending := make(map[string]bool, len(ch.load)+len(ch.remove))
+		for _, o := range ch.load {
+			pending[o.Path] = true
+		}
+		for _, p := range ch.remove {
+			pending[p] = true
+		}
+		for p, e := range man {
+			if e.broken != "" && !pending[p] {
+				ch.broken = append(ch.broken, p)
+			}
+		}
+	}
+	return ch, nil
+}
+
+// refresh plans against the current generation, takes the lock it needs,
+// plans again under the lock if another process got there first, and
+// applies the changes. With want.full it runs the stat pass first, and
+// reads the manifest meanwhile; otherwise it reads the manifest only when
+// the plan needs it.
+func (ix *Index) refresh(want probe) error {
+	head, err := ix.src.Head()
+	if err != nil {
+		return fmt.Errorf("read the store's head: %w", err)
+	}
+	var (
+		pr      probe
+		looked  bool
+		lastGen string
+	)
+	needManifest := func(m meta) bool {
+		return pr.full || len(pr.paths) > 0 || len(pr.dirs) > 0 || m.Commit != head || (m.Broken > 0 && !pr.quiet)
+	}
+	for {
+		gen, err := readCurrent(ix.dir)
+		if err != nil {
+			return err
+		}
+		genDir := filepath.Join(ix.dir, gen)
+		m, err := readMeta(genDir)
+		if err != nil {
+			return err
+		}
+		type read struct {
+			man manifest
+			err error
+		}
+		var manc chan read
+		readMan := func() {
+			manc = make(chan read, 1)
+			go func() {
+				man, err := readManifest(genDir)
+				manc <- read{man, err}
+			}()
+		}
+		if !looked {
+			pr, looked = want, true
+			if want.full {
+				readMan() // while the stat pass runs
+				if pr = ix.probe(true); pr.err != nil {
+					// Without the stat pass the index is still good
+					// for the commits: go on, and say what was missed.
+					ix.c.warn(ix.dir, pr.err)
+					pr = probe{}
+				}
+			}
+		}
+		var man manifest
+		if needManifest(m) {
+			if manc == nil {
+				readMan()
+			}
+			r := <-manc
+			if r.err != nil {
+				return r.err
+			}
+			man = r.man
+		}
+		ch, err := ix.plan(m, man, head, pr, true)
+		var de *diffError
+		if errors.As(err, &de) {
+			ix.c.warn(ix.dir, fmt.Errorf("%w; running a stat pass", de.err))
+			if pr = ix.probe(true); pr.err != nil {
+				return pr.err
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		writable := !ch.empty()
+		bi, err := ix.openGen(genDir, !writable)
+		if errors.Is(err, errBusy) && writable {
+			bi, err = ix.openGen(genDir, true)
+			if err == nil {
+				ix.stale = len(ch.load) + len(ch.remove)
+				ix.c.warn(ix.dir, fmt.Errorf("index busy: searching without %d changed files", ix.stale))
+				writable = false
+				ch = changes{head: m.Commit, broken: ch.broken}
+			}
+		}
+		if err != nil {
+			// The generation may have been replaced and removed between
+			// reading CURRENT and opening it: try the new one once.
+			var d *damagedError
+			if errors.As(err, &d) && gen != lastGen {
+				if now, cerr := readCurrent(ix.dir); cerr == nil && now != gen {
+					lastGen = gen
+					continue
+				}
+			}
+			if errors.Is(err, errBusy) {
+				return ErrBusy
+			}
+			return err
+		}
+		if err := ix.underLock(bi, genDir, m, man, head, pr, ch, writable); err != nil {
+			bi.Close()
+			return err
+		}
+		ix.bi, ix.gen = bi, genDir
+		ix.tidy(gen)
+		return nil
+	}
+}
+
+// underLock finishes a refresh while the bleve lock is held: it checks the
+// generation against its meta, plans again if another process updated it
+// meanwhile, and applies the plan.
+func (ix *Index) underLock(bi bleve.Index, genDir string, m meta, man manifest, head string, pr probe, ch changes, writable bool) error {
+	m2, err := readMeta(genDir)
+	if err != nil {
+		return err
+	}
+	n, err := bi.DocCount()
+	if err != nil {
+		return damaged("count documents: %w", err)
+	}
+	if int(n) != m2.Docs {
+		return damaged("%d documents in the index, %d in its meta", n, m2.Docs)
+	}
+	same := m2 == m
+	m = m2
+	if !same && writable {
+		if man, err = readManifest(genDir); err != nil {
+			return err
+		}
+		if ch, err = ix.plan(m, man, head, pr, true); err != nil {
+			return err
+		}
+	}
+	ix.meta = m
+	for _, p := range ch.broken {
+		ix.c.warn(p, errors.New(man[p].broken))
+	}
+	if writable && !ch.empty() {
+		st, err := ix.apply(bi, genDir, m, man, ch)
+		ix.last = st
+		if err != nil {
+			return err
+		}
+		ix.meta.Docs, ix.meta.Commit, ix.meta.Broken = st.Docs, st.Commit, man.broken()
+		return nil
+	}
+	ix.last = Stats{Docs: m.Docs, Commit: m.Commit}
+	if ch.head != m.Commit && ch.empty() && same {
+		// Nothing to index, but the commits since are now accounted
+		// for. Writers hold the lock exclusively, so under the shared
+		// lock only readers that reached the same conclusion race here.
+		m.Commit = ch.head
+		m.UpdatedAt = ix.c.opt.Now().UTC()
+		if err := writeMeta(genDir, m); err != nil {
+			return err
+		}
+		ix.meta = m
+		ix.last.Commit = m.Commit
+	}
+	return nil
+}
+
+// openGen opens a generation's bleve index, retrying with backoff while
+// another process holds it.
+func (ix *Index) openGen(genDir string, readOnly bool) (bleve.Index, error) {
+	backoff := 50 * time.Millisecond
+	for i := 1; ; i++ {
+		bi, err := openBleve(filepath.Join(genDir, bleveDirName), readOnly, ix.c.opt.LockTimeout)
+		if !errors.Is(err, errBusy) || i == lockAttempts {
+			return bi, err
+		}
+		time.Sleep(backoff)
+		backoff *= 2
+	}
+}
+
+// attachCurrent opens the current generation read-only as it is.
+func (ix *Index) attachCurrent() error {
+	gen, err := readCurrent(ix.dir)
+	if err != nil {
+		return err
+	}
+	genDir := filepath.Join(ix.dir, gen)
+	m, err := readMeta(genDir)
+	if err != nil {
+		return err
+	}
+	bi, err := ix.openGen(genDir, true)
+	if errors.Is(err, errBusy) {
+		return ErrBusy
+	}
+	if err != nil {
+		return err
+	}
+	ix.bi, ix.gen, ix.meta = bi, genDir, m
+	ix.last = Stats{Docs: m.Docs, Commit: m.Commit}
+	return nil
+}
+
+// apply loads the planned files and updates the bleve index, then the
+// manifest and the meta, in that order: a crash in between leaves a
+// manifest that is older than the index, and the next refresh redoes the
+// difference.
+func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch changes) (Stats, error) {
+	start := time.Now()
+	st := Stats{Commit: ch.head}
+	batch := bi.NewBatch()
+	// Building a segment from a batch takes one core; while building a
+	// new generation two batches are built at once to use both.
+	var (
+		inflight sync.WaitGroup
+		slots    = make(chan struct{}, 2)
+		errMu    sync.Mutex
+		asyncErr error
+	)
+	failed := func() error {
+		errMu.Lock()
+		defer errMu.Unlock()
+		return asyncErr
+	}
+	flush := func() error {
+		if batch.Size() == 0 {
+			return nil
+		}
+		if !ix.unsafeBatches {
+			err := bi.Batch(batch)
+			batch.Reset()
+			if err != nil {
+				return fmt.Errorf("update the index: %w", err)
+			}
+			return nil
+		}
+		b := batch
+		batch = bi.NewBatch()
+		slots <- struct{}{}
+		inflight.Go(func() {
+			defer func() { <-slots }()
+			if err := bi.Batch(b); err != nil {
+				errMu.Lock()
+				asyncErr = cmp.Or(asyncErr, fmt.Errorf("update the index: %w", err))
+				errMu.Unlock()
+			}
+		})
+		return failed()
+	}
+	defer inflight.Wait()
+	err := loadAll(ix.src, ch.load, ix.c.progress, func(o obs, d Doc, err error) error {
+		st.Loaded++
+		p := o.Path
+		racy := o.ModTime > o.seen-int64(RacyWindow)
+		prev, had := man[p]
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if had {
+				if prev.broken == "" {
+					batch.Delete(p)
+				}
+				delete(man, p)
+				st.Removed++
+			}
+		case err != nil:
+			if had && prev.broken == "" {
+				batch.Delete(p)
+			}
+			man[p] = entry{size: o.Size, mtime: o.ModTime, racy: racy, broken: err.Error()}
+			ix.c.warn(p, err)
+			st.Broken++
+		default:
+			if err := batch.Index(p, bleveDoc(d)); err != nil {
+				return fmt.Errorf("index %s: %w", p, err)
+			}
+			man[p] = entry{size: o.Size, mtime: o.ModTime, racy: racy, id: d.ID}
+			st.Indexed++
+		}
+		if batch.Size() >= batchSize {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return st, err
+	}
+	for _, p := range ch.remove {
+		if e, ok := man[p]; ok {
+			if e.broken == "" {
+				batch.Delete(p)
+			}
+			delete(man, p)
+			st.Removed++
+		}
+	}
+	if ix.unsafeBatches {
+		// The batches so far returned before they were on disk; the
+		// last one, applied after all of them, reports when it is, and
+		// snapshots are persisted in order, so then everything is.
+		inflight.Wait()
+		if err := failed(); err != nil {
+			return st, err
+		}
+		persisted := make(chan error, 1)
+		batch.SetPersistedCallback(func(err error) { persisted <- err })
+		batch.SetInternal([]byte("mira-built"), []byte(m.BuiltAt.Format(time.RFC3339Nano)))
+		if err := bi.Batch(batch); err != nil {
+			return st, fmt.Errorf("update the index: %w", err)
+		}
+		if err := <-persisted; err != nil {
+			return st, fmt.Errorf("write the index: %w", err)
+		}
+	} else if err := flush(); err != nil {
+		return st, err
+	}
+	n, err := bi.DocCount()
+	if err != nil {
+		return st, fmt.Errorf("count documents: %w", err)
+	}
+	if err := writeManifest(genDir, man); err != nil {
+		return st, err
+	}
+	m.Docs, m.Commit, m.Broken = int(n), ch.head, man.broken()
+	m.UpdatedAt = ix.c.opt.Now().UTC()
+	if err := writeMeta(genDir, m); err != nil {
+		return st, err
+	}
+	st.Docs = int(n)
+	settle(bi, ix.unsafeBatches)
+	st.Took = time.Since(start)
+	return st, nil
+}
+
+// settle runs scorch's tiered merge plan (segments of similar size are
+// merged, big ones are left alone) once to completion: always after a
+// rebuild, so that a new generation starts out steady, and after an update
+// when more than maxSegments segments have piled up. Scorch's background
+// merger keeps the count down while a writer has the index open, but
+// processes hold it open only for a moment, and a merge cut short by Close
+// leaves its segments for the next writer.
+func settle(bi bleve.Index, always bool) {
+	adv, err := bi.Advanced()
+	if err != nil {
+		return
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return
+	}
+	if !always {
+		st, ok := s.Stats().(*scorch.Stats)
+		if !ok || atomic.LoadUint64(&st.TotFileSegmentsAtRoot) <= maxSegments {
+			return
+		}
+	}
+	opts := mergeplan.DefaultMergePlanOptions
+	_ = s.ForceMerge(context.Background(), &opts)
+}
+
+// loadAll loads files through the source, in parallel when there are many,
+// and hands each result to fn in the calling goroutine (bleve batches are
+// not safe for concurrent use). It stops at fn's first error.
+func loadAll(src Source, files []obs, progress func(done, total int), fn func(obs, Doc, error) error) error {
+	total := len(files)
+	step := max(total/100, 256)
+	report := func(done int) {
+		if total >= parallelLoad && (done%step == 0 || done == total) {
+			progress(done, total)
+		}
+	}
+	if total < parallelLoad {
+		for i, f := range files {
+			d, err := src.Load(f.Path)
+			if err := fn(f, d, err); err != nil {
+				return err
+			}
+			report(i + 1)
+		}
+		return nil
+	}
+	type result struct {
+		f   obs
+		d   Doc
+		err error
+	}
+	workers := runtime.GOMAXPROCS(0)
+	next := make(chan obs)
+	out := make(chan result, 4*workers)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	go func() {
+		defer close(next)
+		for _, f := range files {
+			select {
+			case next <- f:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	for range workers {
+		wg.Go(func() {
+			for f := range next {
+				d, err := src.Load(f.Path)
+				select {
+				case out <- result{f, d, err}:
+				case <-stop:
+					return
+				}
+			}
+		})
+	}
+	go func() { wg.Wait(); close(out) }()
+	done := 0
+	for r := range out {
+		if err := fn(r.f, r.d, r.err); err != nil {
+			close(stop)
+			for range out {
+			}
+			return err
+		}
+		done++
+		report(done)
+	}
+	return nil
+}
+
+// LastUpdate says what bringing the index up to date did when it was
+// opened.
+func (ix *Index) LastUpdate() Stats { return ix.last }
+
+// Close releases the index. It is safe to call more than once.
+func (ix *Index) Close() error {
+	if ix.closed || ix.bi == nil {
+		ix.closed = true
+		return nil
+	}
+	ix.closed = true
+	if err := ix.bi.Close(); err != nil {
+		return fmt.Errorf("close index: %w", err)
+	}
+	return nil
+}
+
+// short abbreviates a commit hash for messages.
+func short(commit string) string {
+	if commit == "" {
+		return "(none)"
+	}
+	return commit[:min(len(commit), 12)]
+}

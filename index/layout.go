@@ -1,0 +1,327 @@
+package index
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FormatVersion is the version of the on-disk index: mapping, meta and
+// manifest. A generation with another version is rebuilt.
+const FormatVersion = 1
+
+// Embedder names the embedding model whose vectors a generation holds;
+// there are none yet.
+const noEmbedder = "none"
+
+// RacyWindow is how close to the moment a file was looked at its
+// modification time may be before a later rewrite of the same size could
+// keep the same time stamp (coarse file system clocks tick every few
+// milliseconds, FAT's every two seconds). Such files are looked at again.
+const RacyWindow = 2 * time.Second
+
+const (
+	indexDirName  = ".index"
+	currentName   = "CURRENT"
+	leaseName     = "watch"
+	metaName      = "meta.json"
+	manifestName  = "manifest"
+	bleveDirName  = "bleve"
+	genPrefix     = "g-"
+	manifestMagic = "mira-index-manifest 1"
+)
+
+// damagedError says the current generation cannot be trusted and is to be
+// rebuilt.
+type damagedError struct {
+	missing bool // there is no index at all: nothing worth a warning
+	err     error
+}
+
+func (e *damagedError) Error() string {
+	if e.missing {
+		return e.err.Error()
+	}
+	return "damaged index: " + e.err.Error()
+}
+
+func (e *damagedError) Unwrap() error { return e.err }
+
+// Is makes a missing index match ErrNoIndex.
+func (e *damagedError) Is(target error) bool { return e.missing && target == ErrNoIndex }
+
+// ErrNoIndex is returned by Open with Options.NoRefresh when the store has
+// no index yet (Open without it builds one).
+var ErrNoIndex = errors.New("no index yet")
+
+func damaged(format string, args ...any) error {
+	return &damagedError{err: fmt.Errorf(format, args...)}
+}
+
+// readCurrent returns the name of the active generation.
+func readCurrent(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, currentName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", &damagedError{missing: true, err: ErrNoIndex}
+	}
+	if err != nil {
+		return "", fmt.Errorf("read index pointer: %w", err)
+	}
+	name := strings.TrimSpace(string(b))
+	if !validGen(name) {
+		return "", damaged("CURRENT names %q", name)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || !fi.IsDir() {
+		return "", damaged("CURRENT names %s, which does not exist", name)
+	}
+	return name, nil
+}
+
+// validGen reports whether name is a generation directory's name.
+func validGen(name string) bool {
+	n, ok := strings.CutPrefix(name, genPrefix)
+	if !ok || n == "" {
+		return false
+	}
+	_, err := strconv.ParseInt(n, 10, 64)
+	return err == nil
+}
+
+// genTime is the creation time encoded in a generation's name.
+func genTime(name string) int64 {
+	n, _ := strconv.ParseInt(strings.TrimPrefix(name, genPrefix), 10, 64)
+	return n
+}
+
+// meta is a generation's meta.json.
+type meta struct {
+	Version   int       `json:"version"`
+	Commit    string    `json:"commit"`
+	Docs      int       `json:"docs"`
+	Broken    int       `json:"broken"`
+	BuiltAt   time.Time `json:"built_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Embedder  string    `json:"embedder"`
+}
+
+func readMeta(genDir string) (meta, error) {
+	var m meta
+	b, err := os.ReadFile(filepath.Join(genDir, metaName))
+	if err != nil {
+		return m, damaged("read meta: %w", err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, damaged("read meta: %w", err)
+	}
+	if m.Version != FormatVersion {
+		return m, damaged("format version %d, want %d", m.Version, FormatVersion)
+	}
+	return m, nil
+}
+
+func writeMeta(genDir string, m meta) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write meta: %w", err)
+	}
+	return writeFileAtomic(filepath.Join(genDir, metaName), append(b, '\n'))
+}
+
+// entry is one manifest line: what the index holds for a file.
+type entry struct {
+	size   int64
+	mtime  int64
+	racy   bool
+	id     string
+	broken string // Load's error; the file is not in the bleve index
+}
+
+// manifest maps store-relative paths to what was indexed for them.
+type manifest map[string]entry
+
+func (m manifest) broken() int {
+	n := 0
+	for _, e := range m {
+		if e.broken != "" {
+			n++
+		}
+	}
+	return n
+}
+
+func readManifest(genDir string) (manifest, error) {
+	b, err := os.ReadFile(filepath.Join(genDir, manifestName))
+	if err != nil {
+		return nil, damaged("read manifest: %w", err)
+	}
+	m, err := parseManifest(b)
+	if err != nil {
+		return nil, damaged("read manifest: %w", err)
+	}
+	return m, nil
+}
+
+// parseManifest reads the manifest format written by formatManifest. It
+// runs on every Open, so it avoids allocating more than the map and one
+// string per path.
+func parseManifest(b []byte) (manifest, error) {
+	head, rest, ok := bytes.Cut(b, []byte{'\n'})
+	if !ok || string(head) != manifestMagic {
+		return nil, errors.New("not a manifest")
+	}
+	m := make(manifest, bytes.Count(rest, []byte{'\n'}))
+	for ln := 2; len(rest) > 0; ln++ {
+		var line []byte
+		line, rest, ok = bytes.Cut(rest, []byte{'\n'})
+		if !ok {
+			return nil, fmt.Errorf("line %d: truncated", ln)
+		}
+		var f [6][]byte
+		for i := range 5 {
+			var ok bool
+			f[i], line, ok = bytes.Cut(line, []byte{'\t'})
+			if !ok {
+				return nil, fmt.Errorf("line %d: %d fields, want 6", ln, i+1)
+			}
+		}
+		f[5] = line
+		size, err1 := strconv.ParseInt(string(f[0]), 10, 64)
+		mtime, err2 := strconv.ParseInt(string(f[1]), 10, 64)
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, fmt.Errorf("line %d: %w", ln, err)
+		}
+		p := string(f[4])
+		if strings.HasPrefix(p, `"`) {
+			u, err := strconv.Unquote(p)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: path: %w", ln, err)
+			}
+			p = u
+		}
+		m[p] = entry{
+			size:   size,
+			mtime:  mtime,
+			racy:   string(f[2]) == "r",
+			id:     string(f[3]),
+			broken: string(f[5]),
+		}
+	}
+	return m, nil
+}
+
+func formatManifest(m manifest) []byte {
+	paths := make([]string, 0, len(m))
+	for p := range m {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	var buf bytes.Buffer
+	buf.Grow(len(paths) * 96)
+	buf.WriteString(manifestMagic)
+	buf.WriteByte('\n')
+	var num [20]byte
+	for _, p := range paths {
+		e := m[p]
+		buf.Write(strconv.AppendInt(num[:0], e.size, 10))
+		buf.WriteByte('\t')
+		buf.Write(strconv.AppendInt(num[:0], e.mtime, 10))
+		buf.WriteByte('\t')
+		if e.racy {
+			buf.WriteByte('r')
+		} else {
+			buf.WriteByte('-')
+		}
+		buf.WriteByte('\t')
+		buf.WriteString(oneLine(e.id))
+		buf.WriteByte('\t')
+		if strings.ContainsAny(p, "\t\n\\") || strings.HasPrefix(p, `"`) {
+			buf.WriteString(strconv.Quote(p))
+		} else {
+			buf.WriteString(p)
+		}
+		buf.WriteByte('\t')
+		buf.WriteString(oneLine(e.broken))
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes()
+}
+
+func writeManifest(genDir string, m manifest) error {
+	return writeFileAtomic(filepath.Join(genDir, manifestName), formatManifest(m))
+}
+
+// oneLine keeps a free-text manifest field on its line.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\t\n\r") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// writeFileAtomic replaces name with data so that a reader sees either the
+// old file or the new one, also after a crash: a temporary file in the same
+// directory, fsync, rename, fsync of the directory. The temporary file is
+// removed on error.
+func writeFileAtomic(name string, data []byte) error {
+	return replaceFile(name, data, true)
+}
+
+// replaceFile writes data to a temporary file and renames it over name, so
+// that readers never see a partial file; with durable, the data and the
+// rename are synced to disk too.
+func replaceFile(name string, data []byte, durable bool) (err error) {
+	dir := filepath.Dir(name)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if durable {
+		if err = f.Sync(); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err = os.Rename(f.Name(), name); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if !durable {
+		return nil
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,143 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Rebuild builds a new generation of the index from every entry file and
+// switches to it; the previous one is removed once no process uses it.
+// Files are loaded on all cores; Options.Progress sees each step.
+func Rebuild(src Source, opt Options) (Stats, error) {
+	st, err := rebuild(src, newCall(opt))
+	if err != nil {
+		return st, fmt.Errorf("rebuild index: %w", err)
+	}
+	return st, nil
+}
+
+func rebuild(src Source, c *call) (st Stats, err error) {
+	start := time.Now()
+	dir := filepath.Join(src.Root(), indexDirName)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return st, fmt.Errorf("create index directory: %w", err)
+	}
+	gen, err := newGeneration(dir)
+	if err != nil {
+		return st, err
+	}
+	genDir := filepath.Join(dir, gen)
+	defer func() {
+		if err != nil {
+			os.RemoveAll(genDir)
+		}
+	}()
+	bi, err := createBleve(filepath.Join(genDir, bleveDirName), c.opt.LockTimeout, true)
+	if err != nil {
+		return st, fmt.Errorf("create bleve index: %w", err)
+	}
+	open := true
+	defer func() {
+		if open {
+			bi.Close()
+		}
+	}()
+	// The head is read before the files: a commit made while they are
+	// read shows up as a change at the next refresh instead of being lost.
+	head, err := src.Head()
+	if err != nil {
+		return st, fmt.Errorf("read the store's head: %w", err)
+	}
+	statAt := time.Now().UnixNano()
+	stats, err := src.Stat()
+	if err != nil {
+		return st, fmt.Errorf("stat pass: %w", err)
+	}
+	files := make([]obs, 0, len(stats))
+	for _, s := range stats {
+		if IsEntryPath(s.Path) {
+			files = append(files, obs{s, statAt})
+		}
+	}
+	// Loading in path order keeps documents of one directory together.
+	slices.SortFunc(files, func(a, b obs) int { return strings.Compare(a.Path, b.Path) })
+	now := c.opt.Now().UTC()
+	m := meta{Version: FormatVersion, BuiltAt: now, Embedder: noEmbedder}
+	ix := &Index{src: src, c: c, dir: dir, unsafeBatches: true}
+	c.progress(0, len(files))
+	st, err = ix.apply(bi, genDir, m, manifest{}, changes{head: head, load: files})
+	if err != nil {
+		return st, err
+	}
+	c.progress(len(files), len(files))
+	st.Rebuilt = true
+	st.Took = time.Since(start)
+	open = false
+	if err = bi.Close(); err != nil {
+		return st, fmt.Errorf("close new index: %w", err)
+	}
+	if err = writeFileAtomic(filepath.Join(dir, currentName), []byte(gen+"\n")); err != nil {
+		return st, fmt.Errorf("switch to the new index: %w", err)
+	}
+	ix.tidy(gen)
+	return st, nil
+}
+
+// newGeneration creates an empty generation directory named after the
+// time, so that later generations sort after earlier ones.
+func newGeneration(dir string) (string, error) {
+	for n := time.Now().UnixNano(); ; n++ {
+		name := genPrefix + strconv.FormatInt(n, 10)
+		err := os.Mkdir(filepath.Join(dir, name), 0o755)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("create index generation: %w", err)
+		}
+		return name, nil
+	}
+}
+
+// staleAge is when leftovers (temporary files, generations newer than the
+// current one) are assumed abandoned by a crashed process.
+const staleAge = time.Hour
+
+// tidy removes generations other than current that no process has open,
+// and abandoned temporary files. A generation newer than the current one
+// is being built by someone and is left alone unless it is old.
+func (ix *Index) tidy(current string) {
+	ents, err := os.ReadDir(ix.dir)
+	if err != nil {
+		return
+	}
+	cur := genTime(current)
+	for _, e := range ents {
+		name := e.Name()
+		p := filepath.Join(ix.dir, name)
+		switch {
+		case name == current:
+		case e.IsDir() && validGen(name):
+			if genTime(name) > cur && time.Since(time.Unix(0, genTime(name))) < staleAge {
+				continue
+			}
+			unlock, ok := lockIdle(filepath.Join(p, bleveDirName, "store", "root.bolt"))
+			if !ok {
+				continue
+			}
+			os.RemoveAll(p)
+			unlock()
+		case strings.HasSuffix(name, ".tmp"):
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleAge {
+				os.Remove(p)
+			}
+		}
+	}
+}

@@ -1,0 +1,209 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Doc is what the index knows of one entry file. Source and Pin are not
+// indexed yet.
+type Doc struct {
+	ID string
+	// Path is slash-separated and relative to the store root, e.g.
+	// "entries/global/decisions/20261121T100000Z__01J9ABC.md".
+	Path                                    string
+	Kind, Scope, Project, Role, Source, Pin string
+	Tags                                    []string
+	Text                                    string // the body
+	CreatedAt                               time.Time
+	// Hash identifies the text for duplicate detection (the store decides
+	// how); it is indexed but not stored.
+	Hash string
+}
+
+// FileStat is one entry file seen by a stat pass.
+type FileStat struct {
+	Path    string // slash-separated, relative to the store root
+	Size    int64
+	ModTime int64 // unix nanoseconds
+}
+
+// Source is the store as the index needs it. The store implements it; the
+// index never parses entry files itself.
+type Source interface {
+	// Root is the store directory ($MIRA_HOME).
+	Root() string
+	// Head is the current commit hash, "" if there is none.
+	Head() (string, error)
+	// Diff lists the entry paths changed between two commits; from == ""
+	// means every entry path in to.
+	Diff(from, to string) ([]string, error)
+	// Stat lists every live entry file under entries/ (never deleted/).
+	Stat() ([]FileStat, error)
+	// Load reads and parses one file. An error means the file is broken
+	// (it is skipped and reported through Options.Warn), except one
+	// matching fs.ErrNotExist, which means the file is gone.
+	Load(path string) (Doc, error)
+}
+
+// IsEntryPath reports whether a slash-separated path relative to the store
+// root names a live entry file as the index sees it: a "*.md" file under
+// entries/, not hidden (editor lock and swap files start with a dot), and
+// not in a scope's deleted/ tree. Stat, Diff and watcher events are all
+// filtered through it.
+func IsEntryPath(p string) bool {
+	rest, ok := strings.CutPrefix(p, "entries/")
+	if !ok || !strings.HasSuffix(p, ".md") {
+		return false
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) < 2 {
+		return false // a file directly in entries/ belongs to no scope
+	}
+	if parts[1] == "deleted" {
+		return false
+	}
+	for _, s := range parts {
+		if s == "" || s[0] == '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// statWorkers is how many directories are read at once by StatFiles. The
+// work is system calls, so a few more than the cores keeps them busy while
+// one waits on the disk.
+const statWorkers = 4
+
+// StatFiles is a fast stat pass over root/entries: it returns every file
+// for which IsEntryPath holds, with its size and modification time, in no
+// particular order. Directories are read in parallel and hidden directories
+// and deleted/ trees are not entered. A missing entries/ directory gives an
+// empty list. A store may implement Source.Stat with it.
+func StatFiles(root string) ([]FileStat, error) {
+	if _, err := os.Lstat(filepath.Join(root, "entries")); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	q := &dirQueue{dirs: []string{"entries"}}
+	q.cond = sync.NewCond(&q.mu)
+	var (
+		mu    sync.Mutex
+		out   []FileStat
+		first error
+		wg    sync.WaitGroup
+	)
+	for range statWorkers {
+		wg.Go(func() {
+			for {
+				rel, ok := q.pop()
+				if !ok {
+					return
+				}
+				files, dirs, err := readDir(root, rel)
+				mu.Lock()
+				if err != nil && first == nil {
+					first = err
+				}
+				out = append(out, files...)
+				mu.Unlock()
+				q.finish(dirs)
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	return out, nil
+}
+
+// dirQueue hands directories to the stat workers. A worker that finds
+// subdirectories queues them instead of recursing; the walk is over when
+// the queue is empty and no worker is busy.
+type dirQueue struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	dirs []string
+	busy int
+}
+
+func (q *dirQueue) pop() (string, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.dirs) == 0 {
+		if q.busy == 0 {
+			return "", false
+		}
+		q.cond.Wait()
+	}
+	d := q.dirs[len(q.dirs)-1]
+	q.dirs = q.dirs[:len(q.dirs)-1]
+	q.busy++
+	return d, true
+}
+
+func (q *dirQueue) finish(sub []string) {
+	q.mu.Lock()
+	q.dirs = append(q.dirs, sub...)
+	q.busy--
+	q.mu.Unlock()
+	q.cond.Broadcast()
+}
+
+// readDir lists one directory of the stat pass: the entry files in it with
+// their stat data, and the subdirectories to visit next.
+func readDir(root, rel string) (files []FileStat, dirs []string, err error) {
+	f, err := os.Open(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, nil // removed while we walked
+		}
+		return nil, nil, fmt.Errorf("stat pass: %w", err)
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, nil, fmt.Errorf("stat pass: %w", err)
+	}
+	depth := strings.Count(rel, "/") // entries=0, entries/<scope>=1
+	for _, e := range ents {
+		name := e.Name()
+		if name == "" || name[0] == '.' {
+			continue
+		}
+		p := rel + "/" + name
+		if e.IsDir() {
+			if depth == 1 && name == "deleted" {
+				continue
+			}
+			dirs = append(dirs, p)
+			continue
+		}
+		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".md") || depth == 0 {
+			continue
+		}
+		fi, err := fstatat(f, name)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return nil, nil, fmt.Errorf("stat pass: %s: %w", p, err)
+		}
+		files = append(files, fi)
+		files[len(files)-1].Path = p
+	}
+	return files, dirs, nil
+}
+
+// nativePath turns a store-relative slash path into a file system path.
+func nativePath(root, p string) string {
+	return filepath.Join(root, filepath.FromSlash(path.Clean(p)))
+}

@@ -1,0 +1,32 @@
+//go:build !unix
+
+package index
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// fstatat stats name in the open directory dir.
+func fstatat(dir *os.File, name string) (FileStat, error) {
+	fi, err := os.Lstat(filepath.Join(dir.Name(), name))
+	if err != nil {
+		return FileStat{}, err
+	}
+	return FileStat{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}, nil
+}
+
+// processAlive cannot be checked portably here; a lease then relies on its
+// heartbeat alone.
+func processAlive(pid int) bool { return pid > 0 }
+
+// lockIdle cannot test another process's lock here: a generation counts as
+// idle once its lock file is an hour old.
+func lockIdle(path string) (unlock func(), ok bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return func() {}, os.IsNotExist(err)
+	}
+	return func() {}, time.Since(fi.ModTime()) > time.Hour
+}

@@ -1,0 +1,53 @@
+//go:build unix
+
+package index
+
+import (
+	"errors"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// fstatat stats name relative to the open directory dir without resolving
+// the whole path again, which is most of the cost of a stat pass.
+func fstatat(dir *os.File, name string) (FileStat, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(int(dir.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return FileStat{}, &os.PathError{Op: "fstatat", Path: name, Err: err}
+		}
+		break
+	}
+	return FileStat{Size: st.Size, ModTime: st.Mtim.Nano()}, nil
+}
+
+// processAlive reports whether a process with this pid exists on this host.
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// lockIdle takes an exclusive lock on the file (bbolt's lock file of a
+// generation, root.bolt) without waiting. It fails while some process has
+// the generation open, to build or to read it; a generation is removed only
+// while this lock is held. A missing file counts as idle.
+func lockIdle(path string) (unlock func(), ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return func() {}, errors.Is(err, os.ErrNotExist)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, false
+	}
+	return func() { f.Close() }, true
+}

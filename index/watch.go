@@ -1,0 +1,361 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// ErrWatching is returned by Watch when another watcher already keeps the
+// index fresh.
+var ErrWatching = errors.New("another watcher is running")
+
+const (
+	debounce  = 100 * time.Millisecond // quiet time that ends a burst of events
+	maxDelay  = time.Second            // longest a busy stream delays a batch
+	heartbeat = 2 * time.Second        // lease refresh and head poll
+	leaseTTL  = 5 * heartbeat          // a lease older than this is not trusted
+)
+
+// Event reports one batch applied by Watch.
+type Event struct {
+	Time  time.Time
+	Stats Stats // what the batch did
+	Full  bool  // the batch ran a full stat pass (at start, after an overflow)
+	Err   error // the batch failed; its changes are retried with the next one
+}
+
+// lease is the watcher's .index/watch file. Readers that find it fresh
+// skip their stat pass.
+type lease struct {
+	PID       int       `json:"pid"`
+	Host      string    `json:"host"`
+	Started   time.Time `json:"started"`
+	Heartbeat time.Time `json:"heartbeat"`
+}
+
+var hostname = sync.OnceValue(func() string {
+	h, _ := os.Hostname()
+	return h
+})
+
+// readLease returns the lease and whether it is fresh: recent, and held by
+// a live process (when that can be checked: same host).
+func readLease(dir string) (lease, bool) {
+	var l lease
+	b, err := os.ReadFile(filepath.Join(dir, leaseName))
+	if err != nil || json.Unmarshal(b, &l) != nil {
+		return l, false
+	}
+	if time.Since(l.Heartbeat) > leaseTTL || l.Heartbeat.After(time.Now().Add(leaseTTL)) {
+		return l, false
+	}
+	if l.Host == hostname() && !processAlive(l.PID) {
+		return l, false
+	}
+	return l, true
+}
+
+// watcherActive reports whether a watcher holds a fresh lease on the index.
+func watcherActive(dir string) bool {
+	_, ok := readLease(dir)
+	return ok
+}
+
+func writeLease(dir string, l lease) error {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	// A heartbeat need not survive a crash (a lost one only makes readers
+	// run their own stat pass), so it is not synced to disk.
+	return replaceFile(filepath.Join(dir, leaseName), append(b, '\n'), false)
+}
+
+// Watch keeps the index fresh until ctx ends: it watches every directory
+// under entries/ (fsnotify watches are not recursive on Linux), gathers
+// bursts of events for ~100 ms, and applies each burst in one batch,
+// opening the index only for that batch. A new directory is watched first
+// and then read, so a file created right after it is not missed. The head
+// of the store is polled every two seconds, when the lease is renewed:
+// commits are applied too. Each batch is reported to events (nil: not
+// reported) and is one call for Options.Warn: a file that breaks is
+// reported by the batch that loads it. Watch returns nil when ctx ends,
+// and removes its lease.
+func Watch(ctx context.Context, src Source, opt Options, events func(Event)) error {
+	root := src.Root()
+	dir := filepath.Join(root, indexDirName)
+	if l, ok := readLease(dir); ok && !(l.PID == os.Getpid() && l.Host == hostname()) {
+		return fmt.Errorf("watch: %w (pid %d on %s)", ErrWatching, l.PID, l.Host)
+	}
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	defer fw.Close()
+	w := &watcher{src: src, opt: opt, fw: fw, root: root, dir: dir, watched: map[string]bool{}}
+	if events != nil {
+		w.events = events
+	} else {
+		w.events = func(Event) {}
+	}
+	if err := fw.Add(root); err != nil {
+		return fmt.Errorf("watch %s: %w", root, err)
+	}
+	if _, err := w.addTree("entries"); err != nil {
+		return err
+	}
+	// Catch up with everything before trusting the events; the lease is
+	// taken once the index is fresh, before the first event is reported.
+	var first Event
+	for {
+		ev, ok := w.batch(&pending{full: true})
+		if ok {
+			first = ev
+			break
+		}
+		w.events(ev)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(heartbeat):
+		}
+	}
+	l := lease{PID: os.Getpid(), Host: hostname(), Started: time.Now().UTC()}
+	l.Heartbeat = l.Started
+	if err := writeLease(dir, l); err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	defer func() {
+		if cur, _ := readLease(dir); cur.PID == l.PID && cur.Host == l.Host {
+			os.Remove(filepath.Join(dir, leaseName))
+		}
+	}()
+	w.events(first)
+	return w.loop(ctx, l)
+}
+
+// watcher is the state of one Watch call.
+type watcher struct {
+	src     Source
+	opt     Options
+	fw      *fsnotify.Watcher
+	root    string
+	dir     string
+	watched map[string]bool // watched directories, relative slash paths
+	events  func(Event)
+	head    string // the head as of the last good batch
+}
+
+// pending gathers the events of a burst.
+type pending struct {
+	full  bool
+	paths map[string]bool
+	dirs  map[string]bool
+}
+
+func (p *pending) empty() bool { return !p.full && len(p.paths) == 0 && len(p.dirs) == 0 }
+
+func (p *pending) addPath(rel string) {
+	if p.paths == nil {
+		p.paths = map[string]bool{}
+	}
+	p.paths[rel] = true
+}
+
+func (p *pending) addDir(rel string) {
+	if p.dirs == nil {
+		p.dirs = map[string]bool{}
+	}
+	p.dirs[rel] = true
+}
+
+func (w *watcher) loop(ctx context.Context, l lease) error {
+	var (
+		p     pending
+		first time.Time // first event of the burst
+		timer = time.NewTimer(time.Hour)
+		tick  = time.NewTicker(heartbeat)
+	)
+	timer.Stop()
+	defer tick.Stop()
+	arm := func() {
+		now := time.Now()
+		if first.IsZero() {
+			first = now
+		}
+		timer.Reset(max(min(debounce, maxDelay-now.Sub(first)), 0))
+	}
+	flush := func() {
+		ev, ok := w.batch(&p)
+		if ok {
+			p = pending{}
+		}
+		first = time.Time{}
+		w.events(ev)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.fw.Events:
+			if !ok {
+				return errors.New("watch: event stream closed")
+			}
+			w.handle(ev, &p)
+			if !p.empty() {
+				arm()
+			}
+		case err, ok := <-w.fw.Errors:
+			if !ok {
+				return errors.New("watch: event stream closed")
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				p.full = true
+				arm()
+				continue
+			}
+			w.events(Event{Time: time.Now(), Err: fmt.Errorf("watch: %w", err)})
+		case <-timer.C:
+			flush()
+		case <-tick.C:
+			l.Heartbeat = time.Now().UTC()
+			if err := writeLease(w.dir, l); err != nil {
+				w.events(Event{Time: time.Now(), Err: fmt.Errorf("watch: renew lease: %w", err)})
+			}
+			head, err := w.src.Head()
+			if !p.empty() || (err == nil && head != w.head) {
+				flush()
+			}
+		}
+	}
+}
+
+// handle adds one file system event to the burst.
+func (w *watcher) handle(ev fsnotify.Event, p *pending) {
+	rel, err := filepath.Rel(w.root, ev.Name)
+	if err != nil {
+		return
+	}
+	rel = filepath.ToSlash(rel)
+	if rel != "entries" && !strings.HasPrefix(rel, "entries/") {
+		return // the root is watched only for entries/ to appear
+	}
+	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+		if w.watched[rel] {
+			// A directory went away with its files: look again at every
+			// indexed file under it.
+			for d := range w.watched {
+				if d == rel || strings.HasPrefix(d, rel+"/") {
+					delete(w.watched, d)
+				}
+			}
+			p.addDir(rel)
+			return
+		}
+		p.addPath(rel)
+		return
+	}
+	if ev.Has(fsnotify.Create) {
+		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
+			files, err := w.addTree(rel)
+			if err != nil {
+				w.events(Event{Time: time.Now(), Err: err})
+				p.full = true // something may have been missed
+			}
+			for _, f := range files {
+				p.addPath(f)
+			}
+			return
+		}
+	}
+	p.addPath(rel)
+}
+
+// addTree watches a directory and the directories below it, then lists
+// the entry files in them: a file created between the directory's creation
+// and its watch is found by the listing, one created after by an event.
+func (w *watcher) addTree(rel string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(nativePath(w.root, rel), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		r, _ := filepath.Rel(w.root, path)
+		r = filepath.ToSlash(r)
+		if !d.IsDir() {
+			if IsEntryPath(r) {
+				files = append(files, r)
+			}
+			return nil
+		}
+		parts := strings.Split(r, "/")
+		if r != "entries" && (strings.HasPrefix(d.Name(), ".") || (len(parts) == 3 && parts[2] == "deleted")) {
+			return filepath.SkipDir
+		}
+		if !w.watched[r] {
+			if err := w.fw.Add(path); err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return filepath.SkipDir
+				}
+				return fmt.Errorf("watch %s: %w", r, err)
+			}
+			w.watched[r] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return files, fmt.Errorf("watch: %w", err)
+	}
+	return files, nil
+}
+
+// batch applies a burst: the paths and directories it names, or a full
+// stat pass. It reports false when the burst is to be retried (the index
+// was busy, or the update failed).
+func (w *watcher) batch(p *pending) (Event, bool) {
+	start := time.Now()
+	c := newCall(w.opt)
+	want := probe{full: true}
+	if !p.full {
+		// Broken files were reported when they broke; a batch reports
+		// only what it loads.
+		want = probe{quiet: true}
+		for f := range p.paths {
+			want.paths = append(want.paths, f)
+		}
+		for d := range p.dirs {
+			want.dirs = append(want.dirs, d)
+		}
+	}
+	ix, err := open(w.src, c, want)
+	ev := Event{Time: start, Full: p.full}
+	if err == nil {
+		ev.Stats = ix.last
+		if ix.stale > 0 {
+			err = fmt.Errorf("%w: %d changes wait for the next batch", ErrBusy, ix.stale)
+		}
+		if cerr := ix.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	ev.Stats.Took = time.Since(start)
+	if err != nil {
+		ev.Err = fmt.Errorf("watch: %w", err)
+		return ev, false
+	}
+	w.head = ev.Stats.Commit
+	return ev, true
+}

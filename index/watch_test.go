@@ -1,0 +1,180 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// watchRun runs Watch in the background and collects its events.
+type watchRun struct {
+	mu     sync.Mutex
+	events []Event
+	notify chan struct{}
+	done   chan error
+	cancel context.CancelFunc
+}
+
+func startWatch(t *testing.T, src Source, o Options) *watchRun {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &watchRun{notify: make(chan struct{}, 100), done: make(chan error, 1), cancel: cancel}
+	go func() {
+		w.done <- Watch(ctx, src, o, func(e Event) {
+			w.mu.Lock()
+			w.events = append(w.events, e)
+			w.mu.Unlock()
+			select {
+			case w.notify <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	t.Cleanup(func() { w.stop(t) })
+	return w
+}
+
+// waitFor waits until some event satisfies ok.
+func (w *watchRun) waitFor(t *testing.T, what string, ok func(Event) bool) Event {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	seen := 0
+	for {
+		w.mu.Lock()
+		for ; seen < len(w.events); seen++ {
+			if e := w.events[seen]; ok(e) {
+				w.mu.Unlock()
+				return e
+			}
+		}
+		w.mu.Unlock()
+		select {
+		case <-w.notify:
+		case err := <-w.done:
+			t.Fatalf("Watch ended waiting for %s: %v", what, err)
+		case <-deadline:
+			t.Fatalf("no event for %s within 10s", what)
+		}
+	}
+}
+
+func (w *watchRun) stop(t *testing.T) {
+	t.Helper()
+	if w.cancel == nil {
+		return
+	}
+	w.cancel()
+	w.cancel = nil
+	select {
+	case err := <-w.done:
+		if err != nil {
+			t.Errorf("Watch: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("Watch did not stop within 10s")
+	}
+}
+
+func TestWatch(t *testing.T) {
+	f := newFake(t)
+	old := f.writeDoc(t, fdoc{id: "O", created: t0, text: "existing entry about herons"})
+	w := startWatch(t, f, opts(nil))
+	w.waitFor(t, "the initial catch-up", func(e Event) bool { return e.Full && e.Err == nil && e.Stats.Docs == 1 })
+
+	lease := filepath.Join(f.root, ".index", "watch")
+	if _, err := os.Stat(lease); err != nil {
+		t.Fatalf("no lease while watching: %v", err)
+	}
+	if !watcherActive(filepath.Join(f.root, ".index")) {
+		t.Fatal("lease is not fresh")
+	}
+
+	// A file created right after its brand-new nested directory.
+	d := fdoc{id: "N", scope: "newscope", created: t0, text: "a nested entry about egrets"}
+	nested := "entries/newscope/notes/sub/deeper/x.md"
+	full := filepath.Join(f.root, filepath.FromSlash(nested))
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte(d.encode()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor(t, "the nested file", func(e Event) bool { return e.Err == nil && e.Stats.Docs == 2 })
+
+	// Readers trust the lease: no stat pass (which would load the racy
+	// new file again), and the file is found. The reader gets a source of
+	// its own to count its loads apart from the watcher's.
+	reader := &fakeSource{root: f.root}
+	if got := searchPaths(t, reader, opts(nil), Query{Text: "egrets"}); len(got) != 1 || got[0] != nested {
+		t.Errorf("Search(egrets) = %v, want %s", got, nested)
+	}
+	if n := reader.loads.Load(); n != 0 {
+		t.Errorf("reader loaded %d files while the watcher runs", n)
+	}
+
+	// An edit and a removal in one burst.
+	f.writeFile(t, old, fdoc{id: "O", created: t0, text: "existing entry about storks"}.encode(), oldTime.Add(time.Minute))
+	f.remove(t, nested)
+	w.waitFor(t, "the edit and the removal", func(e Event) bool {
+		return e.Err == nil && e.Stats.Docs == 1 && e.Stats.Indexed >= 1 && e.Stats.Removed == 1
+	})
+	if got := searchPaths(t, f, opts(nil), Query{Text: "storks egrets herons"}); len(got) != 1 || got[0] != old {
+		t.Errorf("Search = %v, want only %s", got, old)
+	}
+
+	// A directory removed with its files.
+	d2 := fdoc{id: "R", scope: "gone", created: t0, text: "doomed entry"}
+	p2 := f.writeDoc(t, d2)
+	w.waitFor(t, "the doomed entry", func(e Event) bool { return e.Err == nil && e.Stats.Docs == 2 })
+	if err := os.RemoveAll(filepath.Join(f.root, "entries", "gone")); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor(t, "the removed directory", func(e Event) bool { return e.Err == nil && e.Stats.Docs == 1 })
+	_ = p2
+
+	// A commit is picked up by the head poll.
+	f.commit(old)
+	w.waitFor(t, "the commit", func(e Event) bool { return e.Err == nil && e.Stats.Commit == "c001" })
+
+	w.stop(t)
+	if _, err := os.Stat(lease); err == nil {
+		t.Error("lease left behind after Watch returned")
+	}
+}
+
+func TestWatchRefusesSecondWatcher(t *testing.T) {
+	f := newFake(t)
+	dir := filepath.Join(f.root, ".index")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// pid 1 is alive on any Unix host.
+	l := lease{PID: 1, Host: hostname(), Started: time.Now(), Heartbeat: time.Now()}
+	if err := writeLease(dir, l); err != nil {
+		t.Fatal(err)
+	}
+	err := Watch(context.Background(), f, opts(nil), nil)
+	if !errors.Is(err, ErrWatching) {
+		t.Fatalf("Watch with a fresh foreign lease = %v, want ErrWatching", err)
+	}
+	// A stale lease is ignored by readers.
+	l.Heartbeat = time.Now().Add(-time.Minute)
+	if err := writeLease(dir, l); err != nil {
+		t.Fatal(err)
+	}
+	if watcherActive(dir) {
+		t.Error("a lease a minute old counts as active")
+	}
+	// So is a lease of a dead process.
+	l.Heartbeat, l.PID = time.Now(), 1<<30
+	if err := writeLease(dir, l); err != nil {
+		t.Fatal(err)
+	}
+	if watcherActive(dir) {
+		t.Error("a dead process's lease counts as active")
+	}
+}
