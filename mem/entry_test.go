@@ -185,3 +185,19 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestRecordJSONKeepsExtraFields(t *testing.T) {
+	in := `{"id":"X","kind":"turn","text":"hi <b>","speaker":"Caroline","turn":{"n":3},"tags":["a"]}`
+	var r Record
+	if err := r.UnmarshalJSON([]byte(in)); err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":"X","kind":"turn","text":"hi <b>","tags":["a"],"speaker":"Caroline","turn":{"n":3}}`
+	if string(out) != want {
+		t.Errorf("MarshalJSON = %s, want %s", out, want)
+	}
+}

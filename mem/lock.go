@@ -47,8 +47,9 @@ func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
 // Lock is a held store lock.
 type Lock struct {
-	path string
-	info LockInfo
+	path     string
+	info     LockInfo
+	released bool
 }
 
 // lockFile is the store's writer lock, next to .git.
@@ -156,14 +157,22 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// Unlock releases the lock if it is still ours.
+// Unlock releases the lock if it is still ours. It may be called more than
+// once: only the first call acts, so a deferred Unlock after an early one
+// can never remove the next writer's lock.
 func (l *Lock) Unlock() error {
-	if l == nil {
+	if l == nil || l.released {
 		return nil
 	}
+	l.released = true
 	li, err := readLock(l.path)
-	if err == nil && (li.PID != l.info.PID || !li.Time.Equal(l.info.Time)) {
-		return errors.New("lock was taken over by " + strconv.Itoa(li.PID))
+	if err != nil {
+		// Unreadable or half written: not the lock we wrote, which was
+		// complete and synced before acquire returned.
+		return fmt.Errorf("lock file changed under us: %w", err)
+	}
+	if li.PID != l.info.PID || !li.Time.Equal(l.info.Time) {
+		return errors.New("lock was taken over by pid " + strconv.Itoa(li.PID))
 	}
 	return os.Remove(l.path)
 }

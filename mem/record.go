@@ -56,7 +56,8 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	if len(r.Extra) == 0 {
 		return out, nil
 	}
-	out = out[:len(out)-1] // drop '}'
+	out = append([]byte(nil), out...) // buf is reused below
+	out = out[:len(out)-1]            // drop '}'
 	for _, k := range sortedKeys(r.Extra) {
 		if slices.Contains(recordFields, k) {
 			continue

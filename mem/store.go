@@ -111,8 +111,18 @@ func (s *Store) sig() gitrepo.Signature {
 // Lock takes the store's writer lock, waiting up to timeout. Every command
 // that changes the store holds it from its first read of what it will change
 // to its commit.
+// Taking it also finishes a change that a killed writer left half done
+// (see Recover).
 func (s *Store) Lock(ctx context.Context, timeout time.Duration) (*Lock, error) {
-	return acquire(ctx, filepath.Join(s.Root, lockFile), s.Command, timeout)
+	l, err := acquire(ctx, filepath.Join(s.Root, lockFile), s.Command, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Recover(); err != nil {
+		l.Unlock()
+		return nil, err
+	}
+	return l, nil
 }
 
 // Head returns the current commit, "" before the first.

@@ -1,6 +1,7 @@
 package mem
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -23,25 +24,41 @@ type Op struct {
 	Duplicate  string `json:"duplicate_of,omitempty"`
 }
 
-// Tx is one change to the store: files written, moved to deleted/ or
-// rewritten, then one commit. Until Commit the work tree changes can be
-// undone with Rollback; a dry-run Tx records its operations and touches
-// nothing.
+// Tx is one change to the store: files added, moved to deleted/ or
+// rewritten, then one commit. Add, Tombstone and Rewrite only plan; Commit
+// writes a journal, the files, the commit, and removes the journal, so a
+// process killed at any point leaves either the old state or the new one
+// (see Store.Recover). A dry-run Tx records its operations only.
 type Tx struct {
-	s       *Store
-	dry     bool
-	changes []gitrepo.Change
-	undo    []func() error
+	s     *Store
+	dry   bool
+	files []pending
+	paths map[string]bool
 	// Ops lists what the change does, in order.
 	Ops []Op
 }
 
+// pending is one file the change writes (data != nil) or removes.
+type pending struct {
+	Path string
+	data []byte
+}
+
 // Begin starts a change. The caller holds the store lock (unless dry).
-func (s *Store) Begin(dry bool) *Tx { return &Tx{s: s, dry: dry} }
+func (s *Store) Begin(dry bool) *Tx { return &Tx{s: s, dry: dry, paths: map[string]bool{}} }
 
 func (tx *Tx) abs(rel string) string { return filepath.Join(tx.s.Root, filepath.FromSlash(rel)) }
 
-// Add writes a new entry. Missing id, creation time and scope are filled in;
+func (tx *Tx) plan(rel string, data []byte) error {
+	if tx.paths[rel] {
+		return fmt.Errorf("%s is changed twice in one commit", rel)
+	}
+	tx.paths[rel] = true
+	tx.files = append(tx.files, pending{Path: rel, data: data})
+	return nil
+}
+
+// Add plans a new entry. Missing id, creation time and scope are filled in;
 // the path is chosen from the layout.
 func (tx *Tx) Add(e *Entry) error {
 	if e.CreatedAt.IsZero() {
@@ -65,38 +82,20 @@ func (tx *Tx) Add(e *Entry) error {
 	if err != nil {
 		return fmt.Errorf("memory %s: %w", e.ID, err)
 	}
-	name := tx.abs(e.Path)
-	if _, err := os.Lstat(name); err == nil {
+	if _, err := os.Lstat(tx.abs(e.Path)); err == nil {
 		return fmt.Errorf("memory %s: %s already exists", e.ID, e.Path)
 	}
-	if err := WriteFileAtomic(name, data, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", e.Path, err)
-	}
-	tx.undo = append(tx.undo, func() error { return os.Remove(name) })
-	tx.changes = append(tx.changes, gitrepo.Change{Path: e.Path})
-	return nil
+	return tx.plan(e.Path, data)
 }
 
-// Tombstone soft-deletes a live entry: the file moves under the scope's
-// deleted/ directory with deleted_at, deleted_reason and, when it was
-// replaced, replaced_by. Nothing is ever removed from history.
+// Tombstone plans a soft delete of a live entry: the file moves under the
+// scope's deleted/ directory with deleted_at, deleted_reason and, when it
+// was replaced, replaced_by. Nothing is ever removed from history.
 func (tx *Tx) Tombstone(e *Entry, reason, replacedBy string) error {
 	if e.Deleted() {
 		return fmt.Errorf("memory %s is already deleted (%s)", e.ID, e.Path)
 	}
-	op := Op{Op: "delete", ID: e.ID, Kind: e.Kind, Scope: e.Scope, Path: DeletedPath(e.Path), Reason: reason, ReplacedBy: replacedBy}
-	if replacedBy != "" {
-		op.Op = "update"
-	}
-	tx.Ops = append(tx.Ops, op)
-	if tx.dry {
-		return nil
-	}
 	old := e.Path
-	oldData, err := os.ReadFile(tx.abs(old))
-	if err != nil {
-		return fmt.Errorf("read %s: %w", old, err)
-	}
 	t := *e
 	t.DeletedAt = tx.s.Now().UTC().Truncate(1e9)
 	t.DeletedReason = reason
@@ -105,28 +104,30 @@ func (tx *Tx) Tombstone(e *Entry, reason, replacedBy string) error {
 	if t.Path == old {
 		return fmt.Errorf("%s is not in the entries layout; cannot tombstone it", old)
 	}
+	op := Op{Op: "delete", ID: e.ID, Kind: e.Kind, Scope: e.Scope, Path: t.Path, Reason: reason, ReplacedBy: replacedBy}
+	if replacedBy != "" {
+		op.Op = "update"
+	}
+	tx.Ops = append(tx.Ops, op)
+	if tx.dry {
+		*e = t
+		return nil
+	}
 	data, err := t.Marshal()
 	if err != nil {
 		return fmt.Errorf("memory %s: %w", e.ID, err)
 	}
-	newName := tx.abs(t.Path)
-	if err := WriteFileAtomic(newName, data, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", t.Path, err)
-	}
-	tx.undo = append(tx.undo, func() error { return os.Remove(newName) })
-	if err := os.Remove(tx.abs(old)); err != nil {
-		return fmt.Errorf("remove %s: %w", old, err)
-	}
-	tx.undo = append(tx.undo, func() error { return WriteFileAtomic(tx.abs(old), oldData, 0o644) })
-	if err := syncDir(filepath.Dir(tx.abs(old))); err != nil {
+	if err := tx.plan(t.Path, data); err != nil {
 		return err
 	}
-	tx.changes = append(tx.changes, gitrepo.Change{Path: t.Path}, gitrepo.Change{Path: old, Delete: true})
+	if err := tx.plan(old, nil); err != nil {
+		return err
+	}
 	*e = t
 	return nil
 }
 
-// Rewrite writes a changed live entry back to its file (a pin edit, say).
+// Rewrite plans writing a changed live entry back to its file (a pin edit).
 func (tx *Tx) Rewrite(e *Entry) error {
 	if err := Validate(e); err != nil {
 		return err
@@ -135,37 +136,53 @@ func (tx *Tx) Rewrite(e *Entry) error {
 	if tx.dry {
 		return nil
 	}
-	name := tx.abs(e.Path)
-	oldData, err := os.ReadFile(name)
-	if err != nil {
-		return err
-	}
 	data, err := e.Marshal()
 	if err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(name, data, 0o644); err != nil {
-		return err
-	}
-	tx.undo = append(tx.undo, func() error { return WriteFileAtomic(name, oldData, 0o644) })
-	tx.changes = append(tx.changes, gitrepo.Change{Path: e.Path})
-	return nil
+	return tx.plan(e.Path, data)
 }
 
 // Empty reports whether the change has nothing to commit.
-func (tx *Tx) Empty() bool { return len(tx.changes) == 0 }
+func (tx *Tx) Empty() bool { return len(tx.files) == 0 }
+
+// Rollback forgets the planned changes. Nothing was written yet.
+func (tx *Tx) Rollback() error {
+	tx.files = nil
+	tx.paths = map[string]bool{}
+	return nil
+}
 
 // Trailer is a git trailer line such as "Mira-Command: mira-remember".
 type Trailer struct{ Key, Value string }
 
-// Commit records the change as one git commit. subject is the first line;
-// the trailers always include Mira-Command. On failure the work tree is
-// rolled back.
+// journal records a change in flight in .git/mira-journal: the commit it
+// started from and every path it touches with the path's content before
+// (absent: the file did not exist). It is written, synced, before the first
+// file; removed after the commit.
+type journal struct {
+	Head  string         `json:"head"`
+	Files []journalEntry `json:"files"`
+}
+
+type journalEntry struct {
+	Path   string `json:"path"`
+	Before []byte `json:"before,omitempty"` // nil: the file did not exist
+	Absent bool   `json:"absent,omitempty"`
+}
+
+func (s *Store) journalPath() string { return filepath.Join(s.Root, ".git", "mira-journal") }
+
+// batchSync is the number of files from which Commit syncs the file system
+// once instead of every file: an import of thousands of memories would
+// otherwise spend most of its time in fsync.
+const batchSync = 16
+
+// Commit writes the planned files and records them as one git commit.
+// subject is the first line of the message; the trailers always include
+// Mira-Command. On failure the work tree is put back as it was.
 func (tx *Tx) Commit(subject string, trailers ...Trailer) (string, error) {
-	if tx.dry {
-		return "", nil
-	}
-	if len(tx.changes) == 0 {
+	if tx.dry || len(tx.files) == 0 {
 		return "", nil
 	}
 	var b strings.Builder
@@ -178,28 +195,122 @@ func (tx *Tx) Commit(subject string, trailers ...Trailer) (string, error) {
 		}
 		b.WriteString(t.Key + ": " + strings.ReplaceAll(t.Value, "\n", " ") + "\n")
 	}
-	hash, err := tx.s.repo.Commit(tx.changes, b.String(), tx.s.sig())
+	head, err := tx.s.repo.Head()
 	if err != nil {
-		if rerr := tx.Rollback(); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("roll back: %w", rerr))
-		}
-		return "", fmt.Errorf("commit: %w", err)
+		return "", err
 	}
-	tx.undo = nil
-	return fmt.Sprint(hash), nil
+	j := journal{Head: head}
+	for _, f := range tx.files {
+		before, err := os.ReadFile(tx.abs(f.Path))
+		switch {
+		case err == nil:
+			j.Files = append(j.Files, journalEntry{Path: f.Path, Before: before})
+		case errors.Is(err, os.ErrNotExist):
+			j.Files = append(j.Files, journalEntry{Path: f.Path, Absent: true})
+		default:
+			return "", err
+		}
+	}
+	jdata, err := json.Marshal(j)
+	if err != nil {
+		return "", err
+	}
+	if err := WriteFileAtomic(tx.s.journalPath(), jdata, 0o644); err != nil {
+		return "", fmt.Errorf("write journal: %w", err)
+	}
+	fail := func(err error) (string, error) {
+		if rerr := tx.s.undo(j); rerr != nil {
+			return "", errors.Join(err, fmt.Errorf("roll back: %w", rerr))
+		}
+		os.Remove(tx.s.journalPath())
+		return "", err
+	}
+	batch := len(tx.files) >= batchSync
+	changes := make([]gitrepo.Change, 0, len(tx.files))
+	dirs := map[string]bool{}
+	for _, f := range tx.files {
+		name := tx.abs(f.Path)
+		if f.data == nil {
+			if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fail(fmt.Errorf("remove %s: %w", f.Path, err))
+			}
+			dirs[filepath.Dir(name)] = true
+			changes = append(changes, gitrepo.Change{Path: f.Path, Delete: true})
+			continue
+		}
+		if err := writeFile(name, f.data, 0o644, !batch); err != nil {
+			return fail(fmt.Errorf("write %s: %w", f.Path, err))
+		}
+		changes = append(changes, gitrepo.Change{Path: f.Path})
+	}
+	if batch {
+		if err := syncFS(tx.s.Root); err != nil {
+			return fail(err)
+		}
+	} else {
+		for d := range dirs {
+			if err := syncDir(d); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	hash, err := tx.s.repo.Commit(changes, b.String(), tx.s.sig())
+	if err != nil && !errors.Is(err, gitrepo.ErrIndexStale) {
+		return fail(fmt.Errorf("commit: %w", err))
+	}
+	// With ErrIndexStale the commit stands; only .git/index lags, and the
+	// next commit rebuilds it.
+	os.Remove(tx.s.journalPath())
+	tx.files = nil
+	return hash, nil
 }
 
-// Rollback undoes the work tree changes of an uncommitted Tx.
-func (tx *Tx) Rollback() error {
+// undo puts the journal's paths back as they were before the change.
+func (s *Store) undo(j journal) error {
 	var errs []error
-	for i := len(tx.undo) - 1; i >= 0; i-- {
-		if err := tx.undo[i](); err != nil && !errors.Is(err, os.ErrNotExist) {
+	for _, f := range j.Files {
+		name := filepath.Join(s.Root, filepath.FromSlash(f.Path))
+		if f.Absent {
+			if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		if err := WriteFileAtomic(name, f.Before, 0o644); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	tx.undo = nil
-	tx.changes = nil
 	return errors.Join(errs...)
+}
+
+// Recover finishes what a writer killed in the middle of a change left: if
+// its commit was made, the change stands; if not, the files it wrote are
+// put back as they were. It runs when a writer takes the lock.
+func (s *Store) Recover() (recovered bool, err error) {
+	data, err := os.ReadFile(s.journalPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var j journal
+	if err := json.Unmarshal(data, &j); err != nil {
+		// A journal is written atomically, so this one is not ours to
+		// trust; leave the files alone.
+		os.Remove(s.journalPath())
+		return false, nil
+	}
+	head, err := s.repo.Head()
+	if err != nil {
+		return false, err
+	}
+	if head == j.Head {
+		if err := s.undo(j); err != nil {
+			return false, fmt.Errorf("roll back an interrupted change: %w", err)
+		}
+	}
+	return true, os.Remove(s.journalPath())
 }
 
 // Subject builds the first line of a commit message from the operations,
@@ -222,14 +333,14 @@ func Subject(verb string, ops []Op) string {
 	counts := map[string]int{}
 	var order []string
 	for _, o := range ops {
-		if counts[o.Op] == 0 {
-			order = append(order, o.Op)
+		if counts[o.Kind] == 0 {
+			order = append(order, o.Kind)
 		}
-		counts[o.Op]++
+		counts[o.Kind]++
 	}
 	parts := make([]string, 0, len(order))
-	for _, op := range order {
-		parts = append(parts, fmt.Sprintf("%d %s", counts[op], op))
+	for _, k := range order {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 	}
 	return fmt.Sprintf("%s: %d memories (%s)", verb, len(ops), strings.Join(parts, ", "))
 }

@@ -1,0 +1,82 @@
+package mem
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestLockExcludesAndTimesOut(t *testing.T) {
+	p := filepath.Join(t.TempDir(), ".lock")
+	l, err := acquire(context.Background(), p, "a", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = acquire(context.Background(), p, "b", 50*time.Millisecond)
+	var le *LockedError
+	if !errors.As(err, &le) || !errors.Is(err, ErrLocked) || le.Holder.PID != os.Getpid() || le.Holder.Command != "a" {
+		t.Fatalf("second acquire = %v, want LockedError naming pid %d", err, os.Getpid())
+	}
+	if err := l.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := acquire(context.Background(), p, "b", time.Second)
+	if err != nil {
+		t.Fatalf("acquire after unlock: %v", err)
+	}
+	// A second Unlock of the first lock must not remove the new holder's.
+	if err := l.Unlock(); err != nil {
+		t.Fatalf("second Unlock = %v", err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("second Unlock removed another holder's lock: %v", err)
+	}
+	l2.Unlock()
+}
+
+func TestLockDoesNotRemoveForeignLock(t *testing.T) {
+	p := filepath.Join(t.TempDir(), ".lock")
+	l, err := acquire(context.Background(), p, "a", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Someone broke our lock and took it; their file is still empty.
+	os.Remove(p)
+	os.WriteFile(p, nil, 0o644)
+	if err := l.Unlock(); err == nil {
+		t.Error("Unlock of a replaced lock succeeded")
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Errorf("Unlock removed a lock that was not ours: %v", err)
+	}
+}
+
+func TestStaleLockIsBroken(t *testing.T) {
+	p := filepath.Join(t.TempDir(), ".lock")
+	host, _ := os.Hostname()
+	tests := map[string]string{
+		"dead pid":  `{"pid":2147483646,"host":"` + host + `","time":"` + time.Now().UTC().Format(time.RFC3339) + `"}`,
+		"too old":   `{"pid":1,"host":"elsewhere","time":"2001-01-01T00:00:00Z"}`,
+		"truncated": ``,
+	}
+	for name, content := range tests {
+		t.Run(name, func(t *testing.T) {
+			os.WriteFile(p, []byte(content), 0o644)
+			old := time.Now().Add(-time.Minute)
+			os.Chtimes(p, old, old)
+			l, err := acquire(context.Background(), p, "x", 2*time.Second)
+			if err != nil {
+				t.Fatalf("acquire over a stale lock: %v", err)
+			}
+			l.Unlock()
+		})
+	}
+	// A live holder elsewhere is respected.
+	os.WriteFile(p, []byte(`{"pid":1,"host":"elsewhere","time":"`+time.Now().UTC().Format(time.RFC3339)+`"}`), 0o644)
+	if _, err := acquire(context.Background(), p, "x", 30*time.Millisecond); !errors.Is(err, ErrLocked) {
+		t.Errorf("acquire over a live foreign lock = %v, want ErrLocked", err)
+	}
+}
