@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/alecthomas/kong"
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the YAML configuration file ($MIRA_CONFIG, else
+// $XDG_CONFIG_HOME/mira/config.yaml). Its values are defaults: environment
+// variables and flags beat them.
+type Config struct {
+	Home        string `yaml:"home"`
+	Output      string `yaml:"output"`
+	LockTimeout string `yaml:"lock_timeout"`
+	Recall      struct {
+		K int `yaml:"k"`
+	} `yaml:"recall"`
+
+	path string
+}
+
+// configPath returns the config file to read and whether it was named
+// explicitly (a missing explicit file is an error; a missing default is not).
+func configPath(getenv func(string) string) (string, bool) {
+	if p := getenv("MIRA_CONFIG"); p != "" {
+		return p, true
+	}
+	dir := getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", false
+		}
+		dir = filepath.Join(h, ".config")
+	}
+	return filepath.Join(dir, "mira", "config.yaml"), false
+}
+
+func loadConfig(getenv func(string) string) (*Config, error) {
+	cfg := &Config{}
+	p, explicit := configPath(getenv)
+	if p == "" {
+		return cfg, nil
+	}
+	cfg.path = p
+	data, err := os.ReadFile(p)
+	if err != nil {
+		if os.IsNotExist(err) && !explicit {
+			return cfg, nil
+		}
+		return cfg, fmt.Errorf("cannot read config: %w", err)
+	}
+	dec := yaml.NewDecoder(bytesReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil && err.Error() != "EOF" {
+		return &Config{}, fmt.Errorf("config %s: %v", p, err)
+	}
+	return cfg, nil
+}
+
+// defaultHome is $XDG_DATA_HOME/mira, i.e. ~/.local/share/mira.
+func defaultHome(getenv func(string) string) string {
+	if d := getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "mira")
+	}
+	h, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(h, ".local", "share", "mira")
+}
+
+// vars turns the configuration into kong defaults, falling back to the
+// built-in ones.
+func (c *Config) vars(getenv func(string) string) kong.Vars {
+	or := func(v, def string) string {
+		if v != "" {
+			return v
+		}
+		return def
+	}
+	k := "10"
+	if c.Recall.K > 0 {
+		k = strconv.Itoa(c.Recall.K)
+	}
+	return kong.Vars{
+		"home":         or(c.Home, defaultHome(getenv)),
+		"output":       or(c.Output, "auto"),
+		"lock_timeout": or(c.LockTimeout, "10s"),
+		"recall_k":     k,
+	}
+}

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/miramem/mira/mem"
+)
+
+// ForgetCmd is mira-forget.
+type ForgetCmd struct {
+	Common
+	IDs    []string `arg:"" optional:"" name:"ID" help:"Ids of the memories to forget. Without them, ids are read from stdin (one per line, or JSONL records with an id)."`
+	Reason string   `short:"r" help:"Why, recorded as deleted_reason." default:"forgotten"`
+	DryRun bool     `name:"dry-run" short:"n" help:"Print the operations as JSONL and write nothing."`
+}
+
+// Forget is the main of mira-forget.
+func Forget(args []string, o *IO) int {
+	return Main("mira-forget", "Forget memories: move them under deleted/ as tombstones, in one git commit.", &ForgetCmd{}, args, o)
+}
+
+func (c *ForgetCmd) run(ctx context.Context, o *IO) error {
+	ids := c.IDs
+	if len(ids) == 0 {
+		if o.InTTY {
+			return usagef("nothing to forget: give memory ids as arguments or on stdin")
+		}
+		var err error
+		ids, err = readIDs(o)
+		if err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return usagef("nothing to forget: no ids on stdin")
+		}
+	}
+	st, err := c.openStore(ctx, "mira-forget")
+	if err != nil {
+		return err
+	}
+	var lock *mem.Lock
+	if !c.DryRun {
+		if lock, err = st.Lock(ctx, c.LockTimeout); err != nil {
+			return err
+		}
+		defer lock.Unlock()
+	}
+	ix := openIndexQuiet(st, o)
+	defer ix.close()
+	tx := st.Begin(c.DryRun)
+	var gone []*mem.Entry
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		e, err := st.FindID(id, ix.pathOf(id))
+		if err != nil {
+			tx.Rollback()
+			return &UsageError{err}
+		}
+		if err := tx.Tombstone(e, c.Reason, ""); err != nil {
+			tx.Rollback()
+			return &UsageError{err}
+		}
+		gone = append(gone, e)
+	}
+	if c.DryRun {
+		return writeOps(o, tx.Ops)
+	}
+	if _, err := tx.Commit(mem.Subject("forget", tx.Ops), mem.Trailer{Key: "Mira-Reason", Value: c.Reason}); err != nil {
+		return err
+	}
+	lock.Unlock()
+	ix.refresh()
+	return writeEntries(o, c.Output, gone)
+}
+
+// readIDs reads ids from stdin: JSONL records (their id field) or one bare
+// id per line.
+func readIDs(o *IO) ([]string, error) {
+	var ids []string
+	var lineErr error
+	data := new(strings.Builder)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := o.In.Read(buf)
+		data.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	for i, l := range strings.Split(data.String(), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if strings.HasPrefix(l, "{") {
+			var r mem.Record
+			if err := r.UnmarshalJSON([]byte(l)); err != nil || r.ID == "" {
+				if err == nil {
+					err = fmt.Errorf(`record has no "id"`)
+				}
+				lineErr = &InputError{Name: "<stdin>", Line: i + 1, Err: err}
+				break
+			}
+			ids = append(ids, r.ID)
+			continue
+		}
+		ids = append(ids, strings.Fields(l)[0])
+	}
+	return ids, lineErr
+}

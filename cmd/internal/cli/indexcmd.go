@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/miramem/mira/index"
+)
+
+// IndexCmd is mira-index.
+type IndexCmd struct {
+	Status  IndexStatusCmd  `cmd:"" help:"Show entries, index age, stale files and embedder."`
+	Update  IndexUpdateCmd  `cmd:"" help:"Bring the index up to date now (every reading command does this by itself)."`
+	Rebuild IndexRebuildCmd `cmd:"" help:"Rebuild the index from the entry files (into a new directory, then switch over)."`
+	Watch   IndexWatchCmd   `cmd:"" help:"Keep the index fresh as files change, until interrupted."`
+}
+
+// Index is the main of mira-index.
+func Index(args []string, o *IO) int {
+	return Main("mira-index", "Inspect and maintain Mira's disposable search index ($MIRA_HOME/.index/).", &IndexCmd{}, args, o)
+}
+
+// IndexStatusCmd is mira-index status.
+type IndexStatusCmd struct{ Common }
+
+func (c *IndexStatusCmd) run(ctx context.Context, o *IO) error {
+	st, err := c.openStore(ctx, "mira-index")
+	if err != nil {
+		return err
+	}
+	w := &warnOnce{o: o}
+	opt := indexOptions(o, w)
+	opt.NoRefresh = true
+	ix, err := index.Open(storeSource{st}, opt)
+	if err != nil {
+		return fmt.Errorf("cannot open index: %w", err)
+	}
+	defer ix.Close()
+	s, err := ix.Status()
+	if err != nil {
+		return err
+	}
+	if !o.textOutput(c.Output) {
+		w := newRecordWriter(o.Out)
+		w.Write(s)
+		return w.Flush()
+	}
+	age := "never"
+	if !s.Updated.IsZero() {
+		age = time.Since(s.Updated).Round(time.Second).String() + " ago"
+	}
+	fmt.Fprintf(o.Out, "store:    %s\n", st.Root)
+	fmt.Fprintf(o.Out, "entries:  %d indexed\n", s.Entries)
+	fmt.Fprintf(o.Out, "updated:  %s (built %s)\n", age, s.Built.Local().Format(time.DateTime))
+	fmt.Fprintf(o.Out, "stale:    %d files\n", s.Stale)
+	fmt.Fprintf(o.Out, "commit:   %s\n", s.Commit)
+	fmt.Fprintf(o.Out, "version:  %d\n", s.Version)
+	fmt.Fprintf(o.Out, "embedder: %s\n", s.Embedder)
+	fmt.Fprintf(o.Out, "size:     %.1f MB\n", float64(s.Size)/1e6)
+	fmt.Fprintf(o.Out, "watcher:  %v\n", s.Watcher)
+	return nil
+}
+
+// IndexUpdateCmd is mira-index update.
+type IndexUpdateCmd struct{ Common }
+
+func (c *IndexUpdateCmd) run(ctx context.Context, o *IO) error {
+	st, err := c.openStore(ctx, "mira-index")
+	if err != nil {
+		return err
+	}
+	ix, err := index.Open(storeSource{st}, indexOptions(o, &warnOnce{o: o}))
+	if err != nil {
+		return fmt.Errorf("cannot open index: %w", err)
+	}
+	return ix.Close()
+}
+
+// IndexRebuildCmd is mira-index rebuild.
+type IndexRebuildCmd struct{ Common }
+
+func (c *IndexRebuildCmd) run(ctx context.Context, o *IO) error {
+	st, err := c.openStore(ctx, "mira-index")
+	if err != nil {
+		return err
+	}
+	w := &warnOnce{o: o}
+	start := time.Now()
+	stats, err := index.Rebuild(storeSource{st}, indexOptions(o, w))
+	if err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	if o.textOutput(c.Output) || o.ErrTTY {
+		fmt.Fprintf(o.Err, "mira-index: indexed %d entries in %s\n", stats.Docs, time.Since(start).Round(time.Millisecond))
+	}
+	if !o.textOutput(c.Output) {
+		rw := newRecordWriter(o.Out)
+		rw.Write(stats)
+		return rw.Flush()
+	}
+	return nil
+}
+
+// IndexWatchCmd is mira-index watch.
+type IndexWatchCmd struct {
+	Common
+	Verbose bool `short:"v" help:"Print each batch of changes on stderr."`
+}
+
+func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
+	st, err := c.openStore(ctx, "mira-index")
+	if err != nil {
+		return err
+	}
+	w := &warnOnce{o: o}
+	err = index.Watch(ctx, storeSource{st}, indexOptions(o, w), func(ev index.Event) {
+		switch {
+		case ev.Err != nil:
+			o.Warnf("warning: %v (retried with the next change)", ev.Err)
+		case c.Verbose:
+			o.Warnf("%s indexed %d, removed %d, broken %d (%d entries, %s)", ev.Time.Local().Format(time.TimeOnly),
+				ev.Stats.Indexed, ev.Stats.Removed, ev.Stats.Broken, ev.Stats.Docs, ev.Stats.Took.Round(time.Millisecond))
+		}
+	})
+	if ctx.Err() != nil {
+		return nil // interrupted: a normal end for a watcher
+	}
+	return err
+}

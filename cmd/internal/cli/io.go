@@ -1,0 +1,132 @@
+// Package cli holds Mira's commands: their grammars, options, input and
+// output, configuration and exit codes. Each binary's main calls one
+// function here; the domain packages (mem, index) know nothing of flags,
+// terminals or exit codes.
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/miramem/mira/mem"
+	"golang.org/x/term"
+)
+
+// IO is a command's standard streams and environment.
+type IO struct {
+	In       io.Reader
+	Out      io.Writer
+	Err      io.Writer
+	InTTY    bool
+	OutTTY   bool
+	ErrTTY   bool
+	Getenv   func(string) string
+	Getwd    func() (string, error)
+	progName string
+}
+
+// StdIO returns the process's streams.
+func StdIO(name string) *IO {
+	isTTY := func(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+	o := &IO{
+		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		InTTY: isTTY(os.Stdin), OutTTY: isTTY(os.Stdout), ErrTTY: isTTY(os.Stderr),
+		Getenv: os.Getenv, Getwd: os.Getwd, progName: name,
+	}
+	if os.Getenv("MIRA_FORCE_TTY") == "1" {
+		o.OutTTY = true
+	}
+	return o
+}
+
+// Color reports whether escapes may be written to stdout.
+func (o *IO) Color() bool {
+	return o.OutTTY && o.Getenv("NO_COLOR") == "" && o.Getenv("TERM") != "dumb" && o.Getenv("MIRA_FORCE_TTY") != "1"
+}
+
+// Warnf writes one diagnostic line to stderr, prefixed with the command name.
+func (o *IO) Warnf(format string, args ...any) {
+	fmt.Fprintf(o.Err, "%s: %s\n", o.progName, fmt.Sprintf(format, args...))
+}
+
+// textOutput decides between JSONL and text for --output.
+func (o *IO) textOutput(mode string) bool {
+	switch mode {
+	case "text":
+		return true
+	case "jsonl":
+		return false
+	}
+	return o.OutTTY
+}
+
+// recordWriter writes records as JSONL.
+type recordWriter struct {
+	w   *bufio.Writer
+	enc *json.Encoder
+}
+
+func newRecordWriter(w io.Writer) *recordWriter {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	return &recordWriter{w: bw, enc: enc}
+}
+
+func (rw *recordWriter) Write(v any) error { return rw.enc.Encode(v) }
+func (rw *recordWriter) Flush() error      { return rw.w.Flush() }
+
+// maxLine bounds one JSONL line: memories can be long, a prompt's worth.
+const maxLine = 64 << 20
+
+// readRecords reads JSONL records from r. Blank lines are skipped. Each bad
+// line becomes an *InputError naming name:line; with stopAtFirst the first
+// bad line ends the read.
+func readRecords(r io.Reader, name string, stopAtFirst bool, fn func(line int, rec mem.Record) error) []error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	var bad []error
+	line := 0
+	for sc.Scan() {
+		line++
+		b := sc.Bytes()
+		if len(strings.TrimSpace(string(b))) == 0 {
+			continue
+		}
+		var rec mem.Record
+		if err := json.Unmarshal(b, &rec); err != nil {
+			bad = append(bad, &InputError{Name: name, Line: line, Err: fmt.Errorf("invalid JSON: %w", jsonReason(err))})
+			if stopAtFirst {
+				return bad
+			}
+			continue
+		}
+		if err := fn(line, rec); err != nil {
+			bad = append(bad, &InputError{Name: name, Line: line, Err: err})
+			if stopAtFirst {
+				return bad
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = fmt.Errorf("line longer than %d MiB", maxLine>>20)
+		}
+		bad = append(bad, &InputError{Name: name, Line: line + 1, Err: err})
+	}
+	return bad
+}
+
+// jsonReason trims encoding/json's error to what a person needs.
+func jsonReason(err error) error {
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) && ute.Field != "" {
+		return fmt.Errorf("field %q: cannot use %s as %s", ute.Field, ute.Value, ute.Type)
+	}
+	return err
+}

@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/miramem/mira/mem"
+)
+
+// Common holds the options every command takes.
+type Common struct {
+	Home        string        `help:"Memory store directory (created on first use)." env:"MIRA_HOME" default:"${home}" placeholder:"DIR"`
+	Output      string        `help:"Output format: auto (JSONL when piped, text on a terminal), jsonl or text." enum:"auto,jsonl,text" default:"${output}"`
+	LockTimeout time.Duration `help:"How long a writer waits for another writer's lock before exiting 11." default:"${lock_timeout}" placeholder:"DUR"`
+}
+
+// kongExit carries kong's exit request (after --help, or on a parse error)
+// out of kong so Main can return a status instead of exiting.
+type kongExit struct{ code int }
+
+// runner is implemented by every command grammar.
+type runner interface {
+	run(ctx context.Context, o *IO) error
+}
+
+// Main parses args for the command name with grammar, runs it and returns
+// the exit status. All output goes through o. Errors are printed once.
+func Main(name, description string, grammar any, args []string, o *IO) (code int) {
+	o.progName = name
+	cfg, cfgErr := loadConfig(o.Getenv)
+	vars := cfg.vars(o.Getenv)
+	var k *kong.Kong
+	defer func() {
+		if r := recover(); r != nil {
+			if ke, ok := r.(kongExit); ok {
+				code = ke.code
+				return
+			}
+			panic(r)
+		}
+	}()
+	k, err := kong.New(grammar,
+		kong.Name(name),
+		kong.Description(description),
+		kong.Vars(vars),
+		kong.Writers(o.Out, o.Err),
+		kong.Exit(func(c int) { panic(kongExit{c}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: false}),
+		kong.UsageOnError(),
+	)
+	if err != nil {
+		fmt.Fprintf(o.Err, "%s: internal error: %v\n", name, err)
+		return ExitFailure
+	}
+	if cfgErr != nil {
+		o.Warnf("%v", cfgErr)
+		return ExitUsage
+	}
+	kctx, err := k.Parse(args)
+	if err != nil {
+		o.Warnf("%v", err)
+		fmt.Fprintf(o.Err, "%s: hint: see %s --help\n", name, name)
+		return ExitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var r runner
+	if sel := kctx.Selected(); sel != nil {
+		r, _ = sel.Target.Addr().Interface().(runner)
+	}
+	if r == nil {
+		r, _ = grammar.(runner)
+	}
+	if r == nil {
+		o.Warnf("internal error: no command to run")
+		return ExitFailure
+	}
+	err = r.run(ctx, o)
+	if ctx.Err() != nil && err != nil {
+		o.Warnf("interrupted")
+		return ExitInterrupted
+	}
+	return report(o, err)
+}
+
+// report prints err once (unless already printed) and returns its status.
+func report(o *IO, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var rep *reported
+	if !errors.As(err, &rep) {
+		o.Warnf("%v", err)
+		if h := hint(err); h != "" {
+			o.Warnf("hint: %s", h)
+		}
+	}
+	return exitCode(err)
+}
+
+// openStore opens (creating on first use) the store named by the options.
+func (c *Common) openStore(ctx context.Context, command string) (*mem.Store, error) {
+	if c.Home == "" {
+		return nil, usagef("no store: set MIRA_HOME or --home")
+	}
+	home, err := expandHome(c.Home)
+	if err != nil {
+		return nil, err
+	}
+	st, err := mem.Open(ctx, home, command, c.LockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func expandHome(p string) (string, error) {
+	if len(p) >= 2 && p[:2] == "~/" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		p = filepath.Join(h, p[2:])
+	}
+	return filepath.Abs(p)
+}

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/miramem/mira/mem"
+)
+
+// writeEntries prints entries as JSONL records or, on a terminal, as text.
+func writeEntries(o *IO, mode string, es []*mem.Entry) error {
+	recs := make([]mem.Record, len(es))
+	for i, e := range es {
+		recs[i] = e.Record()
+	}
+	return writeRecords(o, mode, recs, false)
+}
+
+// writeRecords prints records; explain adds the score breakdown in text.
+func writeRecords(o *IO, mode string, recs []mem.Record, explain bool) error {
+	if !o.textOutput(mode) {
+		w := newRecordWriter(o.Out)
+		for _, r := range recs {
+			if err := w.Write(r); err != nil {
+				return err
+			}
+		}
+		return w.Flush()
+	}
+	var b strings.Builder
+	color := o.Color()
+	style := func(code, s string) string {
+		if !color {
+			return s
+		}
+		return "\x1b[" + code + "m" + s + "\x1b[0m"
+	}
+	for i, r := range recs {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		head := style("1", r.ID) + "  " + style("36", r.Kind) + "  " + r.Scope
+		if r.CreatedAt != nil {
+			head += "  " + r.CreatedAt.Format("2006-01-02 15:04")
+		}
+		if len(r.Tags) > 0 {
+			head += "  " + style("33", "#"+strings.Join(r.Tags, " #"))
+		}
+		if r.Pin != "" {
+			head += "  " + style("35", "pinned:"+r.Pin)
+		}
+		if r.Score != nil {
+			head += fmt.Sprintf("  %s", style("2", fmt.Sprintf("score %.3f", *r.Score)))
+		}
+		b.WriteString(head + "\n")
+		for _, l := range strings.Split(r.Text, "\n") {
+			b.WriteString("    " + l + "\n")
+		}
+		if explain && r.Why != nil {
+			b.WriteString("    " + style("2", explainText(r.Why)) + "\n")
+		}
+	}
+	_, err := fmt.Fprint(o.Out, b.String())
+	return err
+}
+
+// writeOps prints --dry-run operations as JSONL (always: they are for review
+// and for scripts).
+func writeOps(o *IO, ops []mem.Op) error {
+	w := newRecordWriter(o.Out)
+	for _, op := range ops {
+		if err := w.Write(op); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}

@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/miramem/mira/index"
+	"github.com/miramem/mira/mem"
+)
+
+// storeSource shows the store to the index.
+type storeSource struct{ st *mem.Store }
+
+func (s storeSource) Root() string                           { return s.st.Root }
+func (s storeSource) Head() (string, error)                  { return s.st.Head() }
+func (s storeSource) Diff(from, to string) ([]string, error) { return s.st.Diff(from, to) }
+
+func (s storeSource) Stat() ([]index.FileStat, error) { return index.StatFiles(s.st.Root) }
+
+func (s storeSource) Load(path string) (index.Doc, error) {
+	e, err := s.st.Read(path)
+	if err != nil {
+		return index.Doc{}, err
+	}
+	return docOf(e), nil
+}
+
+func docOf(e *mem.Entry) index.Doc {
+	return index.Doc{
+		ID: e.ID, Path: e.Path, Kind: e.Kind, Scope: e.Scope, Project: e.Project, Role: e.Role,
+		Source: e.Source, Pin: e.Pin, Tags: e.Tags, Text: e.Body, CreatedAt: e.CreatedAt,
+		Hash: mem.ContentHash(e.Body),
+	}
+}
+
+// warnOnce reports each broken file once per command.
+type warnOnce struct {
+	o    *IO
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (w *warnOnce) warn(path string, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seen == nil {
+		w.seen = map[string]bool{}
+	}
+	var pe *mem.ParseError
+	if errors.As(err, &pe) {
+		path = ""
+	}
+	key := path + "\x00" + err.Error()
+	if w.seen[key] || errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	w.seen[key] = true
+	if path != "" {
+		w.o.Warnf("warning: %s: %v", path, err)
+	} else {
+		w.o.Warnf("warning: skipping %v", err)
+	}
+}
+
+func indexOptions(o *IO, w *warnOnce) index.Options {
+	opt := index.Options{Warn: w.warn, Now: time.Now, LockTimeout: 5 * time.Second}
+	if o.ErrTTY {
+		opt.Progress = newProgress(o).update
+	}
+	return opt
+}
+
+// ixHandle is a best-effort index for commands that only use it to look
+// things up (remember's duplicate check, forget's id lookup): when the index
+// cannot be had they fall back to reading files.
+type ixHandle struct {
+	ix  *index.Index
+	st  *mem.Store
+	o   *IO
+	w   *warnOnce
+	err error
+}
+
+// openIndexQuiet opens the index for lookups. It looks only at commits
+// since the indexed one, not at every file's time: a writer must stay
+// cheap, and the next reader's stat pass finds hand edits anyway.
+func openIndexQuiet(st *mem.Store, o *IO) *ixHandle {
+	h := &ixHandle{st: st, o: o, w: &warnOnce{o: o}}
+	opt := indexOptions(o, h.w)
+	opt.SkipStat = true
+	h.ix, h.err = index.Open(storeSource{st}, opt)
+	return h
+}
+
+func (h *ixHandle) close() {
+	if h != nil && h.ix != nil {
+		h.ix.Close()
+		h.ix = nil
+	}
+}
+
+// refresh brings the index up to date after a commit, so the next reader
+// finds it fresh. Failure only costs the next reader the work.
+func (h *ixHandle) refresh() {
+	h.close()
+	opt := indexOptions(h.o, h.w)
+	opt.SkipStat = true
+	ix, err := index.Open(storeSource{h.st}, opt)
+	if err != nil {
+		h.o.Warnf("warning: index not updated: %v", err)
+		return
+	}
+	ix.Close()
+}
+
+func (h *ixHandle) pathOf(id string) string {
+	if h.ix == nil {
+		return ""
+	}
+	p, _ := h.ix.PathOf(id)
+	return p
+}
+
+// duplicate returns the live entry in the same scope and kind with the same
+// text, or nil.
+func (h *ixHandle) duplicate(st *mem.Store, e *mem.Entry) *mem.Entry {
+	hash := mem.ContentHash(e.Body)
+	if h.ix != nil {
+		paths, err := h.ix.ByHash(hash)
+		if err == nil {
+			for _, p := range paths {
+				d, err := st.Read(p)
+				if err == nil && d.Scope == e.Scope && d.Kind == e.Kind && mem.ContentHash(d.Body) == hash {
+					return d
+				}
+			}
+			return nil
+		}
+	}
+	// No index: read the files of that scope and kind.
+	dir := st.Root + "/" + mem.RelDir(e)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	for _, de := range ents {
+		d, err := st.Read(mem.RelDir(e) + "/" + de.Name())
+		if err == nil && d.Kind == e.Kind && mem.ContentHash(d.Body) == hash {
+			return d
+		}
+	}
+	return nil
+}

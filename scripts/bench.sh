@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# make bench: retrieval quality on LoCoMo (dev split) and whole-process
+# timings beside the tools a user would reach for instead (ripgrep, SQLite
+# FTS5, git), on generated stores of 10k and 100k entries.
+#
+#   SIZES="10000 100000"   store sizes to time (default both)
+#   RUNS=10                hyperfine runs per command
+#   LOCOMO=../shared/bench/locomo
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+export PATH=$root/bin:$PATH
+SIZES=${SIZES:-"10000 100000"}
+RUNS=${RUNS:-10}
+LOCOMO=${LOCOMO:-$root/../shared/bench/locomo}
+work=$(mktemp -d "${TMPDIR:-/tmp}/mira-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export MIRA_PROJECT=bench GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost
+
+need() {
+	command -v "$1" >/dev/null && return
+	echo "installing $2 with apt" >&2
+	if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq "$2" >/dev/null
+	else sudo apt-get update -qq && sudo apt-get install -y -qq "$2" >/dev/null; fi
+}
+need rg ripgrep
+need sqlite3 sqlite3
+need hyperfine hyperfine
+
+echo "# machine: $(nproc) cores, $(uname -sr), $(date -u +%Y-%m-%dT%H:%MZ)"
+
+# --- LoCoMo (dev): one memory per turn, questions scoped to their conversation.
+if [ -d "$LOCOMO/dev" ]; then
+	echo
+	echo "## LoCoMo dev: turn retrieval (score.py)"
+	export MIRA_HOME=$work/locomo
+	python3 scripts/locomo.py records "$LOCOMO/dev" > "$work/locomo-records.jsonl"
+	python3 scripts/locomo.py questions "$LOCOMO/dev" > "$work/locomo-questions.jsonl"
+	t0=$(date +%s.%N)
+	mira-remember --jsonl < "$work/locomo-records.jsonl" > "$work/locomo-stored.jsonl"
+	t1=$(date +%s.%N)
+	echo "imported $(wc -l < "$work/locomo-stored.jsonl") turns in $(python3 -c "print(round($t1-$t0,2))") s (one commit)"
+	mira-recall --eval "$work/locomo-questions.jsonl" --eval-results "$work/locomo-ranked.jsonl" -k 10 --output text
+	python3 scripts/locomo.py results "$work/locomo-stored.jsonl" "$work/locomo-ranked.jsonl" > "$work/locomo-results.jsonl"
+	python3 "$LOCOMO/score.py" "$LOCOMO/dev/questions.jsonl" "$work/locomo-results.jsonl"
+else
+	echo "LoCoMo data not found at $LOCOMO; skipping" >&2
+fi
+
+# --- Whole-process timings on generated stores.
+p50() { python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results']; print(' '.join('%.1f' % (x['median']*1000) for x in r))" "$1"; }
+row() { # label, json, baseline label
+	read -r a b <<<"$(p50 "$2")"
+	printf '| %s | %s ms | %s ms | %s |\n' "$1" "$a" "$b" "$(python3 -c "print('%.2f' % ($a/$b))")"
+}
+for n in $SIZES; do
+	d=$work/gen$n
+	mkdir -p "$d"
+	python3 scripts/gen.py "$n" "$d"
+	export MIRA_HOME=$d/home
+	echo
+	echo "## $n entries"
+	t0=$(date +%s.%N)
+	mira-remember --jsonl < "$d/records.jsonl" > /dev/null
+	t1=$(date +%s.%N)
+	echo "import: $(python3 -c "print(round($t1-$t0,2))") s for $n entries in one commit"
+	sqlite3 "$d/fts.db" < "$d/fts.sql"
+	q=$(head -1 "$d/queries.txt")
+	w1=${q%% *}
+	fq=$(echo "$q" | sed 's/ / OR /g')
+	runs=$RUNS; [ "$n" -ge 100000 ] && runs=$(( RUNS < 5 ? RUNS : 5 ))
+	h="hyperfine -N --style none --warmup 2 --runs $runs"
+	$h --export-json "$d/recall.json" "mira-recall -k 10 '$q'" \
+		"sqlite3 $d/fts.db \"SELECT id FROM m WHERE m MATCH '$fq' ORDER BY bm25(m) LIMIT 10\"" >/dev/null
+	$h --export-json "$d/recall-rg.json" "mira-recall -k 10 '$q'" "rg -l -i -w $w1 $MIRA_HOME/entries" >/dev/null
+	git -C "$MIRA_HOME" config user.name bench; git -C "$MIRA_HOME" config user.email bench@localhost
+	$h --export-json "$d/remember.json" \
+		"sh -c 'mira-remember \"bench note \$(date +%s%N)\" >/dev/null'" \
+		"sh -c 'mkdir -p $MIRA_HOME/other; f=$MIRA_HOME/other/bench-\$(date +%s%N).md; echo x > \$f && git -C $MIRA_HOME add \$f && git -C $MIRA_HOME commit -q -m bench'" >/dev/null
+	$h --export-json "$d/fresh.json" "mira-index update" "git -C $MIRA_HOME status --porcelain" >/dev/null
+	hyperfine -N --style none --warmup 0 --runs 3 --export-json "$d/rebuild.json" "mira-index rebuild" \
+		"sh -c 'rm -f $d/fts2.db; sqlite3 $d/fts2.db < $d/fts.sql'" >/dev/null
+	echo
+	echo "| $n entries (p50) | mira | other | ratio |"
+	echo "|---|---|---|---|"
+	row "recall vs sqlite3 FTS5 query" "$d/recall.json"
+	row "recall vs rg -l -w" "$d/recall-rg.json"
+	row "remember 1 entry vs git add+commit" "$d/remember.json"
+	row "no-change freshness (mira-index update) vs git status" "$d/fresh.json"
+	row "index rebuild vs FTS5 table load" "$d/rebuild.json"
+done

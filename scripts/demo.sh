@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs Mira end to end on the built-in offline defaults: a fresh store in a
+# temporary MIRA_HOME, a small sample imported in one commit, a few recalls,
+# and the store's git history.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=$PWD/bin
+export MIRA_HOME=${MIRA_HOME:-$(mktemp -d "${TMPDIR:-/tmp}/mira-demo.XXXXXX")}
+export PATH=$bin:$PATH
+export MIRA_PROJECT=demo
+step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+
+echo "store: $MIRA_HOME"
+step "mira-remember --jsonl < scripts/sample/memories.jsonl"
+mira-remember --jsonl --output text < scripts/sample/memories.jsonl | grep -E '^[0-9A-Z]{26}' || true
+step 'mira-remember --kind decision --tag db "Use pgx, not database/sql, for PostgreSQL access"'
+mira-remember --kind decision --tag db "Use pgx, not database/sql, for PostgreSQL access" --output text
+step "mira-recall 'how do users log in' -k 3"
+mira-recall 'how do users log in' -k 3 --output text
+step "mira-recall postgres --kind decision --explain"
+mira-recall postgres --kind decision --explain --output text
+step "mira-recall auth -k 2   # piped: JSONL"
+mira-recall auth -k 2 | cat
+step "git -C \$MIRA_HOME log --oneline"
+git -C "$MIRA_HOME" log --oneline
+step "git -C \$MIRA_HOME status --short"
+git -C "$MIRA_HOME" status --short
+echo "(clean)"
+step "mira-index status"
+mira-index status --output text
