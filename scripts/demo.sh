@@ -15,10 +15,10 @@ step "mira-remember --jsonl < scripts/sample/memories.jsonl"
 mira-remember --jsonl --output text < scripts/sample/memories.jsonl | grep -E '^[0-9A-Z]{26}' || true
 step 'mira-remember --kind decision --tag db "Use pgx, not database/sql, for PostgreSQL access"'
 mira-remember --kind decision --tag db "Use pgx, not database/sql, for PostgreSQL access" --output text
-step "mira-recall 'how do users log in' -k 3"
-mira-recall 'how do users log in' -k 3 --output text
-step "mira-recall postgres --kind decision --explain"
-mira-recall postgres --kind decision --explain --output text
+step "mira-recall 'which login endpoint' -k 3"
+mira-recall 'which login endpoint' -k 3 --output text
+step "mira-recall postgresql --kind decision --explain"
+mira-recall postgresql --kind decision --explain --output text
 step "mira-recall auth -k 2   # piped: JSONL"
 mira-recall auth -k 2 | cat
 step "git -C \$MIRA_HOME log --oneline"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,10 +29,17 @@ func (s storeSource) Load(path string) (index.Doc, error) {
 	return docOf(e), nil
 }
 
+// docOf is what the index sees of an entry. The tags are searched along
+// with the text: a memory tagged "auth" should answer the query "auth" even
+// when its text says "Authentication".
 func docOf(e *mem.Entry) index.Doc {
+	text := e.Body
+	if len(e.Tags) > 0 {
+		text += "\n" + strings.Join(e.Tags, " ")
+	}
 	return index.Doc{
 		ID: e.ID, Path: e.Path, Kind: e.Kind, Scope: e.Scope, Project: e.Project, Role: e.Role,
-		Source: e.Source, Pin: e.Pin, Tags: e.Tags, Text: e.Body, CreatedAt: e.CreatedAt,
+		Source: e.Source, Pin: e.Pin, Tags: e.Tags, Text: text, CreatedAt: e.CreatedAt,
 		Hash: mem.ContentHash(e.Body),
 	}
 }

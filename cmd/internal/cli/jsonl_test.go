@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/miramem/mira/mem"
+)
+
+func TestReadRecordsNamesBadLines(t *testing.T) {
+	in := "{\"text\":\"one\"}\n\n{\"text\": 2}\nnot json\n{\"text\":\"four\",\"x\":1}\n"
+	var got []string
+	bad := readRecords(strings.NewReader(in), "<stdin>", false, func(line int, r mem.Record) error {
+		got = append(got, r.Text)
+		return nil
+	})
+	if strings.Join(got, ",") != "one,four" {
+		t.Errorf("records = %q, want one,four", got)
+	}
+	want := []string{`<stdin>:3: invalid JSON: field "text": cannot use number as string`, "<stdin>:4: invalid JSON: invalid character 'o' in literal null (expecting 'u')"}
+	if len(bad) != len(want) {
+		t.Fatalf("errors = %v, want %d", bad, len(want))
+	}
+	for i, err := range bad {
+		var ie *InputError
+		if !errors.As(err, &ie) || err.Error() != want[i] {
+			t.Errorf("error %d = %q, want %q", i, err, want[i])
+		}
+	}
+	// Stop at the first bad line (commands that change the store).
+	bad = readRecords(strings.NewReader(in), "<stdin>", true, func(int, mem.Record) error { return nil })
+	if len(bad) != 1 || exitCode(bad[0]) != ExitUsage {
+		t.Errorf("stopAtFirst errors = %v", bad)
+	}
+}
+
+func TestReadRecordsLongLine(t *testing.T) {
+	long := `{"text":"` + strings.Repeat("x", 1<<20) + `"}`
+	n := 0
+	bad := readRecords(strings.NewReader(long+"\n"), "<stdin>", false, func(_ int, r mem.Record) error {
+		n = len(r.Text)
+		return nil
+	})
+	if len(bad) != 0 || n != 1<<20 {
+		t.Errorf("1 MiB line: read %d bytes, errors %v", n, bad)
+	}
+}
+
+func FuzzReadRecords(f *testing.F) {
+	f.Add([]byte("{\"text\":\"a\",\"tags\":[\"x\"],\"created_at\":\"2026-01-01T00:00:00Z\"}\n"))
+	f.Add([]byte("{\"text\":\"a\",\"extra\":{\"n\":[1,2,{\"k\":null}]}}\n{}\n"))
+	f.Add([]byte("\n\n{\"text\":\"\\u0000\"}\r\n{"))
+	f.Add([]byte(`{"text":"x","score":"high","why":[1]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lines := 0
+		bad := readRecords(strings.NewReader(string(data)), "<stdin>", false, func(line int, r mem.Record) error {
+			lines++
+			// What was read must write back as one JSON line and read
+			// back the same text.
+			out, err := r.MarshalJSON()
+			if err != nil {
+				return nil // values JSON cannot hold (NaN) are refused, not lost silently
+			}
+			var back mem.Record
+			if err := back.UnmarshalJSON(out); err != nil {
+				t.Fatalf("re-read of %s: %v", out, err)
+			}
+			if back.Text != r.Text || back.ID != r.ID {
+				t.Fatalf("round trip changed the record: %+v -> %+v", r, back)
+			}
+			return nil
+		})
+		for _, err := range bad {
+			var ie *InputError
+			if !errors.As(err, &ie) || ie.Line < 1 {
+				t.Fatalf("bad line error without a line: %v", err)
+			}
+		}
+	})
+}
