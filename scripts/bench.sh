@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 export PATH=$root/bin:$PATH
-SIZES=${SIZES:-"10000 100000"}
+SIZES=${SIZES-"10000 100000"}
 RUNS=${RUNS:-10}
 LOCOMO=${LOCOMO:-$root/../shared/bench/locomo}
 work=$(mktemp -d "${TMPDIR:-/tmp}/mira-bench.XXXXXX")
@@ -69,7 +69,7 @@ for n in $SIZES; do
 	w1=${q%% *}
 	fq=$(echo "$q" | sed 's/ / OR /g')
 	runs=$RUNS; [ "$n" -ge 100000 ] && runs=$(( RUNS < 5 ? RUNS : 5 ))
-	h="hyperfine -N --style none --warmup 2 --runs $runs"
+	h="hyperfine -N -i --style none --warmup 2 --runs $runs"
 	$h --export-json "$d/recall.json" "mira-recall -k 10 '$q'" \
 		"sqlite3 $d/fts.db \"SELECT id FROM m WHERE m MATCH '$fq' ORDER BY bm25(m) LIMIT 10\"" >/dev/null
 	$h --export-json "$d/recall-rg.json" "mira-recall -k 10 '$q'" "rg -l -i -w $w1 $MIRA_HOME/entries" >/dev/null
@@ -78,7 +78,7 @@ for n in $SIZES; do
 		"sh -c 'mira-remember \"bench note \$(date +%s%N)\" >/dev/null'" \
 		"sh -c 'mkdir -p $MIRA_HOME/other; f=$MIRA_HOME/other/bench-\$(date +%s%N).md; echo x > \$f && git -C $MIRA_HOME add \$f && git -C $MIRA_HOME commit -q -m bench'" >/dev/null
 	$h --export-json "$d/fresh.json" "mira-index update" "git -C $MIRA_HOME status --porcelain" >/dev/null
-	hyperfine -N --style none --warmup 0 --runs 3 --export-json "$d/rebuild.json" "mira-index rebuild" \
+	hyperfine -N -i --style none --warmup 0 --runs 3 --export-json "$d/rebuild.json" "mira-index rebuild" \
 		"sh -c 'rm -f $d/fts2.db; sqlite3 $d/fts2.db < $d/fts.sql'" >/dev/null
 	echo
 	echo "| $n entries (p50) | mira | other | ratio |"
