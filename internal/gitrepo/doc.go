@@ -65,13 +65,32 @@
 //
 // # Index
 //
-// .git/index is read and written with go-git's index codec. Only the
-// entries of the committed paths change; all other entries, including
-// changes staged by hand, stay as they were. The cache-tree extension is
-// dropped rather than kept up to date (go-git does not write extensions);
-// git rebuilds it when it needs it. An index that go-git cannot read (a split
-// index, for instance) is rebuilt from the new commit's tree; entries rebuilt
-// that way carry no stat data, which makes git compare those files by content
-// the next time it looks. Stat data of entries that were racily clean in the
-// old index is smudged the way git does it, by zeroing the recorded size.
+// .git/index is read and written by a small codec of this package (git's
+// format is described in its Documentation/gitformat-index.txt); go-git's
+// own codec took about 25 ms each way at ten thousand files, more than the
+// rest of a commit. Only the entries of the committed paths change; all
+// other entries, including changes staged by hand and their flags
+// (assume-unchanged, skip-worktree, intent-to-add), stay as they were.
+//
+// Versions 2, 3 and 4 are read. The index is written as version 4 if it was
+// read as version 4 (paths prefix-compressed, as someone asked for), else as
+// version 3 when an entry has extended flags and version 2 otherwise, the
+// way git chooses when it rewrites an index. No extension is written: the
+// cache tree (TREE) and the untracked cache (UNTR) would go stale, the
+// resolve-undo data (REUC), the fsmonitor state (FSMN) and the entry offset
+// tables (EOIE, IEOT) describe the old file or its old entries, and an
+// unknown optional extension cannot be known to stay valid. git rebuilds
+// what it needs.
+//
+// An index that cannot be rewritten faithfully is rebuilt from the new
+// commit's tree instead: a split index ("link" extension), a sparse index
+// ("sdir"), another mandatory extension (one whose signature does not start
+// with an upper-case letter), another version, a wrong checksum (an
+// all-zero one, which git writes with index.skipHash, is accepted), entries
+// out of order or anything else malformed, such as a file cut short. Entries
+// rebuilt that way carry no stat data, which makes git compare those files
+// by content the next time it looks, and no flags: in a sparse checkout,
+// `git sparse-checkout reapply` marks the files outside it again. Stat data
+// of entries that were racily clean in the old index is smudged the way git
+// does it, by zeroing the recorded size.
 package gitrepo

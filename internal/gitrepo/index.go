@@ -1,31 +1,32 @@
 package gitrepo
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
 // indexState is .git/index as Commit found it.
 type indexState struct {
-	decoded *index.Index // nil when the file is missing or go-git cannot read it
-	mtime   time.Time    // modification time of the file read, for racy entries
+	decoded *indexFile // nil when the file is missing or cannot be rewritten
+	err     error      // why an existing file cannot be rewritten
+	mtime   time.Time  // modification time of the file read, for racy entries
 }
 
-// readIndex reads .git/index. A missing file, or one in a format go-git
-// cannot decode (split index, sparse index, an unknown mandatory extension,
-// a newer version), is not an error: the caller then rebuilds the index from
-// the new commit's tree.
+// readIndex reads .git/index. A missing file, or one that cannot be
+// rewritten faithfully (split index, sparse index, an unknown mandatory
+// extension, another version, a damaged file), is not an error: the caller
+// then rebuilds the index from the new commit's tree.
 func readIndex(name string) (indexState, error) {
 	f, err := os.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -39,26 +40,11 @@ func readIndex(name string) (indexState, error) {
 		return indexState{}, fmt.Errorf("read index: %w", err)
 	}
 	data := make([]byte, fi.Size())
-	if _, err := f.ReadAt(data, 0); err != nil {
+	if _, err := io.ReadFull(f, data); err != nil {
 		return indexState{}, fmt.Errorf("read index: %w", err)
 	}
-	return indexState{decoded: decodeIndex(data), mtime: fi.ModTime()}, nil
-}
-
-// decodeIndex decodes an index, or returns nil if go-git cannot. A damaged
-// index (a power failure can leave one) must lead to a rebuild, so even a
-// panic of the decoder on bytes it does not expect is caught.
-func decodeIndex(data []byte) (idx *index.Index) {
-	defer func() {
-		if recover() != nil {
-			idx = nil
-		}
-	}()
-	idx = &index.Index{}
-	if err := index.NewDecoder(bytes.NewReader(data)).Decode(idx); err != nil {
-		return nil
-	}
-	return idx
+	idx, err := decodeIndex(data)
+	return indexState{decoded: idx, err: err, mtime: fi.ModTime()}, nil
 }
 
 // encodeIndex returns the bytes of the index for the new commit: rebuilt
@@ -67,32 +53,13 @@ func decodeIndex(data []byte) (idx *index.Index) {
 // while holding .git/index.lock, rather than writing into the lock file as
 // git does, so that the lock keeps its marker until it is removed (see
 // createLock).
-func encodeIndex(st indexState, rebuilt *index.Index, chs []*change) ([]byte, error) {
+func encodeIndex(st indexState, rebuilt *indexFile, chs []*change) ([]byte, error) {
 	idx := rebuilt
 	if idx == nil {
 		idx = st.decoded
 		updateEntries(idx, chs, st.mtime)
 	}
-	// Extensions are not written by go-git's encoder; dropping the cache
-	// tree is what keeps it from going stale.
-	idx.Cache, idx.ResolveUndo, idx.EndOfIndexEntry = nil, nil, nil
-	if idx.Version < 2 || idx.Version > 4 {
-		idx.Version = 2
-	}
-	if idx.Version == 2 {
-		for _, e := range idx.Entries {
-			if e.IntentToAdd || e.SkipWorktree {
-				idx.Version = 3 // extended flags need version 3
-				break
-			}
-		}
-	}
-	var buf bytes.Buffer
-	buf.Grow(len(idx.Entries) * 100)
-	if err := index.NewEncoder(&buf).Encode(idx); err != nil {
-		return nil, fmt.Errorf("encode index: %w", err)
-	}
-	return buf.Bytes(), nil
+	return idx.encode()
 }
 
 // updateEntries replaces the entries of the changed paths in idx, which is
@@ -103,62 +70,69 @@ func encodeIndex(st indexState, rebuilt *index.Index, chs []*change) ([]byte, er
 // same second the index was written, so their stat data cannot prove them
 // clean) are smudged by zeroing their size, which makes git compare their
 // content; git does the same when it rewrites an index.
-func updateEntries(idx *index.Index, chs []*change, oldMtime time.Time) {
-	es := idx.Entries
-	if !sort.SliceIsSorted(es, func(i, j int) bool { return es[i].Name < es[j].Name }) {
-		sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
-	}
+func updateEntries(idx *indexFile, chs []*change, oldMtime time.Time) {
+	es := idx.entries
 	find := func(name string) int {
-		return sort.Search(len(es), func(i int) bool { return es[i].Name >= name })
+		return sort.Search(len(es), func(i int) bool { return es[i].name >= name })
 	}
-	drop := make(map[int]bool)
-	for _, c := range chs {
-		if i := find(c.path); i < len(es) && es[i].Name == c.path {
+	// dropAt drops the entries named name, all stages of it.
+	drop := make([]bool, len(es))
+	dropAt := func(name string) {
+		for i := find(name); i < len(es) && es[i].name == name; i++ {
 			drop[i] = true
 		}
+	}
+	var added []*indexEntry
+	for _, c := range chs {
+		dropAt(c.path)
 		dir := c.path + "/"
-		for i := find(dir); i < len(es) && strings.HasPrefix(es[i].Name, dir); i++ {
+		for i := find(dir); i < len(es) && strings.HasPrefix(es[i].name, dir); i++ {
 			drop[i] = true
 		}
 		if c.delete {
 			continue
 		}
+		added = append(added, c.entry)
 		for p := path.Dir(c.path); p != "."; p = path.Dir(p) {
-			if i := find(p); i < len(es) && es[i].Name == p {
-				drop[i] = true
-			}
+			dropAt(p)
 		}
 	}
-	kept := make([]*index.Entry, 0, len(es)+len(chs))
-	for i, e := range es {
+	slices.SortFunc(added, func(a, b *indexEntry) int { return strings.Compare(a.name, b.name) })
+
+	// Both lists are sorted and share no name, so merging them keeps the
+	// order without sorting the whole index again.
+	kept := make([]indexEntry, 0, len(es)+len(added))
+	for i := range es {
 		if drop[i] {
 			continue
 		}
-		if e.Size != 0 && !e.ModifiedAt.IsZero() && e.ModifiedAt.Unix() >= oldMtime.Unix() {
-			e.Size = 0
+		e := &es[i]
+		for len(added) > 0 && added[0].name < e.name {
+			kept = append(kept, *added[0])
+			added = added[1:]
 		}
-		kept = append(kept, e)
-	}
-	for _, c := range chs {
-		if !c.delete {
-			kept = append(kept, c.entry)
+		if e.size != 0 && int64(e.mtimeSec) >= oldMtime.Unix() {
+			e.size = 0
 		}
+		kept = append(kept, *e)
 	}
-	sort.Slice(kept, func(i, j int) bool { return kept[i].Name < kept[j].Name })
-	idx.Entries = kept
+	for _, a := range added {
+		kept = append(kept, *a)
+	}
+	idx.entries = kept
 }
 
 // indexFromTree builds a whole index from the tree root. Entries other than
 // the changed paths carry no stat data, so git compares their content the
 // next time it looks instead of trusting them blindly.
-func (r *Repo) indexFromTree(root plumbing.Hash, chs []*change) (*index.Index, error) {
-	fresh := make(map[string]*index.Entry, len(chs))
+func (r *Repo) indexFromTree(root plumbing.Hash, chs []*change) (*indexFile, error) {
+	fresh := make(map[string]*indexEntry, len(chs))
 	for _, c := range chs {
 		if !c.delete {
 			fresh[c.path] = c.entry
 		}
 	}
-	idx := &index.Index{Version: 2}
+	idx := &indexFile{}
 	var walk func(h plumbing.Hash, base string) error
 	walk = func(h plumbing.Hash, base string) error {
 		t, err := r.tree(h)
@@ -174,16 +148,18 @@ func (r *Repo) indexFromTree(root plumbing.Hash, chs []*change) (*index.Index, e
 				continue
 			}
 			if fe, ok := fresh[name]; ok {
-				idx.Entries = append(idx.Entries, fe)
+				idx.entries = append(idx.entries, *fe)
 				continue
 			}
-			idx.Entries = append(idx.Entries, &index.Entry{Name: name, Hash: e.Hash, Mode: e.Mode})
+			idx.entries = append(idx.entries, indexEntry{name: name, hash: e.Hash, mode: e.Mode})
 		}
 		return nil
 	}
 	if err := walk(root, ""); err != nil {
 		return nil, fmt.Errorf("rebuild index: %w", err)
 	}
-	sort.Slice(idx.Entries, func(i, j int) bool { return idx.Entries[i].Name < idx.Entries[j].Name })
+	// Trees order a directory as if its name ended in a slash; the index
+	// orders plain paths.
+	slices.SortFunc(idx.entries, func(a, b indexEntry) int { return strings.Compare(a.name, b.name) })
 	return idx, nil
 }

@@ -2,16 +2,13 @@
 
 package gitrepo
 
-import (
-	"os"
-
-	"github.com/go-git/go-git/v5/plumbing/format/index"
-)
+import "os"
 
 // fillStat records the portable part of the stat data. The missing change
 // time, device and inode never match what git sees, so git compares such an
 // entry's content once and refreshes the entry itself: slower, never wrong.
-func fillStat(e *index.Entry, fi os.FileInfo) {
-	e.ModifiedAt = fi.ModTime()
-	e.Size = uint32(fi.Size())
+func fillStat(e *indexEntry, fi os.FileInfo) {
+	mtime := fi.ModTime()
+	e.mtimeSec, e.mtimeNsec = uint32(mtime.Unix()), uint32(mtime.Nanosecond())
+	e.size = uint32(fi.Size())
 }
