@@ -1,0 +1,70 @@
+package embed
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"testing"
+)
+
+// Benchmarks on generated corpora of ~30-word texts. Run them with, e.g.,
+//
+//	go test ./embed -run '^$' -bench . -benchtime 3x
+//
+// entries/s counts texts embedded per second on all cores.
+
+var benchCorpus = sync.OnceValue(func() []string { return corpus(100000, 30) })
+
+var benchModel = sync.OnceValues(func() (*Model, error) { return Fit(benchCorpus(), FitOptions{}) })
+
+func benchEmbed(b *testing.B, embed func(ctx context.Context, texts []string) ([][]float32, error)) {
+	texts := benchCorpus()[:20000]
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := embed(ctx, texts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*len(texts))/b.Elapsed().Seconds(), "entries/s")
+}
+
+func BenchmarkEmbedHashing(b *testing.B) {
+	benchEmbed(b, NewHashing(0).Embed)
+}
+
+func BenchmarkEmbedModel(b *testing.B) {
+	m, err := benchModel()
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchEmbed(b, m.Embed)
+}
+
+func BenchmarkEmbedSequence(b *testing.B) {
+	m, err := benchModel()
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchEmbed(b, m.EmbedSequence)
+}
+
+// BenchmarkFit100k fits the default model on 100,000 texts and reports
+// the model file's size.
+func BenchmarkFit100k(b *testing.B) {
+	texts := benchCorpus()
+	var m *Model
+	for b.Loop() {
+		var err error
+		if m, err = Fit(texts, FitOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := m.WriteTo(&buf); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(buf.Len()), "model-bytes")
+	b.ReportMetric(float64(m.Terms()), "terms")
+	b.ReportMetric(float64(m.p.SemDim), "learned-dims")
+}

@@ -1,0 +1,324 @@
+package embed
+
+import (
+	"math"
+	"sync"
+)
+
+// csr is a sparse matrix in compressed-row form.
+type csr struct {
+	rows, cols int
+	ptr        []int32 // row r is ind/val[ptr[r]:ptr[r+1]]
+	ind        []int32
+	val        []float32
+}
+
+// transpose returns the matrix in compressed-row form of its transpose (so
+// its columns can be walked one at a time, each independently).
+func (a *csr) transpose() *csr {
+	t := &csr{rows: a.cols, cols: a.rows, ptr: make([]int32, a.cols+1), ind: make([]int32, len(a.ind)), val: make([]float32, len(a.val))}
+	for _, c := range a.ind {
+		t.ptr[c+1]++
+	}
+	for i := 1; i <= a.cols; i++ {
+		t.ptr[i] += t.ptr[i-1]
+	}
+	fill := make([]int32, a.cols)
+	copy(fill, t.ptr[:a.cols])
+	for r := 0; r < a.rows; r++ {
+		for j := a.ptr[r]; j < a.ptr[r+1]; j++ {
+			c := a.ind[j]
+			t.ind[fill[c]] = int32(r)
+			t.val[fill[c]] = a.val[j]
+			fill[c]++
+		}
+	}
+	return t
+}
+
+// dense is a small row-major matrix of float64 (Gram matrices, their
+// eigenvectors).
+type dense struct {
+	rows, cols int
+	v          []float64
+}
+
+func newDense(r, c int) *dense { return &dense{rows: r, cols: c, v: make([]float64, r*c)} }
+
+// tall is a tall row-major matrix (texts × l or terms × l) stored as
+// float32 to halve memory: at 100,000 texts and l = 272 one is 109 MB.
+// Every sum over it is taken in float64.
+type tall struct {
+	rows, cols int
+	v          []float32
+}
+
+func newTall(r, c int) *tall { return &tall{rows: r, cols: c, v: make([]float32, r*c)} }
+
+func (d *tall) row(i int) []float32 { return d.v[i*d.cols : (i+1)*d.cols] }
+
+// parallelRows runs f over [0,n) split into contiguous ranges, one per
+// worker. f must write only to rows of its own range, so the result does not
+// depend on the number of workers.
+func parallelRows(n, workers int, f func(lo, hi int)) {
+	if workers <= 1 || n < 2 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	step := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += step {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			f(lo, hi)
+		}(lo, min(lo+step, n))
+	}
+	wg.Wait()
+}
+
+// mulRow sets acc to row r of a·b.
+func (a *csr) mulRow(r int, b *tall, acc []float64) {
+	clear(acc)
+	for j := a.ptr[r]; j < a.ptr[r+1]; j++ {
+		v := float64(a.val[j])
+		for c, x := range b.row(int(a.ind[j])) {
+			acc[c] += v * float64(x)
+		}
+	}
+}
+
+// mul returns a·b for sparse a and tall b.
+func (a *csr) mul(b *tall, workers int) *tall {
+	out := newTall(a.rows, b.cols)
+	parallelRows(a.rows, workers, func(lo, hi int) {
+		acc := make([]float64, b.cols)
+		for r := lo; r < hi; r++ {
+			a.mulRow(r, b, acc)
+			o := out.row(r)
+			for c, x := range acc {
+				o[c] = float32(x)
+			}
+		}
+	})
+	return out
+}
+
+// gramChunk is the fixed number of rows summed together when computing
+// aᵀb: fixing it (rather than splitting by worker) keeps the floating-point
+// summation order, and so the result, independent of the core count.
+const gramChunk = 4096
+
+// cross returns aᵀb (a.cols × b.cols) for tall a and b with equal rows.
+func (a *tall) cross(b *tall, workers int) *dense {
+	la, lb := a.cols, b.cols
+	sym := a == b
+	nChunks := (a.rows + gramChunk - 1) / gramChunk
+	parts := make([][]float64, nChunks)
+	parallelRows(nChunks, workers, func(lo, hi int) {
+		for ch := lo; ch < hi; ch++ {
+			g := make([]float64, la*lb)
+			for r := ch * gramChunk; r < min((ch+1)*gramChunk, a.rows); r++ {
+				y := b.row(r)
+				for i, xi := range a.row(r) {
+					if xi == 0 {
+						continue
+					}
+					// aᵀa is symmetric: its upper triangle is enough.
+					from := 0
+					if sym {
+						from = i
+					}
+					gi := g[i*lb : i*lb+lb]
+					x := float64(xi)
+					for j := from; j < lb; j++ {
+						gi[j] += x * float64(y[j])
+					}
+				}
+			}
+			parts[ch] = g
+		}
+	})
+	out := newDense(la, lb)
+	for _, g := range parts {
+		for i, x := range g {
+			out.v[i] += x
+		}
+	}
+	if sym {
+		for i := 0; i < la; i++ {
+			for j := 0; j < i; j++ {
+				out.v[i*lb+j] = out.v[j*lb+i]
+			}
+		}
+	}
+	return out
+}
+
+// orthonormalize replaces the columns of a by an orthonormal basis of their
+// span by Cholesky QR, repeated passes times: one pass is enough to keep a
+// subspace iteration from collapsing, two give columns orthonormal to
+// working precision. Columns that are numerically dependent on earlier ones
+// become zero, so a rank-deficient input (a tiny corpus) is not an error.
+func (a *tall) orthonormalize(workers, passes int) {
+	for range passes {
+		rinv := cholInverse(a.cross(a, workers))
+		l := a.cols
+		parallelRows(a.rows, workers, func(lo, hi int) {
+			tmp := make([]float64, l)
+			for r := lo; r < hi; r++ {
+				x := a.row(r)
+				clear(tmp)
+				for i, xi := range x {
+					if xi == 0 {
+						continue
+					}
+					ri := rinv[i*l : i*l+l]
+					for j := i; j < l; j++ {
+						tmp[j] += float64(xi) * ri[j]
+					}
+				}
+				for j, v := range tmp {
+					x[j] = float32(v)
+				}
+			}
+		})
+	}
+}
+
+// cholInverse factors the symmetric positive semi-definite g = rᵀr (r upper
+// triangular) and returns r⁻¹, row-major. Pivots too small to trust zero
+// their row and column of the inverse.
+func cholInverse(g *dense) []float64 {
+	l := g.cols
+	r := make([]float64, l*l)
+	maxDiag := 0.0
+	for i := 0; i < l; i++ {
+		maxDiag = max(maxDiag, g.v[i*l+i])
+	}
+	tol := 1e-10 * maxDiag
+	ok := make([]bool, l)
+	for i := 0; i < l; i++ {
+		d := g.v[i*l+i]
+		for k := 0; k < i; k++ {
+			d -= r[k*l+i] * r[k*l+i]
+		}
+		if d <= tol {
+			continue
+		}
+		ok[i] = true
+		d = math.Sqrt(d)
+		r[i*l+i] = d
+		for j := i + 1; j < l; j++ {
+			s := g.v[i*l+j]
+			for k := 0; k < i; k++ {
+				s -= r[k*l+i] * r[k*l+j]
+			}
+			r[i*l+j] = s / d
+		}
+	}
+	// Invert the upper-triangular r by back substitution, column by column.
+	inv := make([]float64, l*l)
+	for j := 0; j < l; j++ {
+		if !ok[j] {
+			continue
+		}
+		for i := j; i >= 0; i-- {
+			if !ok[i] {
+				continue
+			}
+			s := 0.0
+			if i == j {
+				s = 1
+			}
+			for k := i + 1; k <= j; k++ {
+				s -= r[i*l+k] * inv[k*l+j]
+			}
+			inv[i*l+j] = s / r[i*l+i]
+		}
+	}
+	return inv
+}
+
+// symEigen returns the eigenvalues (descending) and eigenvectors (as columns
+// of a row-major matrix) of the symmetric matrix g, by cyclic Jacobi
+// rotations: slow for big matrices but exact, simple and deterministic, and
+// g is only (k+oversampling)² here.
+func symEigen(g *dense) ([]float64, *dense) {
+	n := g.cols
+	a := make([]float64, n*n)
+	copy(a, g.v)
+	v := newDense(n, n)
+	for i := 0; i < n; i++ {
+		v.v[i*n+i] = 1
+	}
+	for sweep := 0; sweep < 60; sweep++ {
+		off := 0.0
+		for i := 0; i < n; i++ {
+			for j := i + 1; j < n; j++ {
+				off += a[i*n+j] * a[i*n+j]
+			}
+		}
+		if off < 1e-22 {
+			break
+		}
+		for p := 0; p < n; p++ {
+			for q := p + 1; q < n; q++ {
+				apq := a[p*n+q]
+				if math.Abs(apq) < 1e-300 {
+					continue
+				}
+				theta := (a[q*n+q] - a[p*n+p]) / (2 * apq)
+				t := 1 / (math.Abs(theta) + math.Sqrt(theta*theta+1))
+				if theta < 0 {
+					t = -t
+				}
+				c := 1 / math.Sqrt(t*t+1)
+				s := t * c
+				for k := 0; k < n; k++ {
+					akp, akq := a[k*n+p], a[k*n+q]
+					a[k*n+p] = c*akp - s*akq
+					a[k*n+q] = s*akp + c*akq
+				}
+				for k := 0; k < n; k++ {
+					apk, aqk := a[p*n+k], a[q*n+k]
+					a[p*n+k] = c*apk - s*aqk
+					a[q*n+k] = s*apk + c*aqk
+				}
+				for k := 0; k < n; k++ {
+					vkp, vkq := v.v[k*n+p], v.v[k*n+q]
+					v.v[k*n+p] = c*vkp - s*vkq
+					v.v[k*n+q] = s*vkp + c*vkq
+				}
+			}
+		}
+	}
+	// Sort by eigenvalue, descending (selection sort: n is small and the
+	// order of equal values must be fixed).
+	vals := make([]float64, n)
+	for i := range vals {
+		vals[i] = a[i*n+i]
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	for i := 0; i < n; i++ {
+		best := i
+		for j := i + 1; j < n; j++ {
+			if vals[order[j]] > vals[order[best]] {
+				best = j
+			}
+		}
+		order[i], order[best] = order[best], order[i]
+	}
+	sv := make([]float64, n)
+	vec := newDense(n, n)
+	for c, o := range order {
+		sv[c] = vals[o]
+		for r := 0; r < n; r++ {
+			vec.v[r*n+c] = v.v[r*n+o]
+		}
+	}
+	return sv, vec
+}
