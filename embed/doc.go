@@ -1,6 +1,8 @@
-// Package embed is Mira's built-in offline text embedder: pure Go,
-// deterministic, with no downloaded weights. It is the vector half of hybrid
-// recall (BM25 candidates and vector candidates, fused).
+// Package embed turns texts into vectors for the vector half of hybrid
+// recall (BM25 candidates and vector candidates, fused). It holds Mira's
+// built-in offline embedder (pure Go, deterministic, with no downloaded
+// weights), a client for any OpenAI-compatible /v1/embeddings endpoint
+// (NewOpenAI), and a client for /v1/rerank endpoints (NewReranker).
 //
 // # Two embedders
 //
