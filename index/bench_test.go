@@ -1,12 +1,15 @@
 package index
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/miramem/mira/embed"
 )
 
 // Benchmarks run on generated stores of 10k entries; set MIRA_BENCH_LARGE=1
@@ -78,15 +81,167 @@ func BenchmarkSearch(b *testing.B) {
 			{"empty-recent", Query{Now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}},
 			{"empty-all", Query{Now: time.Date(2027, 11, 1, 0, 0, 0, 0, time.UTC)}},
 		} {
-			b.Run(fmt.Sprintf("%dk/%s", n/1000, q.name), func(b *testing.B) {
-				for b.Loop() {
-					if _, err := ix.Search(q.q); err != nil {
-						b.Fatal(err)
+			modes := []string{ModeLexical, ModeHybrid}
+			if q.q.Text == "" {
+				modes = modes[:1] // no text: no vectors
+			}
+			for _, mode := range modes {
+				q.q.Mode = mode
+				b.Run(fmt.Sprintf("%dk/%s/%s", n/1000, q.name, mode), func(b *testing.B) {
+					for b.Loop() {
+						if _, err := ix.Search(q.q); err != nil {
+							b.Fatal(err)
+						}
 					}
-				}
-			})
+				})
+			}
 		}
 		ix.Close()
+	}
+}
+
+// BenchmarkOneQuery is what a mira-recall process pays for the index: Open
+// (with the stat pass skipped, as under a watcher), one search (loading the
+// vectors and the model for hybrid), Close.
+func BenchmarkOneQuery(b *testing.B) {
+	for _, n := range sizes() {
+		f := corpus(b, n)
+		for _, mode := range []string{ModeLexical, ModeVector, ModeHybrid} {
+			for _, filtered := range []bool{false, true} {
+				q := Query{Text: vocabulary[3] + " " + vocabulary[40] + " " + vocabulary[700], Mode: mode}
+				name := fmt.Sprintf("%dk/%s", n/1000, mode)
+				if filtered {
+					q.Scopes, name = []string{"shop"}, name+"/scope"
+				}
+				b.Run(name, func(b *testing.B) {
+					for b.Loop() {
+						ix, err := Open(f, Options{SkipStat: true})
+						if err != nil {
+							b.Fatal(err)
+						}
+						if _, err := ix.Search(q); err != nil {
+							b.Fatal(err)
+						}
+						ix.Close()
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkVectorParts splits a one-query hybrid search into loading the
+// vectors, indexing them for search, and the nearest-neighbour search,
+// with and without filters (a scope of about a quarter of the store, a
+// kind and scope of about a twentieth): filtered searches index only the
+// rows that pass when they are few (subsetShare) and over-fetch otherwise.
+func BenchmarkVectorParts(b *testing.B) {
+	for _, n := range sizes() {
+		f := corpus(b, n)
+		ix, err := Open(f, Options{SkipStat: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("%dk/load", n/1000), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := loadVecStore(ix.gen, ix.meta, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(ix.meta.Vectors), "vectors")
+		})
+		b.Run(fmt.Sprintf("%dk/load-rows", n/1000), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := loadVecStore(ix.gen, ix.meta, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		vs, err := loadVecStore(ix.gen, ix.meta, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("%dk/index", n/1000), func(b *testing.B) {
+			for b.Loop() {
+				vs.search = nil
+				vs.buildSearch()
+			}
+		})
+		emb, _, err := ix.c.genEmbedder(ix.gen, ix.meta)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("%dk/model", n/1000), func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := ix.c.genEmbedder(ix.gen, ix.meta); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		qv, err := emb.Embed(context.Background(), []string{vocabulary[3] + " " + vocabulary[40]})
+		if err != nil {
+			b.Fatal(err)
+		}
+		normalize(qv[0])
+		side := &vecSide{vs: vs}
+		for _, tc := range []struct {
+			name string
+			q    Query
+		}{
+			{"all", Query{}},
+			{"scope", Query{Scopes: []string{"shop"}}},
+			{"kind+scope", Query{Scopes: []string{"shop"}, Kinds: []string{"fact"}}},
+		} {
+			for _, share := range []float64{0, 1.01} {
+				if tc.name == "all" && share > 0 {
+					continue
+				}
+				how := "overfetch"
+				if share > 0 {
+					how = "subset"
+				}
+				b.Run(fmt.Sprintf("%dk/nearest/%s/%s", n/1000, tc.name, how), func(b *testing.B) {
+					old := subsetShare
+					subsetShare = share
+					defer func() { subsetShare = old }()
+					vq := &vecQuery{side: side, vec: qv[0]}
+					side.rw.RLock()
+					defer side.rw.RUnlock()
+					for b.Loop() {
+						if _, err := vq.nearest(tc.q, 30, 0); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+		ix.Close()
+	}
+}
+
+// BenchmarkRefreshOneChange is an Open after one entry changed: the stat
+// pass, loading and indexing the file, embedding it with the frozen model
+// and appending its vector to the log.
+func BenchmarkRefreshOneChange(b *testing.B) {
+	for _, n := range sizes() {
+		f := corpus(b, n)
+		d := fdoc{id: "BENCHCHANGE", kind: "note", scope: "global", created: time.Date(2026, 10, 15, 0, 0, 0, 0, time.UTC)}
+		i := 0
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
+			for b.Loop() {
+				i++
+				d.text = fmt.Sprintf("edit %d of a memory about %s", i, vocabulary[i%len(vocabulary)])
+				f.writeFile(b, d.path(), d.encode(), oldTime.Add(time.Duration(i)*time.Second))
+				ix, err := Open(f, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if st := ix.LastUpdate(); st.Indexed != 1 || st.Rebuilt {
+					b.Fatalf("LastUpdate() = %+v, want one file indexed", st)
+				}
+				ix.Close()
+			}
+		})
 	}
 }
 
@@ -166,13 +321,27 @@ func BenchmarkRefreshParts(b *testing.B) {
 func BenchmarkRebuild(b *testing.B) {
 	for _, n := range sizes() {
 		f := corpus(b, n)
-		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
-			for b.Loop() {
-				if _, err := Rebuild(f, Options{}); err != nil {
-					b.Fatal(err)
+		// The built-in embedder fits a model and embeds every text; the
+		// hashing embedder, which needs no fit, shows what fitting costs.
+		for _, e := range []struct {
+			name string
+			emb  embed.Embedder
+		}{{"model", nil}, {"hashing", embed.NewHashing(0)}} {
+			b.Run(fmt.Sprintf("%dk/%s", n/1000, e.name), func(b *testing.B) {
+				var st Stats
+				for b.Loop() {
+					var err error
+					if st, err = Rebuild(f, Options{Embedder: e.emb}); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
-		})
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+				b.ReportMetric(float64(st.Vectors), "vectors")
+			})
+		}
+		// Leave the corpus with the built-in embedder for the others.
+		if _, err := Rebuild(f, Options{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

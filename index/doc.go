@@ -1,7 +1,9 @@
 // Package index is Mira's search index over the store's entry files: a
-// disposable BM25 index (bleve, scorch) that is brought up to date with the
-// files on every Open, rebuilt when it is missing, damaged or of an older
-// format, and kept fresh by Watch while a watcher runs.
+// disposable BM25 index (bleve, scorch) and a vector per entry, brought up
+// to date with the files on every Open, rebuilt when it is missing,
+// damaged or of an older format, and kept fresh by Watch while a watcher
+// runs. Search is hybrid: lexical and vector candidates, fused, weighted
+// by recency and diversified by MMR (see Ranking).
 //
 // The index never reads the store's file format itself: it sees the store
 // through the small Source interface, which the store implements.
@@ -12,19 +14,29 @@
 //
 //	.index/CURRENT            one line: the name of the active generation
 //	.index/watch              the watcher's lease (JSON), while one runs
+//	.index/cache/             vectors of external embedders, by text (below)
 //	.index/g-<unixnano>/      a generation:
 //	    meta.json             format version, indexed commit, counts, times
 //	    manifest              path → size, mtime, id of every indexed file
 //	    bleve/                the bleve index
+//	    vectors-<seq>         the vectors as of the last compaction
+//	    vectors-<seq>.log     the vector changes since, appended
+//	    model                 the built-in embedder's fitted model (embed.ReadModel)
+//	    damaged               left by a search that found the vectors damaged
 //
 // A generation is built completely (Rebuild) before CURRENT is switched to
 // it by an atomic rename, so a reader never sees a half-built index. Older
 // generations are removed once no process has them open.
 //
 // meta.json holds {"version", "commit", "docs", "broken", "built_at",
-// "updated_at", "embedder"}. A generation whose version differs from
+// "updated_at", "embedder", "dim", "default_embedder", "fit_docs",
+// "vectors", "pending", "vec_seq", "vec_log"}: the embedder's ID and the
+// vectors' length, whether the built-in embedder chose them, the number of
+// texts its model was fitted on (0: none), the documents with a vector and
+// those whose embedding failed, and which vector files are current with
+// the log's committed length. A generation whose version differs from
 // FormatVersion is rebuilt, never trusted; the version changes whenever the
-// mapping, the manifest or the meta format changes.
+// mapping, the manifest, the meta or the vector files' format changes.
 //
 // The manifest starts with the line "mira-index-manifest 1" followed by one
 // line per file, sorted by path, with tab-separated fields:
@@ -38,6 +50,56 @@
 // or leading double quote is written as a Go-quoted string. A non-empty
 // broken reason means Source.Load failed: the file is not in the bleve
 // index and is reported by every refresh until it changes.
+//
+// # Vectors
+//
+// Every live document has a row in the vector store: what the filters and
+// the ranking need (path, id, kind, scope, project, tags, creation time),
+// the first 16 bytes of the SHA-256 of its embedded text, and its vector
+// unless its text has no words or its embedding failed. All integers are
+// little-endian; a string is a uvarint length and its bytes. The base file
+// vectors-<seq> is
+//
+//	"MIRAVEC\x00", u32 version (1), u32 dim, u32 rows, u32 vectors,
+//	u32 length of the row section, string embedder ID,
+//	rows (sorted by path), u32 CRC-32C of everything before,
+//	vectors × dim float32, u32 CRC-32C of the vectors
+//
+// where a row is path, id, kind, scope, project, uvarint tag count and the
+// tags, a flags byte (1: has a vector, 2: pending, 4: creation time known),
+// the creation time as a zig-zag varint of Unix nanoseconds and the text
+// hash; the vectors follow in the order of the rows that have one. The log
+// vectors-<seq>.log is a sequence of records: u32 payload length, u32
+// CRC-32C of the payload, payload; a payload is 1 and a row followed by
+// its vector (a document added or changed) or 2 and a path (removed).
+// Readers apply the base, then the log; a torn record after the committed
+// length (meta's vec_log) is what a writer that crashed left, ignored by
+// readers and cut off by the next writer, while a bad record before it is
+// damage. When the log holds more than 256 records and more than an
+// eighth of the rows, the writer folds it into vectors-<seq+1>, switches
+// to it by the meta and removes the old files: appending costs the size of
+// the change, compacting the whole store.
+//
+// Open checks the base file's header and size against the meta (cheap); a
+// search reads and checks everything, and if it finds damage it searches
+// by words, reports it through Options.Warn and leaves the "damaged" mark
+// so that the next Open rebuilds.
+//
+// The vectors come from Options.Embedder or, when it is nil, the built-in
+// embedder: a model (embed.Fit) fitted at every rebuild on all live texts
+// in store order (scope, then creation time, then path), each scope's
+// texts embedded as one sequence (embed.Model.EmbedSequence); below
+// MinFitDocs entries the hashing embedder. Updates embed new texts with the
+// frozen model, as a sequence where they are neighbours in the store, on
+// their own otherwise. An Open that finds the store at RefitGrowth times
+// the size the model was fitted on (or past MinFitDocs with hashing)
+// builds a new generation with a new model; so does one that finds the
+// vectors from another embedder than the configured one, since vectors of
+// two embedders are never compared. The vectors of an external embedder
+// are cached by (embedder ID, text hash) in .index/cache/, so that a text
+// is never sent twice, even across rebuilds; when such an embedder fails,
+// its documents are kept as "pending", searched by words, and embedded
+// again by a later Open.
 //
 // # Freshness
 //
@@ -55,8 +117,9 @@
 // changes to apply opens it for writing, retries with backoff while another
 // process holds it, and falls back to searching the current generation
 // without the update (reporting the staleness through Options.Warn) rather
-// than wait. The bleve index, then the manifest, then the meta are written
-// while the exclusive lock is held, the files each by an atomic rename; a
+// than wait. The bleve index, then the vector log, then the manifest, then
+// the meta are written while the exclusive lock is held, the files each by
+// an atomic rename (the log by an append and a sync); a
 // crash in between leaves a manifest older than the index, and the next
 // refresh redoes the difference (or, if the document counts disagree,
 // rebuilds). Only a meta whose commit moved without any file to index is

@@ -17,6 +17,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
+	"github.com/miramem/mira/embed"
 )
 
 // ErrBusy is returned when another process holds the index for longer than
@@ -56,15 +57,35 @@ type Options struct {
 	// LockTimeout bounds each attempt to take the index's lock; zero means
 	// DefaultLockTimeout.
 	LockTimeout time.Duration
+	// Embedder computes the vectors of entries and queries. Nil is the
+	// built-in default: a model fitted on the store's own texts at each
+	// rebuild (the hashing embedder while the store has fewer than
+	// MinFitDocs entries). An index whose vectors come from another
+	// embedder than the configured one is rebuilt; the vectors of an
+	// external embedder (anything but embed.Hashing and embed.Model) are
+	// cached by text, so no text is sent to it twice.
+	Embedder embed.Embedder
+	// Context bounds the calls' work, embedding above all (an external
+	// embedder is a network service); nil means context.Background. It is
+	// an option because Open, Search and Rebuild keep their signatures.
+	Context context.Context
 }
 
 // Stats says what an update or rebuild did.
 type Stats struct {
-	Docs    int           // documents in the index afterwards
-	Indexed int           // files (re)indexed
-	Removed int           // paths dropped from the index
-	Broken  int           // files skipped because they could not be loaded
-	Loaded  int           // calls to Source.Load
+	Docs    int // documents in the index afterwards
+	Indexed int // files (re)indexed
+	Removed int // paths dropped from the index
+	Broken  int // files skipped because they could not be loaded
+	Loaded  int // calls to Source.Load
+	// Embedded counts the texts sent to the embedder, Cached those whose
+	// vectors came from the vector cache instead.
+	Embedded int
+	Cached   int
+	// Vectors counts the documents with a vector afterwards; Pending
+	// those whose embedding failed and waits for the next try.
+	Vectors int
+	Pending int
 	Rebuilt bool          // a new generation was built
 	Commit  string        // the commit the index is now up to date with
 	Took    time.Duration // wall time
@@ -72,9 +93,13 @@ type Stats struct {
 
 // call carries one call's options and remembers whom it has warned about.
 type call struct {
-	opt    Options
-	mu     sync.Mutex
-	warned map[string]bool
+	opt      Options
+	mu       sync.Mutex
+	warned   map[string]bool
+	probeErr error // Options.Embedder could not learn its dimension
+	// embedded and cached count texts embedded and vectors taken from the
+	// cache (Stats.Embedded, Stats.Cached).
+	embedded, cached int
 }
 
 func newCall(opt Options) *call {
@@ -122,6 +147,9 @@ type Index struct {
 	// generation being built, which nobody reads before it is complete).
 	unsafeBatches bool
 	closed        bool // Close was called
+	// added holds the documents apply loaded, for the vectors.
+	added []vecInput
+	vec   vecSide // the vectors, loaded by the first search that needs them
 }
 
 // Open opens the store's index and brings it up to date with the files:
@@ -163,6 +191,19 @@ func open(src Source, c *call, want probe) (*Index, error) {
 			want = probe{}
 		}
 		err := ix.refresh(want)
+		if err == nil && try < 2 && c.refitDue(ix.meta) {
+			// The store has outgrown its model: fit a new one in a new
+			// generation. The index as it is serves if that fails.
+			ix.Close()
+			b, rerr := rebuild(src, c)
+			if rerr == nil {
+				built = b
+				continue
+			}
+			c.warn(dir, fmt.Errorf("refit the embedding model: %w", rerr))
+			ix = &Index{src: src, c: c, dir: dir}
+			err = ix.refresh(probe{})
+		}
 		var d *damagedError
 		if err == nil || !errors.As(err, &d) || try == 2 {
 			if err != nil {
@@ -353,7 +394,7 @@ func (ix *Index) refresh(want probe) error {
 		lastGen string
 	)
 	needManifest := func(m meta) bool {
-		return pr.full || len(pr.paths) > 0 || len(pr.dirs) > 0 || m.Commit != head || (m.Broken > 0 && !pr.quiet)
+		return pr.full || len(pr.paths) > 0 || len(pr.dirs) > 0 || m.Commit != head || (m.Broken > 0 && !pr.quiet) || m.Pending > 0
 	}
 	for {
 		gen, err := readCurrent(ix.dir)
@@ -363,6 +404,9 @@ func (ix *Index) refresh(want probe) error {
 		genDir := filepath.Join(ix.dir, gen)
 		m, err := readMeta(genDir)
 		if err != nil {
+			return err
+		}
+		if err := ix.c.checkEmbedder(ix.dir, m); err != nil {
 			return err
 		}
 		type read struct {
@@ -411,6 +455,11 @@ func (ix *Index) refresh(want probe) error {
 		}
 		if err != nil {
 			return err
+		}
+		if m.Pending > 0 && (!ch.empty() || ix.c.opt.Now().Sub(m.UpdatedAt) >= pendingRetry) {
+			if err := ix.addPending(&ch, genDir, m, man); err != nil {
+				return err
+			}
 		}
 		writable := !ch.empty()
 		bi, err := ix.openGen(genDir, !writable)
@@ -463,6 +512,9 @@ func (ix *Index) underLock(bi bleve.Index, genDir string, m meta, man manifest, 
 	if int(n) != m2.Docs {
 		return damaged("%d documents in the index, %d in its meta", n, m2.Docs)
 	}
+	if err := checkVecFiles(genDir, m2); err != nil {
+		return err
+	}
 	same := m2 == m
 	m = m2
 	if !same && writable {
@@ -483,10 +535,14 @@ func (ix *Index) underLock(bi bleve.Index, genDir string, m meta, man manifest, 
 		if err != nil {
 			return err
 		}
-		ix.meta.Docs, ix.meta.Commit, ix.meta.Broken = st.Docs, st.Commit, man.broken()
+		m, err := readMeta(genDir)
+		if err != nil {
+			return err
+		}
+		ix.meta = m
 		return nil
 	}
-	ix.last = Stats{Docs: m.Docs, Commit: m.Commit}
+	ix.last = Stats{Docs: m.Docs, Commit: m.Commit, Vectors: m.Vectors, Pending: m.Pending}
 	if ch.head != m.Commit && ch.empty() && same {
 		// Nothing to index, but the commits since are now accounted
 		// for. Writers hold the lock exclusively, so under the shared
@@ -586,6 +642,7 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 		return failed()
 	}
 	defer inflight.Wait()
+	var gone []string // paths whose vectors go
 	err := loadAll(ix.src, ch.load, ix.c.progress, func(o obs, d Doc, err error) error {
 		st.Loaded++
 		p := o.Path
@@ -596,6 +653,7 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 			if had {
 				if prev.broken == "" {
 					batch.Delete(p)
+					gone = append(gone, p)
 				}
 				delete(man, p)
 				st.Removed++
@@ -603,6 +661,7 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 		case err != nil:
 			if had && prev.broken == "" {
 				batch.Delete(p)
+				gone = append(gone, p)
 			}
 			man[p] = entry{size: o.Size, mtime: o.ModTime, racy: racy, broken: err.Error()}
 			ix.c.warn(p, err)
@@ -611,6 +670,8 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 			if err := batch.Index(p, bleveDoc(d)); err != nil {
 				return fmt.Errorf("index %s: %w", p, err)
 			}
+			d.Path = p
+			ix.added = append(ix.added, newVecInput(d))
 			man[p] = entry{size: o.Size, mtime: o.ModTime, racy: racy, id: d.ID}
 			st.Indexed++
 		}
@@ -626,6 +687,7 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 		if e, ok := man[p]; ok {
 			if e.broken == "" {
 				batch.Delete(p)
+				gone = append(gone, p)
 			}
 			delete(man, p)
 			st.Removed++
@@ -655,6 +717,15 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 	if err != nil {
 		return st, fmt.Errorf("count documents: %w", err)
 	}
+	seq := m.VecSeq
+	if !ix.unsafeBatches {
+		// A new generation gets its vectors once all its documents are
+		// in (rebuild); an update changes them here.
+		if m, err = ix.c.updateVectors(ix.dir, genDir, m, ix.added, gone); err != nil {
+			return st, err
+		}
+		ix.added = nil
+	}
 	if err := writeManifest(genDir, man); err != nil {
 		return st, err
 	}
@@ -663,7 +734,12 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 	if err := writeMeta(genDir, m); err != nil {
 		return st, err
 	}
+	if m.VecSeq != seq {
+		removeVecFiles(genDir, m.VecSeq) // compacted
+	}
 	st.Docs = int(n)
+	st.Vectors, st.Pending = m.Vectors, m.Pending
+	st.Embedded, st.Cached = ix.c.embedded, ix.c.cached
 	settle(bi, ix.unsafeBatches)
 	st.Took = time.Since(start)
 	return st, nil
@@ -786,4 +862,27 @@ func short(commit string) string {
 		return "(none)"
 	}
 	return commit[:min(len(commit), 12)]
+}
+
+// addPending adds the documents whose embedding failed to the files to
+// load, so that they are embedded again.
+func (ix *Index) addPending(ch *changes, genDir string, m meta, man manifest) error {
+	paths, err := pendingPaths(genDir, m)
+	if err != nil {
+		return err
+	}
+	planned := make(map[string]bool, len(ch.load)+len(ch.remove))
+	for _, o := range ch.load {
+		planned[o.Path] = true
+	}
+	for _, p := range ch.remove {
+		planned[p] = true
+	}
+	seen := time.Now().UnixNano()
+	for _, p := range paths {
+		if e, ok := man[p]; ok && e.broken == "" && !planned[p] {
+			ch.load = append(ch.load, obs{FileStat{Path: p, Size: e.size, ModTime: e.mtime}, seen})
+		}
+	}
+	return nil
 }

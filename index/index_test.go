@@ -338,7 +338,7 @@ func TestDamagedIndexIsRebuilt(t *testing.T) {
 		}},
 		{"wrong version", func(t *testing.T, root, gen string) {
 			b, _ := os.ReadFile(filepath.Join(gen, "meta.json"))
-			write(t, filepath.Join(gen, "meta.json"), strings.Replace(string(b), `"version": 1`, `"version": 0`, 1))
+			write(t, filepath.Join(gen, "meta.json"), strings.Replace(string(b), fmt.Sprintf(`"version": %d`, FormatVersion), `"version": 0`, 1))
 		}},
 		{"meta unreadable", func(t *testing.T, root, gen string) {
 			write(t, filepath.Join(gen, "meta.json"), "{")
@@ -470,7 +470,7 @@ func TestStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st.Entries != 2 || st.Stale != 2 || st.Commit != "c001" || st.Head != "c001" ||
-		st.Version != FormatVersion || st.Embedder != "none" || st.Size == 0 || st.Watcher ||
+		st.Version != FormatVersion || st.Embedder != "mira-hash-v1/384" || st.Vectors != 2 || st.Dim != 384 || st.Size == 0 || st.Watcher ||
 		!st.Built.Equal(t0) {
 		t.Errorf("Status() = %+v", st)
 	}

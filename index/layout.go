@@ -14,13 +14,9 @@ import (
 	"time"
 )
 
-// FormatVersion is the version of the on-disk index: mapping, meta and
-// manifest. A generation with another version is rebuilt.
-const FormatVersion = 1
-
-// Embedder names the embedding model whose vectors a generation holds;
-// there are none yet.
-const noEmbedder = "none"
+// FormatVersion is the version of the on-disk index: mapping, meta,
+// manifest and vector files. A generation with another version is rebuilt.
+const FormatVersion = 2
 
 // RacyWindow is how close to the moment a file was looked at its
 // modification time may be before a later rewrite of the same size could
@@ -42,13 +38,17 @@ const (
 // damagedError says the current generation cannot be trusted and is to be
 // rebuilt.
 type damagedError struct {
-	missing bool // there is no index at all: nothing worth a warning
-	err     error
+	missing  bool // there is no index at all: nothing worth a warning
+	outdated bool // sound, but to be replaced (another embedder, a refit)
+	err      error
 }
 
 func (e *damagedError) Error() string {
-	if e.missing {
+	switch {
+	case e.missing:
 		return e.err.Error()
+	case e.outdated:
+		return "outdated index: " + e.err.Error()
 	}
 	return "damaged index: " + e.err.Error()
 }
@@ -109,7 +109,24 @@ type meta struct {
 	Broken    int       `json:"broken"`
 	BuiltAt   time.Time `json:"built_at"`
 	UpdatedAt time.Time `json:"updated_at"`
-	Embedder  string    `json:"embedder"`
+	// Embedder is the ID of the embedder every vector comes from, and Dim
+	// their length.
+	Embedder string `json:"embedder"`
+	Dim      int    `json:"dim"`
+	// DefaultEmbedder: the built-in embedder chose the vectors (a fitted
+	// model, or hashing for a small store), not Options.Embedder.
+	DefaultEmbedder bool `json:"default_embedder"`
+	// FitDocs is the number of texts the model was fitted on; 0 without a
+	// fitted model.
+	FitDocs int `json:"fit_docs"`
+	// Vectors counts live documents with a vector; Pending those whose
+	// embedding failed and is to be tried again.
+	Vectors int `json:"vectors"`
+	Pending int `json:"pending"`
+	// VecSeq numbers the current vector files, vectors-<seq> and
+	// vectors-<seq>.log; VecLog is the log's committed length in bytes.
+	VecSeq int   `json:"vec_seq"`
+	VecLog int64 `json:"vec_log"`
 }
 
 func readMeta(genDir string) (meta, error) {

@@ -69,7 +69,7 @@ func rebuild(src Source, c *call) (st Stats, err error) {
 	// Loading in path order keeps documents of one directory together.
 	slices.SortFunc(files, func(a, b obs) int { return strings.Compare(a.Path, b.Path) })
 	now := c.opt.Now().UTC()
-	m := meta{Version: FormatVersion, BuiltAt: now, Embedder: noEmbedder}
+	m := meta{Version: FormatVersion, BuiltAt: now, VecSeq: 1}
 	ix := &Index{src: src, c: c, dir: dir, unsafeBatches: true}
 	c.progress(0, len(files))
 	st, err = ix.apply(bi, genDir, m, manifest{}, changes{head: head, load: files})
@@ -77,12 +77,29 @@ func rebuild(src Source, c *call) (st Stats, err error) {
 		return st, err
 	}
 	c.progress(len(files), len(files))
-	st.Rebuilt = true
-	st.Took = time.Since(start)
 	open = false
 	if err = bi.Close(); err != nil {
 		return st, fmt.Errorf("close new index: %w", err)
 	}
+	// Then the vectors, from all the documents at once: the built-in
+	// model is fitted on them.
+	vm, err := c.buildVectors(dir, genDir, ix.added)
+	if err != nil {
+		return st, err
+	}
+	ix.added = nil
+	if m, err = readMeta(genDir); err != nil {
+		return st, err
+	}
+	m.Embedder, m.Dim, m.DefaultEmbedder, m.FitDocs = vm.embedder, vm.dim, vm.defaultEmbedder, vm.fitDocs
+	m.Vectors, m.Pending = vm.vectors, vm.pending
+	if err := writeMeta(genDir, m); err != nil {
+		return st, err
+	}
+	st.Vectors, st.Pending = vm.vectors, vm.pending
+	st.Embedded, st.Cached = c.embedded, c.cached
+	st.Rebuilt = true
+	st.Took = time.Since(start)
 	if err = writeFileAtomic(filepath.Join(dir, currentName), []byte(gen+"\n")); err != nil {
 		return st, fmt.Errorf("switch to the new index: %w", err)
 	}

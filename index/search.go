@@ -1,8 +1,11 @@
 package index
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -16,29 +19,99 @@ const DefaultK = 10
 // recency and the project bonus have something to reorder even for small K.
 const minCandidates = 30
 
+// Search modes (Query.Mode).
+const (
+	// ModeHybrid fuses lexical (BM25) and vector candidates; the default.
+	ModeHybrid = "hybrid"
+	// ModeLexical ranks BM25 candidates only; it never reads vectors.
+	ModeLexical = "lexical"
+	// ModeVector ranks vector candidates only.
+	ModeVector = "vector"
+)
+
+// Fusion methods (Query.Fusion).
+const (
+	// FusionWeighted sums the sides' min–max normalised scores; the
+	// default.
+	FusionWeighted = "weighted"
+	// FusionRRF sums reciprocal ranks.
+	FusionRRF = "rrf"
+)
+
 // Query is a search.
 type Query struct {
 	// Text is analysed like the entries and its terms OR-ed, so a question
-	// in natural language works. Without text (or with only stop words)
-	// the newest matching entries are returned.
+	// in natural language works; it is embedded for the vector side.
+	// Without text (or with only stop words) the newest matching entries
+	// are returned.
 	Text string
 	K    int // results wanted; DefaultK when not positive
 	// Kinds, Scopes and Tags filter: any value of a field may match, and
-	// every non-empty field must. Values are matched exactly.
+	// every non-empty field must. Values are matched exactly. Filters
+	// apply to both sides.
 	Kinds, Scopes, Tags []string
 	// Project favours entries of this project with a small additive bonus
 	// (Ranking.ProjectBonus); it does not filter.
 	Project string
 	Since   time.Time // only entries created at or after Since
 	Now     time.Time // the moment recency is measured from; zero: Options.Now
+	// Mode is ModeHybrid (""), ModeLexical or ModeVector. Without usable
+	// vectors (none can be embedded, or they are damaged) hybrid and
+	// vector searches fall back to lexical and say so through
+	// Options.Warn.
+	Mode string
+	// Fusion is FusionWeighted ("") or FusionRRF.
+	Fusion string
 }
 
-// Search returns the K best entries for the query: the BM25 top
-// max(3K, 30) entries that pass the filters, ranked by DefaultRanking.
+// Stages is a search's ranking after each stage, for evaluation and
+// --explain. Every list holds Hits with the full Why, ranked 1.. within
+// the list.
+type Stages struct {
+	// Lexical and Vector are each retriever's candidates in its own order
+	// (BM25, cosine): max(3K, 30) of each at most.
+	Lexical, Vector []Hit
+	// Fused is the union of the candidates by fused relevance alone.
+	Fused []Hit
+	// Ranked is the same candidates by score before MMR: fused
+	// relevance, recency and the project bonus.
+	Ranked []Hit
+	// Final is what Search returns: the top K after MMR.
+	Final []Hit
+}
+
+// Search returns the K best entries for the query: max(3K, 30) candidates
+// from each retriever that pass the filters, fused and ranked by
+// DefaultRanking, then diversified by MMR.
 func (ix *Index) Search(q Query) ([]Hit, error) {
+	st, err := ix.SearchStages(q)
+	return st.Final, err
+}
+
+// SearchStages runs a search like Search and returns its ranking after
+// every stage.
+func (ix *Index) SearchStages(q Query) (Stages, error) {
 	if ix.bi == nil || ix.closed {
-		return nil, errors.New("search: index is closed")
+		return Stages{}, errors.New("search: index is closed")
 	}
+	switch q.Mode {
+	case "", ModeHybrid, ModeLexical, ModeVector:
+	default:
+		return Stages{}, fmt.Errorf("search: unknown mode %q", q.Mode)
+	}
+	switch q.Fusion {
+	case "", FusionWeighted, FusionRRF:
+	default:
+		return Stages{}, fmt.Errorf("search: unknown fusion %q", q.Fusion)
+	}
+	st, err := ix.stages(q, DefaultRanking)
+	if err != nil {
+		return st, fmt.Errorf("search: %w", err)
+	}
+	return st, nil
+}
+
+func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 	k := q.K
 	if k <= 0 {
 		k = DefaultK
@@ -48,33 +121,70 @@ func (ix *Index) Search(q Query) ([]Hit, error) {
 		now = ix.c.opt.Now()
 	}
 	n := max(3*k, minCandidates)
-	lexical := ix.hasTerms(q.Text)
-	var (
-		res *bleve.SearchResult
-		err error
-	)
-	if lexical {
-		mq := query.NewMatchQuery(q.Text)
-		mq.SetField(fieldText)
-		mq.SetOperator(query.MatchQueryOperatorOr)
-		var top query.Query = mq
-		if filter := filterQuery(q); filter != nil {
-			bq := query.NewBooleanQuery(nil, nil, nil)
-			bq.AddMust(mq)
-			bq.AddFilter(filter)
-			top = bq
+	if !ix.hasTerms(q.Text) {
+		res, err := ix.newest(q, n, now)
+		if err != nil {
+			return Stages{}, err
 		}
-		res, err = ix.run(bleve.NewSearchRequestOptions(top, n, 0, false))
-	} else {
-		res, err = ix.newest(q, n, now)
+		hits := r.Rank(bleveCandidates(res, false), q.Project, now, k)
+		return Stages{Ranked: hits, Final: hits}, nil
 	}
+	mode := cmp.Or(q.Mode, ModeHybrid)
+	var vq *vecQuery
+	if mode != ModeLexical {
+		var err error
+		if vq, err = ix.vectorQuery(q.Text); err != nil {
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return Stages{}, err
+			}
+			ix.c.warn(ix.dir, fmt.Errorf("searching by words only: %w", err))
+			mode, vq = ModeLexical, nil
+		}
+	}
+	if vq != nil {
+		vq.side.rw.RLock()
+		defer vq.side.rw.RUnlock()
+	}
+	var lex []Candidate
+	if mode != ModeVector {
+		res, err := ix.lexical(q, n)
+		if err != nil {
+			return Stages{}, err
+		}
+		lex = bleveCandidates(res, true)
+	}
+	if mode == ModeLexical {
+		return lexicalStages(r, lex, q.Project, now, k), nil
+	}
+	vecs, err := vq.nearest(q, n, r.MinCosine)
 	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+		return Stages{}, err
 	}
+	return fuse(r, q, lex, vecs, vq, now, k), nil
+}
+
+// lexical returns the n best BM25 matches that pass the filters.
+func (ix *Index) lexical(q Query, n int) (*bleve.SearchResult, error) {
+	mq := query.NewMatchQuery(q.Text)
+	mq.SetField(fieldText)
+	mq.SetOperator(query.MatchQueryOperatorOr)
+	var top query.Query = mq
+	if filter := filterQuery(q); filter != nil {
+		bq := query.NewBooleanQuery(nil, nil, nil)
+		bq.AddMust(mq)
+		bq.AddFilter(filter)
+		top = bq
+	}
+	return ix.run(bleve.NewSearchRequestOptions(top, n, 0, false))
+}
+
+// bleveCandidates turns bleve's hits into candidates, with their scores
+// when scored is set.
+func bleveCandidates(res *bleve.SearchResult, scored bool) []Candidate {
 	cands := make([]Candidate, 0, len(res.Hits))
 	for _, h := range res.Hits {
 		c := Candidate{Path: h.ID}
-		if lexical {
+		if scored {
 			c.BM25 = h.Score
 		}
 		c.ID, _ = h.Fields[fieldID].(string)
@@ -84,7 +194,42 @@ func (ix *Index) Search(q Query) ([]Hit, error) {
 		}
 		cands = append(cands, c)
 	}
-	return DefaultRanking.Rank(cands, q.Project, now, k), nil
+	return cands
+}
+
+// lexicalStages ranks BM25 candidates alone, as the index did before it
+// had vectors: relevance is BM25 over the best BM25, and there is no MMR.
+func lexicalStages(r Ranking, lex []Candidate, project string, now time.Time, k int) Stages {
+	ranked := r.Rank(lex, project, now, 0)
+	lexRank := make(map[string]int, len(lex))
+	for i, c := range lex {
+		lexRank[c.Path] = i + 1
+	}
+	for i := range ranked {
+		w := &ranked[i].Why
+		w.Fused, w.LexicalRank = w.Relevance, lexRank[ranked[i].Path]
+	}
+	fused := slices.Clone(ranked)
+	slices.SortStableFunc(fused, func(a, b Hit) int { return cmp.Compare(a.Why.LexicalRank, b.Why.LexicalRank) })
+	for i := range fused {
+		fused[i].Why.FusionRank = i + 1
+	}
+	byPath := make(map[string]int, len(fused))
+	for _, h := range fused {
+		byPath[h.Path] = h.Why.FusionRank
+	}
+	for i := range ranked {
+		ranked[i].Why.FusionRank = byPath[ranked[i].Path]
+	}
+	lexical := slices.Clone(fused)
+	for i := range fused {
+		fused[i].Score = fused[i].Why.Fused
+		fused[i].Why.Rank = i + 1
+		lexical[i].Score = lexical[i].Why.BM25
+		lexical[i].Why.Rank = i + 1
+	}
+	final := slices.Clone(ranked[:min(k, len(ranked))])
+	return Stages{Lexical: lexical, Fused: fused, Ranked: ranked, Final: final}
 }
 
 // recentWindows are the spans of recent time a query without text looks

@@ -29,6 +29,8 @@ func smallCorpus(t *testing.T) (*fakeSource, map[string]string) {
 	return f, p
 }
 
+// TestSearchFilters checks which entries the filters let through to the
+// lexical side (a text-less query uses no side at all).
 func TestSearchFilters(t *testing.T) {
 	f, p := smallCorpus(t)
 	ix := mustOpen(t, f, opts(nil))
@@ -52,6 +54,9 @@ func TestSearchFilters(t *testing.T) {
 		{"unknown words", Query{Text: "xylophone"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// The lexical side's filters; TestVectorFilters has the
+			// vector side's.
+			tc.q.Mode = ModeLexical
 			hits, err := ix.Search(tc.q)
 			if err != nil {
 				t.Fatal(err)
@@ -70,10 +75,12 @@ func TestSearchFilters(t *testing.T) {
 	}
 }
 
+// TestSearchRankingMath checks the lexical ranking (mode lexical, which
+// never reads vectors): BM25 over the best BM25, recency and the bonus.
 func TestSearchRankingMath(t *testing.T) {
 	f, _ := smallCorpus(t)
 	ix := mustOpen(t, f, opts(nil))
-	hits, err := ix.Search(Query{Text: "database", Now: t0})
+	hits, err := ix.Search(Query{Text: "database", Now: t0, Mode: ModeLexical})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +112,7 @@ func TestSearchRankingMath(t *testing.T) {
 	}
 
 	// The project bonus is added on top.
-	hits2, err := ix.Search(Query{Text: "database", Now: t0, Project: "mira"})
+	hits2, err := ix.Search(Query{Text: "database", Now: t0, Project: "mira", Mode: ModeLexical})
 	if err != nil {
 		t.Fatal(err)
 	}

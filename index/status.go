@@ -17,7 +17,11 @@ type Status struct {
 	Commit     string    `json:"commit"`      // the commit the index is up to date with
 	Head       string    `json:"head"`        // the store's current commit
 	Version    int       `json:"version"`     // FormatVersion of the generation
-	Embedder   string    `json:"embedder"`    // embedding model of its vectors ("none")
+	Embedder   string    `json:"embedder"`    // ID of the embedder of its vectors
+	Dim        int       `json:"dim"`         // length of the vectors
+	Vectors    int       `json:"vectors"`     // documents with a vector
+	Pending    int       `json:"pending"`     // documents whose embedding failed, to be tried again
+	FitDocs    int       `json:"fit_docs"`    // texts the built-in model was fitted on (0: no model)
 	Size       int64     `json:"size"`        // bytes on disk
 	Generation string    `json:"generation"`  // the generation's directory
 	Watcher    bool      `json:"watcher"`     // a watcher holds a fresh lease
@@ -58,6 +62,10 @@ func (ix *Index) Status() (Status, error) {
 		Head:       head,
 		Version:    m.Version,
 		Embedder:   m.Embedder,
+		Dim:        m.Dim,
+		Vectors:    m.Vectors,
+		Pending:    m.Pending,
+		FitDocs:    m.FitDocs,
 		Generation: filepath.Base(ix.gen),
 	}
 	if l, ok := readLease(ix.dir); ok {

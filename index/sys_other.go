@@ -30,3 +30,14 @@ func lockIdle(path string) (unlock func(), ok bool) {
 	}
 	return func() {}, time.Since(fi.ModTime()) > time.Hour
 }
+
+// lockFile does not lock across processes here (the index relies on
+// flock, which Unix systems have): two processes that write the same
+// vector cache at the same moment are not kept apart.
+func lockFile(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}

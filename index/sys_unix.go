@@ -51,3 +51,24 @@ func lockIdle(path string) (unlock func(), ok bool) {
 	}
 	return func() { f.Close() }, true
 }
+
+// lockFile takes an exclusive lock on the file at path (created if need
+// be), waiting for other processes to release it. The kernel releases it
+// if the process dies.
+func lockFile(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, &os.PathError{Op: "flock", Path: path, Err: err}
+	}
+	return func() { f.Close() }, nil
+}

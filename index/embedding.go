@@ -1,0 +1,616 @@
+package index
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/miramem/mira/embed"
+)
+
+const (
+	// MinFitDocs is the smallest store the built-in embedder fits a model
+	// for. A model learns word vectors from the store's own texts, which
+	// needs a few hundred of them (LoCoMo's conversations of 370–680 turns
+	// gain a lot); below this the hashing embedder, which needs no fit,
+	// serves, and the first Open that finds this many entries refits.
+	MinFitDocs = 100
+	// RefitGrowth is how much a store may grow beyond the size its model
+	// was fitted on before Open refits: a model knows no word it was not
+	// fitted on (new words are matched by the hashed lexical block only)
+	// and its word statistics drift. Refitting at each doubling keeps the
+	// total work of all refits within twice that of the last one.
+	RefitGrowth = 2
+	// modelName is the fitted model's file in a generation.
+	modelName = "model"
+	// embedChunk is how many texts one embedding call gets while
+	// rebuilding: progress is reported and cancellation checked between.
+	embedChunk = 1024
+	// seqHalo is how many neighbours on each side a chunk of a sequence is
+	// embedded with, so that chunking changes no vector: more than the
+	// model's context window (two texts each side by default).
+	seqHalo = 16
+	// pendingRetry is how long entries whose embedding failed wait before
+	// an Open with nothing else to do tries them again.
+	pendingRetry = time.Minute
+	// compactMin and compactShare decide when the vector log is folded
+	// into a new base file: when it holds more records than compactMin
+	// and than compactShare times the live rows. Appending costs the size
+	// of the change; compacting costs the whole store (about a second for
+	// 100,000 × 384 dimensions), so the log is allowed to grow with it.
+	compactMin   = 256
+	compactShare = 0.125
+)
+
+// vecInput is a loaded document on its way into the vector store.
+type vecInput struct {
+	vecDoc
+	text string
+}
+
+func newVecInput(d Doc) vecInput {
+	return vecInput{vecDoc: vecDoc{
+		path: d.Path, id: d.ID, kind: d.Kind, scope: d.Scope, project: d.Project,
+		tags: d.Tags, created: d.CreatedAt, hash: hashText(d.Text),
+	}, text: d.Text}
+}
+
+// storeOrder sorts documents as the built-in model wants its texts: by
+// scope, then creation time, then path.
+func storeOrder(a, b *vecDoc) int {
+	return cmp.Or(strings.Compare(a.scope, b.scope), a.created.Compare(b.created), strings.Compare(a.path, b.path))
+}
+
+// prober is an embedder that learns its dimension (and so its final ID)
+// from the server it talks to.
+type prober interface {
+	Probe(ctx context.Context) (int, error)
+}
+
+// ctx is the call's context.
+func (c *call) ctx() context.Context {
+	if c.opt.Context != nil {
+		return c.opt.Context
+	}
+	return context.Background()
+}
+
+// configuredID returns the ID of Options.Embedder, probing the embedder
+// once per call if it does not know its dimension yet; "" for the built-in
+// default.
+func (c *call) configuredID() (string, error) {
+	e := c.opt.Embedder
+	if e == nil {
+		return "", nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.Dim() == 0 && c.probeErr == nil {
+		if p, ok := e.(prober); ok {
+			if _, err := p.Probe(c.ctx()); err != nil {
+				c.probeErr = err
+			}
+		}
+	}
+	if c.probeErr != nil {
+		return "", c.probeErr
+	}
+	return e.ID(), nil
+}
+
+// outdated says a generation is sound but must be replaced: its vectors
+// come from another embedder than the configured one, or its model was
+// fitted on a much smaller store.
+func outdated(format string, args ...any) error {
+	return &damagedError{outdated: true, err: fmt.Errorf(format, args...)}
+}
+
+// checkEmbedder returns an outdated error when the generation's vectors do
+// not come from the configured embedder. An external embedder that cannot
+// tell its ID (its server does not answer) is given the benefit of the
+// doubt: the index stays, and what it cannot embed waits.
+func (c *call) checkEmbedder(dir string, m meta) error {
+	if c.opt.Embedder == nil {
+		if !m.DefaultEmbedder {
+			return outdated("its vectors are from %s, the built-in embedder is configured", m.Embedder)
+		}
+		return nil
+	}
+	id, err := c.configuredID()
+	if err != nil {
+		c.warn(dir, fmt.Errorf("embedder: %w", err))
+		return nil
+	}
+	if id != m.Embedder {
+		return outdated("its vectors are from %s, the configured embedder is %s", m.Embedder, id)
+	}
+	return nil
+}
+
+// refitDue reports whether the built-in embedder should be fitted again:
+// the store has outgrown the hashing fallback, or RefitGrowth times the
+// store the model was fitted on.
+func (c *call) refitDue(m meta) bool {
+	if c.opt.Embedder != nil || !m.DefaultEmbedder {
+		return false
+	}
+	if m.FitDocs == 0 {
+		return m.Docs >= MinFitDocs
+	}
+	return m.Docs >= RefitGrowth*m.FitDocs
+}
+
+// cached reports whether an embedder's vectors are worth caching: every
+// embedder but the built-in ones, which compute a vector in microseconds.
+func cached(e embed.Embedder) bool {
+	switch e.(type) {
+	case *embed.Hashing, *embed.Model:
+		return false
+	}
+	return true
+}
+
+// genEmbedder returns the embedder of a generation's vectors, for new
+// documents and for queries: the built-in model read from the generation,
+// the hashing fallback, or the configured embedder if it is the one the
+// vectors came from. Nil means none can be had (the configured embedder
+// is another one); the index then searches by words only.
+func (c *call) genEmbedder(genDir string, m meta) (embed.Embedder, *embed.Model, error) {
+	if m.DefaultEmbedder {
+		if m.FitDocs == 0 {
+			h := embed.NewHashing(embed.DefaultHashDim)
+			if h.ID() != m.Embedder {
+				return nil, nil, damaged("vectors of %s, the hashing embedder is %s", m.Embedder, h.ID())
+			}
+			return h, nil, nil
+		}
+		f, err := os.Open(filepath.Join(genDir, modelName))
+		if err != nil {
+			return nil, nil, damaged("embedding model: %w", err)
+		}
+		defer f.Close()
+		model, err := embed.ReadModel(f)
+		if err != nil {
+			return nil, nil, damaged("embedding model: %w", err)
+		}
+		if model.ID() != m.Embedder {
+			return nil, nil, damaged("embedding model %s, the meta says %s", model.ID(), m.Embedder)
+		}
+		return model, model, nil
+	}
+	if e := c.opt.Embedder; e != nil {
+		if id, err := c.configuredID(); err != nil || id == m.Embedder {
+			// An embedder that cannot tell its ID now is checked again
+			// after it embeds (see embedDocs).
+			return e, nil, nil
+		}
+	}
+	return nil, nil, nil
+}
+
+// vecMeta is what the vectors add to a generation's meta.
+type vecMeta struct {
+	embedder        string
+	dim             int
+	defaultEmbedder bool
+	fitDocs         int
+	vectors         int
+	pending         int
+}
+
+// buildVectors embeds every document of a new generation and writes its
+// vector files (and the fitted model, for the built-in embedder).
+func (c *call) buildVectors(indexDir, genDir string, docs []vecInput) (vecMeta, error) {
+	slices.SortFunc(docs, func(a, b vecInput) int { return storeOrder(&a.vecDoc, &b.vecDoc) })
+	var (
+		vm    vecMeta
+		e     embed.Embedder
+		model *embed.Model
+	)
+	switch {
+	case c.opt.Embedder != nil:
+		e = c.opt.Embedder
+		// Learn its dimension first, to look in its cache; if its
+		// server does not answer, embedding fails below and says so.
+		_, _ = c.configuredID()
+	case len(docs) >= MinFitDocs:
+		texts := make([]string, len(docs))
+		for i := range docs {
+			texts[i] = docs[i].text
+		}
+		var err error
+		if model, err = embed.Fit(texts, embed.FitOptions{}); err != nil {
+			return vm, fmt.Errorf("fit embedding model: %w", err)
+		}
+		err = writeFileWith(filepath.Join(genDir, modelName), func(w io.Writer) error {
+			_, err := model.WriteTo(w)
+			return err
+		})
+		if err != nil {
+			return vm, err
+		}
+		e, vm.fitDocs, vm.defaultEmbedder = model, len(docs), true
+	default:
+		e, vm.defaultEmbedder = embed.NewHashing(embed.DefaultHashDim), true
+	}
+	vecs, failed, err := c.embedDocs(indexDir, e, model, docs, nil)
+	if err != nil {
+		return vm, err
+	}
+	vm.embedder, vm.dim = e.ID(), e.Dim()
+	out := make([]vecDoc, len(docs))
+	for i := range docs {
+		out[i] = docs[i].vecDoc
+		out[i].vec = vecs[i]
+		out[i].pending = vecs[i] == nil && failed
+		if vecs[i] != nil && len(vecs[i]) != vm.dim {
+			return vm, fmt.Errorf("embedder %s gave %d dimensions, want %d", vm.embedder, len(vecs[i]), vm.dim)
+		}
+		if out[i].vec != nil {
+			vm.vectors++
+		}
+		if out[i].pending {
+			vm.pending++
+		}
+	}
+	base, _ := vecFiles(genDir, 1)
+	if err := writeVecBase(base, vm.embedder, vm.dim, out); err != nil {
+		return vm, err
+	}
+	if cached(e) && vm.dim > 0 {
+		keep := make(map[textHash]bool, len(docs))
+		for i := range docs {
+			keep[docs[i].hash] = true
+		}
+		if err := openVCache(indexDir, vm.embedder, vm.dim).compact(keep); err != nil {
+			c.warn(indexDir, err)
+		}
+	}
+	return vm, nil
+}
+
+// embedDocs returns the vectors of docs (in store order), nil for a text
+// without words and for those the embedder failed on (then failed is true
+// and the failure has been reported). With a model, documents that are
+// neighbours in the store are embedded as a sequence: each scope's
+// documents when runs is nil (a rebuild), else the given runs of indexes
+// into docs (see findRuns). Vectors of a cached embedder are looked up in
+// the cache first, and what it embeds is added.
+func (c *call) embedDocs(indexDir string, e embed.Embedder, model *embed.Model, docs []vecInput, runs [][]int) (out [][]float32, failed bool, err error) {
+	out = make([][]float32, len(docs))
+	if len(docs) == 0 {
+		return out, false, nil
+	}
+	ctx := c.ctx()
+	var cache *vcache
+	todo := make([]int, 0, len(docs))
+	if cached(e) {
+		if dim := e.Dim(); dim > 0 {
+			cache = openVCache(indexDir, e.ID(), dim)
+			hashes := make([]textHash, len(docs))
+			for i := range docs {
+				hashes[i] = docs[i].hash
+			}
+			got, err := cache.get(hashes)
+			if err != nil {
+				c.warn(indexDir, err)
+			}
+			for i, v := range got {
+				out[i] = v
+			}
+		}
+		for i := range docs {
+			if out[i] == nil {
+				todo = append(todo, i)
+			}
+		}
+	} else {
+		for i := range docs {
+			todo = append(todo, i)
+		}
+	}
+	c.cached += len(docs) - len(todo)
+	report := len(todo) >= parallelLoad
+	if report {
+		c.progress(0, len(todo))
+	}
+	done := 0
+	embedGroup := func(idx []int, seq bool) error {
+		texts := make([]string, len(idx))
+		for j, i := range idx {
+			texts[j] = docs[i].text
+		}
+		var vecs [][]float32
+		var err error
+		if seq && model != nil {
+			vecs, err = embedSequence(ctx, model, texts, func(n int) {
+				if report {
+					c.progress(done+n, len(todo))
+				}
+			})
+		} else {
+			vecs, err = embedChunked(ctx, e, texts, func(n int) {
+				if report {
+					c.progress(done+n, len(todo))
+				}
+			})
+		}
+		if err != nil {
+			return err
+		}
+		for j, i := range idx {
+			// Stored unit length, a dot product is the cosine; a zero
+			// vector (a text without words) has no direction.
+			if v := vecs[j]; len(v) > 0 && normalize(v) {
+				out[i] = v
+			}
+		}
+		done += len(idx)
+		return nil
+	}
+	switch {
+	case model != nil && runs == nil:
+		// One sequence per scope: a scope's last text is no context for
+		// the next scope's first.
+		for lo := 0; lo < len(todo) && err == nil; {
+			hi := lo + 1
+			for hi < len(todo) && docs[todo[hi]].scope == docs[todo[lo]].scope {
+				hi++
+			}
+			err = embedGroup(todo[lo:hi], true)
+			lo = hi
+		}
+	case model != nil:
+		var singles []int
+		for _, run := range runs {
+			if len(run) == 1 {
+				singles = append(singles, run[0])
+			} else if err == nil {
+				err = embedGroup(run, true)
+			}
+		}
+		if err == nil {
+			err = embedGroup(singles, false)
+		}
+	default:
+		err = embedGroup(todo, false)
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || !cached(e) {
+			return nil, false, fmt.Errorf("embed: %w", err)
+		}
+		// An external embedder failed (its server is down, a quota ran
+		// out): the documents are searched by words until it works.
+		for _, i := range todo {
+			out[i] = nil
+		}
+		c.warn(indexDir, fmt.Errorf("embedding %d entries failed, they are found by words only until it works: %w", len(todo), err))
+		return out, true, nil
+	}
+	c.embedded += len(todo)
+	if report {
+		c.progress(len(todo), len(todo))
+	}
+	if cache == nil && cached(e) && e.Dim() > 0 {
+		cache = openVCache(indexDir, e.ID(), e.Dim())
+	}
+	if cache != nil && len(todo) > 0 {
+		hashes := make([]textHash, 0, len(todo))
+		vecs := make([][]float32, 0, len(todo))
+		for _, i := range todo {
+			if out[i] != nil {
+				hashes = append(hashes, docs[i].hash)
+				vecs = append(vecs, out[i])
+			}
+		}
+		if err := cache.put(hashes, vecs); err != nil {
+			c.warn(indexDir, err)
+		}
+	}
+	return out, false, nil
+}
+
+// embedChunked embeds texts embedChunk at a time, reporting how many are
+// done after each.
+func embedChunked(ctx context.Context, e embed.Embedder, texts []string, progress func(int)) ([][]float32, error) {
+	out := make([][]float32, 0, len(texts))
+	for lo := 0; lo < len(texts); lo += embedChunk {
+		hi := min(lo+embedChunk, len(texts))
+		vecs, err := e.Embed(ctx, texts[lo:hi])
+		if err != nil {
+			return nil, err
+		}
+		if len(vecs) != hi-lo {
+			return nil, fmt.Errorf("embedder %s returned %d vectors for %d texts", e.ID(), len(vecs), hi-lo)
+		}
+		out = append(out, vecs...)
+		progress(hi)
+	}
+	return out, nil
+}
+
+// embedSequence embeds texts as one sequence, embedChunk at a time, each
+// chunk with seqHalo neighbours on either side so that every text sees the
+// same context as in one call.
+func embedSequence(ctx context.Context, m *embed.Model, texts []string, progress func(int)) ([][]float32, error) {
+	out := make([][]float32, 0, len(texts))
+	for lo := 0; lo < len(texts); lo += embedChunk {
+		hi := min(lo+embedChunk, len(texts))
+		from, to := max(lo-seqHalo, 0), min(hi+seqHalo, len(texts))
+		vecs, err := m.EmbedSequence(ctx, texts[from:to])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vecs[lo-from:hi-from]...)
+		progress(hi)
+	}
+	return out, nil
+}
+
+// findRuns groups the documents of an update (sorted in store order) into
+// runs of neighbours: documents of one scope between which the store holds
+// no other live document. Only a run is embedded as a sequence: a new
+// entry's neighbours already in the store are not read again, so a lone
+// entry is embedded on its own.
+func findRuns(vs *vecStore, docs []vecInput) [][]int {
+	if len(docs) == 0 {
+		return nil
+	}
+	changed := make(map[string]bool, len(docs))
+	scopes := map[string]bool{}
+	for i := range docs {
+		changed[docs[i].path] = true
+		scopes[docs[i].scope] = true
+	}
+	// The other live documents of the scopes concerned, in store order.
+	var others []vecDoc
+	if vs != nil {
+		for i := range vs.rows {
+			r := &vs.rows[i]
+			if r.dead || changed[r.path] || !scopes[vs.dict[r.scope]] {
+				continue
+			}
+			d := vecDoc{path: r.path, scope: vs.dict[r.scope]}
+			if r.hasCreated {
+				d.created = time.Unix(0, r.created)
+			}
+			others = append(others, d)
+		}
+	}
+	slices.SortFunc(others, func(a, b vecDoc) int { return storeOrder(&a, &b) })
+	var runs [][]int
+	run := []int{0}
+	for i := 1; i < len(docs); i++ {
+		prev, cur := &docs[i-1].vecDoc, &docs[i].vecDoc
+		between := false
+		if prev.scope == cur.scope {
+			// Is there another document after prev and before cur?
+			j, _ := slices.BinarySearchFunc(others, *prev, func(o vecDoc, t vecDoc) int { return storeOrder(&o, &t) })
+			between = j < len(others) && storeOrder(&others[j], cur) < 0
+		}
+		if prev.scope != cur.scope || between {
+			runs = append(runs, run)
+			run = nil
+		}
+		run = append(run, i)
+	}
+	return append(runs, run)
+}
+
+// updateVectors applies an update's documents and removals to the
+// generation's vectors: embeds what was loaded, appends the changes to the
+// log, and folds the log into a new base file when it has grown. It
+// returns the meta to write.
+func (c *call) updateVectors(indexDir, genDir string, m meta, added []vecInput, removed []string) (meta, error) {
+	if len(added) == 0 && len(removed) == 0 {
+		return m, nil
+	}
+	vs, err := loadVecStore(genDir, m, true)
+	if err != nil {
+		return m, err
+	}
+	var records []byte
+	for _, p := range removed {
+		if vs.find(p) >= 0 {
+			d := vecDoc{path: p}
+			records = logRecord(records, &d, true)
+			vs.del(p)
+		}
+	}
+	if len(added) > 0 {
+		e, model, err := c.genEmbedder(genDir, m)
+		if err != nil {
+			return m, err
+		}
+		slices.SortFunc(added, func(a, b vecInput) int { return storeOrder(&a.vecDoc, &b.vecDoc) })
+		var (
+			vecs   [][]float32
+			failed bool
+		)
+		if e == nil {
+			vecs, failed = make([][]float32, len(added)), true
+		} else {
+			var runs [][]int
+			if model != nil {
+				runs = findRuns(vs, added)
+			}
+			if vecs, failed, err = c.embedDocs(filepath.Dir(genDir), e, model, added, runs); err != nil {
+				return m, err
+			}
+			if !failed && e.ID() != m.Embedder {
+				// The configured embedder could not tell its ID at
+				// Open; now that it has embedded, it turns out to be
+				// another than the vectors' one.
+				return m, outdated("its vectors are from %s, the configured embedder is %s", m.Embedder, e.ID())
+			}
+		}
+		for i := range added {
+			d := added[i].vecDoc
+			d.vec = vecs[i]
+			d.pending = d.vec == nil && failed
+			if d.vec != nil && len(d.vec) != m.Dim {
+				return m, outdated("the embedder gives %d dimensions, its vectors have %d", len(d.vec), m.Dim)
+			}
+			records = logRecord(records, &d, false)
+			vs.put(d)
+		}
+	}
+	if len(records) == 0 {
+		return m, nil
+	}
+	_, log := vecFiles(genDir, m.VecSeq)
+	if m.VecLog, err = appendLog(log, m.VecLog, records); err != nil {
+		return m, err
+	}
+	live, vectors, pending := vs.counts()
+	m.Vectors, m.Pending = vectors, pending
+	if logged := vs.logged + countRecords(records); logged > compactMin && float64(logged) > compactShare*float64(live) {
+		full, err := loadVecStore(genDir, m, false)
+		if err != nil {
+			return m, err
+		}
+		base, _ := vecFiles(genDir, m.VecSeq+1)
+		if err := writeVecBase(base, m.Embedder, m.Dim, full.liveDocs()); err != nil {
+			return m, err
+		}
+		m.VecSeq++
+		m.VecLog = 0
+	}
+	return m, nil
+}
+
+// countRecords counts the records in an encoded batch.
+func countRecords(b []byte) int {
+	n := 0
+	for len(b) > 0 {
+		_, k, err := nextRecord(b)
+		if err != nil {
+			break
+		}
+		b = b[k:]
+		n++
+	}
+	return n
+}
+
+// pendingPaths lists the live documents whose embedding failed.
+func pendingPaths(genDir string, m meta) ([]string, error) {
+	vs, err := loadVecStore(genDir, m, true)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i := range vs.rows {
+		if r := &vs.rows[i]; !r.dead && r.pending {
+			out = append(out, r.path)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,490 @@
+package index
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/kelindar/search"
+	"github.com/miramem/mira/embed"
+)
+
+// damagedMark is the file a search leaves in a generation whose vectors
+// turned out to be damaged when it read them; the next Open rebuilds.
+const damagedMark = "damaged"
+
+// vecSide is an Index's vectors and the embedder of its queries, loaded
+// by the first search that needs them.
+type vecSide struct {
+	once sync.Once
+	err  error
+	vs   *vecStore
+	emb  embed.Embedder
+	// rw keeps searches (readers of the vectors) apart from building the
+	// search index, which normalises the vectors in place.
+	rw sync.RWMutex
+}
+
+// load reads the generation's vectors and gets its embedder.
+func (ix *Index) loadVectors() (*vecSide, error) {
+	side := &ix.vec
+	side.once.Do(func() {
+		m := ix.meta
+		emb, _, err := ix.c.genEmbedder(ix.gen, m)
+		if err == nil && emb == nil {
+			err = fmt.Errorf("the vectors are from %s, which is not the configured embedder", m.Embedder)
+		}
+		if err != nil {
+			side.err = ix.markDamaged(err)
+			return
+		}
+		vs, err := loadVecStore(ix.gen, m, false)
+		if err == nil {
+			if live, _, _ := vs.counts(); live != m.Docs {
+				err = damaged("%d documents have vectors, the index holds %d", live, m.Docs)
+			}
+		}
+		if err != nil {
+			side.err = ix.markDamaged(err)
+			return
+		}
+		side.vs, side.emb = vs, emb
+	})
+	return side, side.err
+}
+
+// markDamaged leaves the damage mark in the generation when err says its
+// files are damaged, so that the next Open rebuilds it.
+func (ix *Index) markDamaged(err error) error {
+	var d *damagedError
+	if errors.As(err, &d) && !d.outdated && !d.missing {
+		os.WriteFile(filepath.Join(ix.gen, damagedMark), []byte(err.Error()+"\n"), 0o644)
+	}
+	return err
+}
+
+// vecQuery is a query's vector and the vectors to search.
+type vecQuery struct {
+	side *vecSide
+	vec  []float32 // unit length; nil when the query has no words the embedder knows
+}
+
+// vectorQuery embeds the query text.
+func (ix *Index) vectorQuery(text string) (*vecQuery, error) {
+	side, err := ix.loadVectors()
+	if err != nil {
+		return nil, err
+	}
+	vq := &vecQuery{side: side}
+	if side.vs.dim == 0 {
+		return vq, nil // an external embedder never reached: no vectors
+	}
+	vecs, err := side.emb.Embed(ix.c.ctx(), []string{text})
+	if err != nil {
+		return nil, fmt.Errorf("embed the query: %w", err)
+	}
+	if id := side.emb.ID(); id != side.vs.embedder {
+		return nil, fmt.Errorf("the vectors are from %s, the configured embedder is %s", side.vs.embedder, id)
+	}
+	if len(vecs) != 1 || len(vecs[0]) != side.vs.dim {
+		return nil, fmt.Errorf("the embedder gave a query vector of the wrong length")
+	}
+	if v := vecs[0]; normalize(v) {
+		vq.vec = v
+	}
+	return vq, nil
+}
+
+// normalize scales v to unit length in place; it reports false for a zero
+// (or not finite) vector, which has no direction.
+func normalize(v []float32) bool {
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	if ss == 0 || math.IsInf(ss, 0) || math.IsNaN(ss) {
+		return false
+	}
+	inv := float32(1 / math.Sqrt(ss))
+	for i := range v {
+		v[i] *= inv
+	}
+	return true
+}
+
+// dot is the cosine of two unit vectors.
+func dot(a, b []float32) float64 {
+	var s0, s1, s2, s3 float32
+	b = b[:len(a)]
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return float64(s0 + s1 + s2 + s3)
+}
+
+// rowFilter is a query's filters over the vector store's rows.
+type rowFilter struct {
+	kinds, scopes, tags map[int32]bool // nil: no filter on the field
+	since               int64
+	hasSince            bool
+}
+
+// newRowFilter compiles the query's filters, nil when it has none. A value
+// the store has never seen matches nothing, as in bleve.
+func newRowFilter(vs *vecStore, q Query) *rowFilter {
+	f := &rowFilter{}
+	set := func(values []string) map[int32]bool {
+		if len(values) == 0 {
+			return nil
+		}
+		m := map[int32]bool{}
+		for _, v := range values {
+			if i, ok := vs.dictIx[v]; ok && v != "" {
+				m[i] = true
+			}
+		}
+		return m
+	}
+	f.kinds, f.scopes, f.tags = set(q.Kinds), set(q.Scopes), set(q.Tags)
+	if !q.Since.IsZero() {
+		f.since, f.hasSince = q.Since.UnixNano(), true
+	}
+	if f.kinds == nil && f.scopes == nil && f.tags == nil && !f.hasSince {
+		return nil
+	}
+	return f
+}
+
+func (f *rowFilter) pass(r *vecRow) bool {
+	if f.kinds != nil && !f.kinds[r.kind] || f.scopes != nil && !f.scopes[r.scope] {
+		return false
+	}
+	if f.hasSince && (!r.hasCreated || r.created < f.since) {
+		return false
+	}
+	if f.tags != nil {
+		for _, t := range r.tags {
+			if f.tags[t] {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// vecHit is a vector candidate: a row and its cosine with the query.
+type vecHit struct {
+	row int
+	cos float64
+}
+
+// subsetShare is the share of the store below which a filtered vector
+// search indexes just the rows that pass (copying their vectors) instead
+// of over-fetching from the index of all rows and filtering: copying and
+// indexing a vector costs about five times comparing it (both measured at
+// 10k and 100k rows, BenchmarkVectorFilter).
+var subsetShare = 0.2
+
+// nearest returns the n rows that pass the query's filters with the
+// highest cosine above minCos, best first. It is exact either way a
+// filter is applied: the top n' of all rows, filtered, are the top of the
+// filtered rows as long as n of them are left; otherwise n' grows to all.
+func (vq *vecQuery) nearest(q Query, n int, minCos float64) ([]vecHit, error) {
+	if vq.vec == nil {
+		return nil, nil
+	}
+	vs := vq.side.vs
+	f := newRowFilter(vs, q)
+	live, pass := 0, 0
+	for i := range vs.rows {
+		r := &vs.rows[i]
+		if r.dead || r.vec < 0 {
+			continue
+		}
+		live++
+		if f == nil || f.pass(r) {
+			pass++
+		}
+	}
+	if pass == 0 {
+		return nil, nil
+	}
+	var res []search.Result[int32]
+	if f != nil && float64(pass) < subsetShare*float64(live) {
+		sub := search.NewIndex[int32]()
+		buf := make([]float32, pass*vs.dim)
+		for i := range vs.rows {
+			r := &vs.rows[i]
+			if r.dead || r.vec < 0 || !f.pass(r) {
+				continue
+			}
+			v := buf[:vs.dim:vs.dim]
+			buf = buf[vs.dim:]
+			copy(v, vs.vector(i))
+			sub.Add(v, int32(i))
+		}
+		res = sub.Search(slices.Clone(vq.vec), n)
+	} else {
+		vq.side.fullIndex()
+		want := n
+		if f != nil {
+			want = min(live, int(math.Ceil(float64(n)*float64(live)/float64(pass)*1.5))+n)
+		}
+		for {
+			res = vs.search.Search(slices.Clone(vq.vec), want)
+			if f == nil {
+				break
+			}
+			kept := res[:0]
+			for _, h := range res {
+				if f.pass(&vs.rows[h.Value]) {
+					kept = append(kept, h)
+				}
+			}
+			res = kept
+			if len(res) >= n || want >= live {
+				break
+			}
+			want = live
+		}
+	}
+	out := make([]vecHit, 0, min(n, len(res)))
+	for _, h := range res {
+		if len(out) == n || h.Relevance <= minCos {
+			break
+		}
+		out = append(out, vecHit{row: int(h.Value), cos: h.Relevance})
+	}
+	return out, nil
+}
+
+// fullIndex builds the search index of all rows, once. The caller holds
+// the read lock, which is traded for the write lock meanwhile.
+func (side *vecSide) fullIndex() {
+	if side.vs.search != nil {
+		return
+	}
+	side.rw.RUnlock()
+	side.rw.Lock()
+	side.vs.buildSearch()
+	side.rw.Unlock()
+	side.rw.RLock()
+}
+
+// cand is a candidate of either side on its way through the stages.
+type cand struct {
+	Candidate
+	vec              []float32
+	cos              float64
+	lexRank, vecRank int
+	lexNorm, vecNorm float64
+	fused            float64
+	fusionRank       int
+	recency, bonus   float64
+	score            float64
+	penalty          float64
+}
+
+func (c *cand) hit(score float64, rank int) Hit {
+	return Hit{ID: c.ID, Path: c.Path, Score: score, Why: Why{
+		BM25: c.BM25, Relevance: c.lexNorm, Vector: c.cos, Fused: c.fused,
+		FusionRank: c.fusionRank, LexicalRank: c.lexRank, VectorRank: c.vecRank,
+		Recency: c.recency, Project: c.bonus, MMRPenalty: c.penalty, Rank: rank,
+	}}
+}
+
+// fuse merges the lexical candidates (BM25 order) and the vector ones
+// (cosine order), ranks them and applies MMR.
+func fuse(r Ranking, q Query, lex []Candidate, vecs []vecHit, vq *vecQuery, now time.Time, k int) Stages {
+	vs := vq.side.vs
+	byPath := make(map[string]*cand, len(lex)+len(vecs))
+	var all []*cand
+	get := func(path string) *cand {
+		if c, ok := byPath[path]; ok {
+			return c
+		}
+		c := &cand{Candidate: Candidate{Path: path}}
+		if i := vs.find(path); i >= 0 {
+			c.vec = vs.vector(i)
+			if c.vec != nil && vq.vec != nil {
+				c.cos = dot(vq.vec, c.vec)
+			}
+		}
+		byPath[path] = c
+		all = append(all, c)
+		return c
+	}
+	for i, l := range lex {
+		c := get(l.Path)
+		c.Candidate, c.lexRank = l, i+1
+	}
+	for i, h := range vecs {
+		row := &vs.rows[h.row]
+		c := get(row.path)
+		if c.lexRank == 0 {
+			c.ID, c.Project = row.id, vs.dict[row.project]
+			if row.hasCreated {
+				c.CreatedAt = time.Unix(0, row.created).UTC()
+			}
+		}
+		c.cos, c.vecRank = h.cos, i+1
+	}
+	// Min–max normalisation of each side over its candidates.
+	minMax := func(score func(*cand) float64, in func(*cand) bool, set func(*cand, float64)) {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, c := range all {
+			if in(c) {
+				lo, hi = min(lo, score(c)), max(hi, score(c))
+			}
+		}
+		for _, c := range all {
+			if !in(c) {
+				continue
+			}
+			v := 1.0
+			if hi > lo {
+				v = (score(c) - lo) / (hi - lo)
+			}
+			set(c, v)
+		}
+	}
+	minMax(func(c *cand) float64 { return c.BM25 }, func(c *cand) bool { return c.lexRank > 0 },
+		func(c *cand, v float64) { c.lexNorm = v })
+	minMax(func(c *cand) float64 { return c.cos }, func(c *cand) bool { return c.vecRank > 0 },
+		func(c *cand, v float64) { c.vecNorm = v })
+	alpha := r.LexicalShare
+	switch {
+	case len(lex) == 0:
+		alpha = 0
+	case len(vecs) == 0:
+		alpha = 1
+	}
+	if q.Fusion == FusionRRF {
+		// Reciprocal ranks lie in a narrow band (1/61 to 2/61 for k = 60):
+		// min–max normalised like the scores of the weighted fusion, they
+		// weigh as much against recency and MMR.
+		for _, c := range all {
+			if c.lexRank > 0 {
+				c.fused += 1 / (r.RRFK + float64(c.lexRank))
+			}
+			if c.vecRank > 0 {
+				c.fused += 1 / (r.RRFK + float64(c.vecRank))
+			}
+		}
+		minMax(func(c *cand) float64 { return c.fused }, func(*cand) bool { return true },
+			func(c *cand, v float64) { c.fused = v })
+	} else {
+		for _, c := range all {
+			c.fused = alpha*c.lexNorm + (1-alpha)*c.vecNorm
+		}
+	}
+	// Fused order: by fused relevance, ties by the lexical side, then the
+	// vector side, then path.
+	slices.SortStableFunc(all, func(a, b *cand) int {
+		return cmp.Or(cmp.Compare(b.fused, a.fused), cmp.Compare(b.BM25, a.BM25), cmp.Compare(b.cos, a.cos), cmp.Compare(a.Path, b.Path))
+	})
+	for i, c := range all {
+		c.fusionRank = i + 1
+		c.recency = Recency(c.CreatedAt, now, r.RecencyDays)
+		if q.Project != "" && c.Project == q.Project {
+			c.bonus = r.ProjectBonus
+		}
+		c.score = r.Relevance*c.fused + r.Recency*c.recency + c.bonus
+	}
+	var st Stages
+	for _, l := range lex {
+		c := byPath[l.Path]
+		st.Lexical = append(st.Lexical, c.hit(c.BM25, c.lexRank))
+	}
+	for _, h := range vecs {
+		c := byPath[vs.rows[h.row].path]
+		st.Vector = append(st.Vector, c.hit(c.cos, c.vecRank))
+	}
+	for i, c := range all {
+		st.Fused = append(st.Fused, c.hit(c.fused, i+1))
+	}
+	ranked := slices.Clone(all)
+	slices.SortStableFunc(ranked, byScore)
+	for i, c := range ranked {
+		st.Ranked = append(st.Ranked, c.hit(c.score, i+1))
+	}
+	for i, c := range mmr(ranked, k, r.MMRLambda, r.MMRFloor) {
+		st.Final = append(st.Final, c.hit(c.score-c.penalty, i+1))
+	}
+	return st
+}
+
+// byScore orders candidates as Rank does: by score, newer first, then by
+// id and path.
+func byScore(a, b *cand) int {
+	if c := cmp.Compare(b.score, a.score); c != 0 {
+		return c
+	}
+	if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+		return c
+	}
+	return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.Path, b.Path))
+}
+
+// mmr picks k of the ranked candidates by maximal marginal relevance: each
+// time the one whose score minus (1−λ)/λ times its highest cosine with a
+// candidate already picked is highest (see Ranking). Candidates without a
+// vector are not penalised. It sets each pick's penalty.
+func mmr(ranked []*cand, k int, lambda, floor float64) []*cand {
+	k = min(k, len(ranked))
+	if lambda >= 1 || lambda <= 0 {
+		return ranked[:k]
+	}
+	w := (1 - lambda) / lambda
+	left := slices.Clone(ranked)
+	sim := make([]float64, len(left)) // highest cosine with a pick so far
+	out := make([]*cand, 0, k)
+	for len(out) < k {
+		best := 0
+		for i := 1; i < len(left); i++ {
+			vi := left[i].score - w*max(sim[i], 0)
+			vb := left[best].score - w*max(sim[best], 0)
+			// Ties keep the ranked order, which left preserves.
+			if vi > vb {
+				best = i
+			}
+		}
+		pick := left[best]
+		pick.penalty = w * max(sim[best], 0)
+		out = append(out, pick)
+		left = slices.Delete(left, best, best+1)
+		sim = slices.Delete(sim, best, best+1)
+		if pick.vec == nil {
+			continue
+		}
+		for i, c := range left {
+			if c.vec != nil {
+				sim[i] = max(sim[i], redundancy(dot(pick.vec, c.vec), floor))
+			}
+		}
+	}
+	return out
+}
+
+// redundancy is the similarity MMR weighs for a cosine: none up to floor,
+// the cosine itself above it.
+func redundancy(cos, floor float64) float64 {
+	if cos <= floor {
+		return 0
+	}
+	return cos
+}

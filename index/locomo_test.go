@@ -1,0 +1,236 @@
+package index
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The LoCoMo turn-retrieval evaluation of the whole index, stage by stage.
+// It runs only when MIRA_LOCOMO names the benchmark directory:
+//
+//	MIRA_LOCOMO=/work/shared/bench/locomo go test ./index -run TestLoCoMo -v
+//
+// The dev turns go into one store through the fake source: one entry per
+// turn, scope = conversation, text "Speaker: text", created at the session's
+// date plus half a minute per turn, so the built-in model is fitted on all
+// six conversations at once. MIRA_LOCOMO_SPLIT=1 builds one store per
+// conversation instead (each with its own model). Every question searches
+// its conversation's scope, with recency measured from a day after the
+// conversation's last turn. Scores are computed as score.py computes them:
+// recall@k is the share of the question's evidence ids among the first k
+// distinct ids, averaged over questions; hit@k is 1 when any is.
+// MIRA_LOCOMO_RESULTS=DIR writes each stage's rankings in score.py's
+// results format, to check the numbers against it.
+
+type locomoTurn struct {
+	ID           string `json:"id"`
+	Conversation string `json:"conversation"`
+	Date         string `json:"date"`
+	Speaker      string `json:"speaker"`
+	Text         string `json:"text"`
+}
+
+type locomoQuestion struct {
+	Conversation string   `json:"conversation"`
+	Question     string   `json:"question"`
+	Category     int      `json:"category"`
+	Evidence     []string `json:"evidence"`
+}
+
+func readJSONLines[T any](t *testing.T, path string) []T {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for n := 1; sc.Scan(); n++ {
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatalf("%s:%d: %v", path, n, err)
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// recallMetrics accumulates recall@k and hit@k for k = 1, 5, 10.
+type recallMetrics struct {
+	n           int
+	recall, hit [3]float64
+}
+
+var recallKs = [3]int{1, 5, 10}
+
+func (m *recallMetrics) add(ranking, evidence []string) {
+	m.n++
+	ev := map[string]bool{}
+	for _, e := range evidence {
+		ev[e] = true
+	}
+	var top []string
+	for _, id := range ranking {
+		if !slices.Contains(top, id) {
+			top = append(top, id)
+		}
+	}
+	for i, k := range recallKs {
+		found := 0
+		for _, id := range top[:min(k, len(top))] {
+			if ev[id] {
+				found++
+			}
+		}
+		m.recall[i] += float64(found) / float64(len(ev))
+		if found > 0 {
+			m.hit[i]++
+		}
+	}
+}
+
+func (m recallMetrics) String() string {
+	if m.n == 0 {
+		return "-"
+	}
+	n := float64(m.n)
+	return fmt.Sprintf("%.3f  %.3f  %.3f   %.3f  %.3f  %.3f", m.recall[0]/n, m.recall[1]/n, m.recall[2]/n, m.hit[0]/n, m.hit[1]/n, m.hit[2]/n)
+}
+
+// locomoStore writes turns as entries of a fake store and returns it with
+// the moment after each conversation's last turn.
+func locomoStore(t *testing.T, turns []locomoTurn) (*fakeSource, map[string]time.Time) {
+	f := newFake(t)
+	end := map[string]time.Time{}
+	pos := map[string]int{}
+	for _, tu := range turns {
+		date, err := time.Parse("3:04 pm on 2 January, 2006", tu.Date)
+		if err != nil {
+			t.Fatalf("%s: date %q: %v", tu.ID, tu.Date, err)
+		}
+		session := tu.Conversation + "/" + tu.Date
+		created := date.Add(time.Duration(pos[session]) * 30 * time.Second)
+		pos[session]++
+		f.writeDoc(t, fdoc{id: tu.ID, kind: "turn", scope: tu.Conversation, created: created, text: tu.Speaker + ": " + tu.Text})
+		if created.After(end[tu.Conversation]) {
+			end[tu.Conversation] = created
+		}
+	}
+	return f, end
+}
+
+func TestLoCoMo(t *testing.T) {
+	dir := os.Getenv("MIRA_LOCOMO")
+	if dir == "" {
+		t.Skip("MIRA_LOCOMO is not set")
+	}
+	turns := readJSONLines[locomoTurn](t, filepath.Join(dir, "dev", "turns.jsonl"))
+	questions := readJSONLines[locomoQuestion](t, filepath.Join(dir, "dev", "questions.jsonl"))
+	groups := [][]locomoTurn{turns}
+	if os.Getenv("MIRA_LOCOMO_SPLIT") != "" {
+		groups = nil
+		for _, tu := range turns {
+			if len(groups) == 0 || groups[len(groups)-1][0].Conversation != tu.Conversation {
+				groups = append(groups, nil)
+			}
+			groups[len(groups)-1] = append(groups[len(groups)-1], tu)
+		}
+	}
+	stageNames := []string{"lexical", "vector", "fused", "ranked", "final", "rrf fused", "rrf final", "lexical mode"}
+	overall := make([]recallMetrics, len(stageNames))
+	byCat := make([]map[int]*recallMetrics, len(stageNames))
+	rankings := make([]map[int][]string, len(stageNames))
+	for i := range byCat {
+		byCat[i], rankings[i] = map[int]*recallMetrics{}, map[int][]string{}
+	}
+	// MIRA_LOCOMO_LAMBDA sets MMR's λ, to see what it costs.
+	ranking := DefaultRanking
+	if l := os.Getenv("MIRA_LOCOMO_LAMBDA"); l != "" {
+		if _, err := fmt.Sscan(l, &ranking.MMRLambda); err != nil {
+			t.Fatalf("MIRA_LOCOMO_LAMBDA: %v", err)
+		}
+	}
+	var took time.Duration
+	for _, group := range groups {
+		f, end := locomoStore(t, group)
+		start := time.Now()
+		ix := mustOpen(t, f, Options{})
+		st := ix.LastUpdate()
+		t.Logf("%d turns: built in %v, embedder %s, %d vectors", len(group), time.Since(start).Round(time.Millisecond), ix.meta.Embedder, st.Vectors)
+		start = time.Now()
+		for qid, q := range questions {
+			if _, ok := end[q.Conversation]; !ok {
+				continue
+			}
+			base := Query{Text: q.Question, K: 10, Scopes: []string{q.Conversation}, Now: end[q.Conversation].Add(24 * time.Hour)}
+			w, err := ix.stages(base, ranking)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rq := base
+			rq.Fusion = FusionRRF
+			r, err := ix.stages(rq, ranking)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lq := base
+			lq.Mode = ModeLexical
+			l, err := ix.Search(lq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, hits := range [][]Hit{w.Lexical, w.Vector, w.Fused, w.Ranked, w.Final, r.Fused, r.Final, l} {
+				ids := make([]string, 0, 10)
+				for _, h := range hits[:min(10, len(hits))] {
+					ids = append(ids, h.ID)
+				}
+				overall[i].add(ids, q.Evidence)
+				if byCat[i][q.Category] == nil {
+					byCat[i][q.Category] = &recallMetrics{}
+				}
+				byCat[i][q.Category].add(ids, q.Evidence)
+				rankings[i][qid] = ids
+			}
+		}
+		took += time.Since(start)
+		ix.Close()
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "\n%d questions, %v per question (3 searches)\n", overall[0].n, (took / time.Duration(max(overall[0].n, 1))).Round(time.Microsecond))
+	fmt.Fprintf(&sb, "%-13s R@1    R@5    R@10    hit@1  hit@5  hit@10\n", "stage")
+	for i, name := range stageNames {
+		fmt.Fprintf(&sb, "%-13s %s\n", name, overall[i])
+	}
+	for cat := 1; cat <= 5; cat++ {
+		fmt.Fprintf(&sb, "category %d (n=%d)\n", cat, byCat[0][cat].n)
+		for i, name := range stageNames {
+			fmt.Fprintf(&sb, "  %-11s %s\n", name, *byCat[i][cat])
+		}
+	}
+	t.Log(sb.String())
+	if out := os.Getenv("MIRA_LOCOMO_RESULTS"); out != "" {
+		for i, name := range stageNames {
+			var b strings.Builder
+			for qid := range questions {
+				line, _ := json.Marshal(map[string]any{"qid": qid, "ids": rankings[i][qid]})
+				b.Write(line)
+				b.WriteByte('\n')
+			}
+			if err := os.WriteFile(filepath.Join(out, strings.ReplaceAll(name, " ", "-")+".jsonl"), []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

@@ -1,0 +1,854 @@
+package index
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/kelindar/search"
+)
+
+// The vector store of a generation: one row per live document (what the
+// filters and the ranking need, and the hash of the embedded text) and the
+// document's vector, in a base file written whole and an append-only log of
+// the changes since, replayed on load. See "Vectors" in doc.go for the
+// format.
+
+const (
+	vecMagic   = "MIRAVEC\x00"
+	vecVersion = 1
+	vecPrefix  = "vectors-"
+	logSuffix  = ".log"
+
+	opPut = 1
+	opDel = 2
+
+	flagVector  = 1 // the row has a vector
+	flagPending = 2 // the embedder failed: the row waits for its vector
+	flagCreated = 4 // the row's creation time is known
+
+	// maxRecord bounds a log record, so that a damaged length cannot make
+	// a reader allocate without limit: a row and a vector of 65,536
+	// dimensions with room to spare.
+	maxRecord = 1 << 20
+)
+
+// castagnoli is the CRC used for every checksum of the vector files: the
+// processor computes it (SSE 4.2, ARMv8 CRC), about ten times as fast as
+// reading the bytes from memory.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// vecRow is one live document of the vector store.
+type vecRow struct {
+	path, id             string
+	hash                 textHash // of the embedded text
+	created              int64    // unix ns, valid when hasCreated
+	hasCreated           bool
+	kind, scope, project int32 // indexes into vecStore.dict
+	tags                 []int32
+	vec                  int32 // vector ordinal, -1: none (no words, or pending)
+	pending              bool  // the embedder failed; embedded again later
+	dead                 bool  // removed or replaced by a later log record
+}
+
+// textHash identifies an embedded text: the first 16 bytes of its SHA-256.
+type textHash [16]byte
+
+// vecStore is a generation's vectors in memory.
+type vecStore struct {
+	embedder string
+	dim      int
+	dict     []string
+	dictIx   map[string]int32
+	rows     []vecRow
+	nbase    int              // rows[:nbase] come from the base file, sorted by path
+	logIx    map[string]int32 // path → row, for rows from the log
+	vecs     []float32        // vector i is vecs[i*dim : (i+1)*dim]
+	// logged counts the records of the log (for compaction).
+	logged int
+	// rowsOnly: the vectors were not read (vecs is empty); a row's vec
+	// says only whether it has one.
+	rowsOnly bool
+	// search is the exact cosine index over every live row with a vector,
+	// its values row numbers; built on first use.
+	search *search.Index[int32]
+}
+
+func newVecStore(embedder string, dim int) *vecStore {
+	return &vecStore{embedder: embedder, dim: dim, dictIx: map[string]int32{}, logIx: map[string]int32{}}
+}
+
+// intern returns the dictionary index of s.
+func (vs *vecStore) intern(s string) int32 {
+	if i, ok := vs.dictIx[s]; ok {
+		return i
+	}
+	i := int32(len(vs.dict))
+	s = strings.Clone(s)
+	vs.dict = append(vs.dict, s)
+	vs.dictIx[s] = i
+	return i
+}
+
+// internBytes is intern without allocating when b is known.
+func (vs *vecStore) internBytes(b []byte) int32 {
+	if i, ok := vs.dictIx[string(b)]; ok {
+		return i
+	}
+	return vs.intern(string(b))
+}
+
+// find returns the live row of path, or -1.
+func (vs *vecStore) find(p string) int {
+	if i, ok := vs.logIx[p]; ok {
+		if vs.rows[i].dead {
+			return -1
+		}
+		return int(i)
+	}
+	i, ok := slices.BinarySearchFunc(vs.rows[:vs.nbase], p, func(r vecRow, p string) int { return strings.Compare(r.path, p) })
+	if !ok || vs.rows[i].dead {
+		return -1
+	}
+	return i
+}
+
+// vector returns row i's vector, nil when it has none.
+func (vs *vecStore) vector(i int) []float32 {
+	v := vs.rows[i].vec
+	if v < 0 {
+		return nil
+	}
+	return vs.vecs[int(v)*vs.dim : (int(v)+1)*vs.dim : (int(v)+1)*vs.dim]
+}
+
+// counts returns the number of live rows, of those with a vector and of
+// those waiting for one.
+func (vs *vecStore) counts() (live, vectors, pending int) {
+	for i := range vs.rows {
+		r := &vs.rows[i]
+		if r.dead {
+			continue
+		}
+		live++
+		if r.vec >= 0 {
+			vectors++
+		}
+		if r.pending {
+			pending++
+		}
+	}
+	return
+}
+
+// vecDoc is a document as the vector store keeps it, with its vector (nil:
+// none).
+type vecDoc struct {
+	path, id, kind, scope, project string
+	tags                           []string
+	created                        time.Time
+	hash                           textHash
+	vec                            []float32
+	pending                        bool
+}
+
+// put adds or replaces the row of d.
+func (vs *vecStore) put(d vecDoc) {
+	if i := vs.find(d.path); i >= 0 {
+		vs.rows[i].dead = true
+	}
+	r := vecRow{
+		path: d.path, id: d.id, hash: d.hash,
+		kind: vs.intern(d.kind), scope: vs.intern(d.scope), project: vs.intern(d.project),
+		vec: -1, pending: d.pending,
+	}
+	if !d.created.IsZero() {
+		r.created, r.hasCreated = d.created.UnixNano(), true
+	}
+	for _, t := range d.tags {
+		r.tags = append(r.tags, vs.intern(t))
+	}
+	switch {
+	case d.vec != nil && vs.rowsOnly:
+		r.vec = 0
+	case d.vec != nil:
+		r.vec = int32(len(vs.vecs) / vs.dim)
+		vs.vecs = append(vs.vecs, d.vec...)
+	}
+	vs.logIx[d.path] = int32(len(vs.rows))
+	vs.rows = append(vs.rows, r)
+	vs.search = nil
+}
+
+// del removes the row of path, if any.
+func (vs *vecStore) del(p string) {
+	if i := vs.find(p); i >= 0 {
+		vs.rows[i].dead = true
+		vs.search = nil
+	}
+}
+
+// doc returns row i as a vecDoc (its vector not copied).
+func (vs *vecStore) doc(i int) vecDoc {
+	r := &vs.rows[i]
+	d := vecDoc{
+		path: r.path, id: r.id, hash: r.hash, pending: r.pending,
+		kind: vs.dict[r.kind], scope: vs.dict[r.scope], project: vs.dict[r.project],
+		vec: vs.vector(i),
+	}
+	if r.hasCreated {
+		d.created = time.Unix(0, r.created).UTC()
+	}
+	for _, t := range r.tags {
+		d.tags = append(d.tags, vs.dict[t])
+	}
+	return d
+}
+
+// appendRow encodes a document's row (without its vector).
+func appendRow(b []byte, d *vecDoc, hasVec bool) []byte {
+	str := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	str(d.path)
+	str(d.id)
+	str(d.kind)
+	str(d.scope)
+	str(d.project)
+	b = binary.AppendUvarint(b, uint64(len(d.tags)))
+	for _, t := range d.tags {
+		str(t)
+	}
+	var flags byte
+	if hasVec {
+		flags |= flagVector
+	}
+	if d.pending {
+		flags |= flagPending
+	}
+	var created int64
+	if !d.created.IsZero() {
+		flags |= flagCreated
+		created = d.created.UnixNano()
+	}
+	b = append(b, flags)
+	b = binary.AppendVarint(b, created)
+	return append(b, d.hash[:]...)
+}
+
+// rowReader decodes rows. Strings are cut from src, which the caller makes
+// sure is not modified afterwards (the rows of a base file are substrings
+// of one string holding the whole row section).
+type rowReader struct {
+	src string
+	off int
+	err error
+}
+
+func (r *rowReader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := uvarintString(r.src[r.off:])
+	if n <= 0 {
+		r.err = errors.New("bad number")
+		return 0
+	}
+	r.off += n
+	return v
+}
+
+func uvarintString(s string) (uint64, int) {
+	var x uint64
+	var shift uint
+	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
+		c := s[i]
+		if c < 0x80 {
+			return x | uint64(c)<<shift, i + 1
+		}
+		x |= uint64(c&0x7f) << shift
+		shift += 7
+	}
+	return 0, 0
+}
+
+func (r *rowReader) str() string {
+	n := r.uvarint()
+	if r.err != nil {
+		return ""
+	}
+	if n > uint64(len(r.src)-r.off) {
+		r.err = errors.New("string past the end")
+		return ""
+	}
+	s := r.src[r.off : r.off+int(n)]
+	r.off += int(n)
+	return s
+}
+
+func (r *rowReader) bytes(n int) string {
+	if r.err != nil {
+		return ""
+	}
+	if n > len(r.src)-r.off {
+		r.err = errors.New("row past the end")
+		return ""
+	}
+	s := r.src[r.off : r.off+n]
+	r.off += n
+	return s
+}
+
+// row decodes one row into vs's dictionary; it reports whether the row has
+// a vector.
+func (r *rowReader) row(vs *vecStore) (vecRow, bool) {
+	row := vecRow{vec: -1}
+	row.path = r.str()
+	row.id = r.str()
+	row.kind = vs.intern(r.str())
+	row.scope = vs.intern(r.str())
+	row.project = vs.intern(r.str())
+	nt := r.uvarint()
+	if nt > uint64(len(r.src)) {
+		r.err = errors.New("bad tag count")
+		return row, false
+	}
+	if nt > 0 {
+		row.tags = make([]int32, nt)
+		for i := range row.tags {
+			row.tags[i] = vs.intern(r.str())
+		}
+	}
+	flags := r.bytes(1)
+	if r.err != nil {
+		return row, false
+	}
+	ux, n := uvarintString(r.src[r.off:])
+	created := int64(ux >> 1) // zig-zag, as binary.AppendVarint writes it
+	if ux&1 != 0 {
+		created = ^created
+	}
+	if n <= 0 {
+		r.err = errors.New("bad time")
+		return row, false
+	}
+	r.off += n
+	copy(row.hash[:], r.bytes(len(row.hash)))
+	row.pending = flags[0]&flagPending != 0
+	if flags[0]&flagCreated != 0 {
+		row.created, row.hasCreated = created, true
+	}
+	return row, flags[0]&flagVector != 0
+}
+
+// vecFiles names the base and the log of sequence number seq.
+func vecFiles(genDir string, seq int) (base, log string) {
+	base = filepath.Join(genDir, vecPrefix+strconv.Itoa(seq))
+	return base, base + logSuffix
+}
+
+// vecHeaderSize is the fixed part of a base file's header.
+const vecHeaderSize = 8 + 4*5
+
+// writeVecBase writes a base file holding docs (sorted by path here), with
+// their vectors, and syncs it.
+func writeVecBase(name, embedder string, dim int, docs []vecDoc) error {
+	slices.SortFunc(docs, func(a, b vecDoc) int { return strings.Compare(a.path, b.path) })
+	var rows []byte
+	nvec := 0
+	for i := range docs {
+		rows = appendRow(rows, &docs[i], docs[i].vec != nil)
+		if docs[i].vec != nil {
+			if len(docs[i].vec) != dim {
+				return fmt.Errorf("write vectors: %s: %d dimensions, want %d", docs[i].path, len(docs[i].vec), dim)
+			}
+			nvec++
+		}
+	}
+	head := make([]byte, 0, vecHeaderSize+len(embedder)+len(rows)+8)
+	head = append(head, vecMagic...)
+	for _, v := range []int{vecVersion, dim, len(docs), nvec, len(rows)} {
+		head = binary.LittleEndian.AppendUint32(head, uint32(v))
+	}
+	head = binary.AppendUvarint(head, uint64(len(embedder)))
+	head = append(head, embedder...)
+	head = append(head, rows...)
+	head = binary.LittleEndian.AppendUint32(head, crc32.Checksum(head, castagnoli))
+	return writeFileWith(name, func(w io.Writer) error {
+		if _, err := w.Write(head); err != nil {
+			return err
+		}
+		crc := crc32.New(castagnoli)
+		bw := io.MultiWriter(w, crc)
+		buf := make([]byte, 0, 64<<10)
+		for i := range docs {
+			for _, x := range docs[i].vec {
+				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
+			}
+			if len(buf) >= 60<<10 {
+				if _, err := bw.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+		if _, err := bw.Write(buf); err != nil {
+			return err
+		}
+		_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
+		return err
+	})
+}
+
+// writeFileWith writes a file through fill as writeFileAtomic does: a
+// temporary file, synced, renamed over name, the directory synced.
+func writeFileWith(name string, fill func(io.Writer) error) (err error) {
+	dir := filepath.Dir(name)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 256<<10)
+	if err = fill(bw); err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err = os.Rename(f.Name(), name); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return syncDir(dir)
+}
+
+// vecHeader is what a base file's header says.
+type vecHeader struct {
+	embedder                 string
+	dim, rows, nvec, rowsLen int
+	size                     int64 // the file's size the header implies
+}
+
+// readVecHeader reads and checks the header of a base file, and that the
+// file has the size it implies: enough to trust the file's shape at Open
+// without reading it.
+func readVecHeader(f *os.File) (vecHeader, []byte, error) {
+	var h vecHeader
+	fi, err := f.Stat()
+	if err != nil {
+		return h, nil, err
+	}
+	head := make([]byte, vecHeaderSize+binary.MaxVarintLen64)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return h, nil, err
+	}
+	head = head[:n]
+	if n < vecHeaderSize || string(head[:8]) != vecMagic {
+		return h, nil, errors.New("not a vector file")
+	}
+	u := func(i int) int { return int(binary.LittleEndian.Uint32(head[8+4*i:])) }
+	if v := u(0); v != vecVersion {
+		return h, nil, fmt.Errorf("vector file version %d, want %d", v, vecVersion)
+	}
+	h.dim, h.rows, h.nvec, h.rowsLen = u(1), u(2), u(3), u(4)
+	idLen, k := binary.Uvarint(head[vecHeaderSize:])
+	// A dimension of 0 is an external embedder's that was never reached:
+	// there are no vectors then.
+	if k <= 0 || idLen > 4096 || h.dim < 0 || h.dim > 1<<16 || h.nvec > h.rows || (h.dim == 0 && h.nvec > 0) {
+		return h, nil, errors.New("bad vector file header")
+	}
+	start := int64(vecHeaderSize + k)
+	h.size = start + int64(idLen) + int64(h.rowsLen) + 4 + int64(h.nvec)*int64(h.dim)*4 + 4
+	if fi.Size() != h.size {
+		return h, nil, fmt.Errorf("vector file has %d bytes, its header says %d", fi.Size(), h.size)
+	}
+	id := make([]byte, idLen)
+	if _, err := f.ReadAt(id, start); err != nil {
+		return h, nil, err
+	}
+	h.embedder = string(id)
+	// The bytes before the row section, which its checksum covers too.
+	pre := make([]byte, start+int64(idLen))
+	if _, err := f.ReadAt(pre, 0); err != nil {
+		return h, nil, err
+	}
+	return h, pre, nil
+}
+
+// checkVecFiles is the cheap check of a generation's vector files that Open
+// makes: the base exists and its header agrees with the meta, and the log
+// is at least as long as the meta says.
+func checkVecFiles(genDir string, m meta) error {
+	if b, err := os.ReadFile(filepath.Join(genDir, damagedMark)); err == nil {
+		return damaged("a search found: %s", strings.TrimSpace(string(b)))
+	}
+	base, log := vecFiles(genDir, m.VecSeq)
+	f, err := os.Open(base)
+	if err != nil {
+		return damaged("vectors: %w", err)
+	}
+	defer f.Close()
+	h, _, err := readVecHeader(f)
+	if err != nil {
+		return damaged("vectors: %s: %w", filepath.Base(base), err)
+	}
+	if h.embedder != m.Embedder || h.dim != m.Dim {
+		return damaged("vectors are of %s/%d, the meta says %s/%d", h.embedder, h.dim, m.Embedder, m.Dim)
+	}
+	if m.VecLog > 0 {
+		fi, err := os.Stat(log)
+		if err != nil {
+			return damaged("vectors: %w", err)
+		}
+		if fi.Size() < m.VecLog {
+			return damaged("vector log has %d bytes, the meta says %d", fi.Size(), m.VecLog)
+		}
+	}
+	return nil
+}
+
+// loadVecStore reads a generation's vectors: the base file and the log up
+// to its committed length (and the complete records after it, which a
+// writer that crashed before its meta left: their documents are in the
+// bleve index too). With rowsOnly, the vectors themselves are not read.
+func loadVecStore(genDir string, m meta, rowsOnly bool) (*vecStore, error) {
+	base, log := vecFiles(genDir, m.VecSeq)
+	f, err := os.Open(base)
+	if err != nil {
+		return nil, damaged("vectors: %w", err)
+	}
+	defer f.Close()
+	h, pre, err := readVecHeader(f)
+	if err != nil {
+		return nil, damaged("vectors: %s: %w", filepath.Base(base), err)
+	}
+	if h.embedder != m.Embedder || h.dim != m.Dim {
+		return nil, damaged("vectors are of %s/%d, the meta says %s/%d", h.embedder, h.dim, m.Embedder, m.Dim)
+	}
+	vs := newVecStore(h.embedder, h.dim)
+	vs.rowsOnly = rowsOnly
+	sec := make([]byte, h.rowsLen+4)
+	if _, err := f.ReadAt(sec, int64(len(pre))); err != nil {
+		return nil, damaged("vectors: read rows: %w", err)
+	}
+	crc := crc32.Update(crc32.Checksum(pre, castagnoli), castagnoli, sec[:h.rowsLen])
+	if crc != binary.LittleEndian.Uint32(sec[h.rowsLen:]) {
+		return nil, damaged("vectors: rows: checksum mismatch")
+	}
+	rr := rowReader{src: string(sec[:h.rowsLen])}
+	vs.rows = make([]vecRow, 0, h.rows)
+	nvec := int32(0)
+	for range h.rows {
+		row, hasVec := rr.row(vs)
+		if rr.err != nil {
+			return nil, damaged("vectors: row %d: %w", len(vs.rows), rr.err)
+		}
+		if hasVec {
+			row.vec = nvec
+			nvec++
+		}
+		if n := len(vs.rows); n > 0 && vs.rows[n-1].path >= row.path {
+			return nil, damaged("vectors: rows out of order at %s", row.path)
+		}
+		vs.rows = append(vs.rows, row)
+	}
+	if rr.off != h.rowsLen || int(nvec) != h.nvec {
+		return nil, damaged("vectors: row section does not add up")
+	}
+	vs.nbase = len(vs.rows)
+	if !rowsOnly {
+		vs.vecs = make([]float32, h.nvec*h.dim, (h.nvec+16)*h.dim)
+		if err := readFloats(f, int64(len(pre)+len(sec)), vs.vecs); err != nil {
+			return nil, damaged("vectors: %w", err)
+		}
+	}
+	if err := vs.replay(log, m.VecLog, rowsOnly); err != nil {
+		return nil, err
+	}
+	return vs, nil
+}
+
+// readFloats reads len(dst) little-endian float32 values at off followed
+// by their checksum. On a little-endian machine the bytes go straight into
+// dst; one pass of reading and one of checking, chunk by chunk while the
+// chunk is in the cache.
+func readFloats(f *os.File, off int64, dst []float32) error {
+	crc := crc32.New(castagnoli)
+	r := io.NewSectionReader(f, off, int64(len(dst))*4+4)
+	if nativeLittleEndian {
+		raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst)*4)
+		for len(raw) > 0 {
+			n := min(len(raw), 1<<20)
+			if _, err := io.ReadFull(r, raw[:n]); err != nil {
+				return fmt.Errorf("read vectors: %w", err)
+			}
+			crc.Write(raw[:n])
+			raw = raw[n:]
+		}
+	} else {
+		buf := make([]byte, 1<<16)
+		for i := 0; i < len(dst); {
+			n := min(len(dst)-i, len(buf)/4)
+			if _, err := io.ReadFull(r, buf[:n*4]); err != nil {
+				return fmt.Errorf("read vectors: %w", err)
+			}
+			crc.Write(buf[:n*4])
+			for j := range n {
+				dst[i+j] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*j:]))
+			}
+			i += n
+		}
+	}
+	var sum [4]byte
+	if _, err := io.ReadFull(r, sum[:]); err != nil {
+		return fmt.Errorf("read vectors: %w", err)
+	}
+	if crc.Sum32() != binary.LittleEndian.Uint32(sum[:]) {
+		return errors.New("vectors: checksum mismatch")
+	}
+	return nil
+}
+
+var nativeLittleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+// replay applies the log's records. Records up to committed must be sound;
+// after it only a torn last record, from a writer that crashed, is
+// forgiven.
+func (vs *vecStore) replay(log string, committed int64, rowsOnly bool) error {
+	b, err := os.ReadFile(log)
+	if errors.Is(err, fs.ErrNotExist) && committed == 0 {
+		return nil
+	}
+	if err != nil {
+		return damaged("vector log: %w", err)
+	}
+	if int64(len(b)) < committed {
+		return damaged("vector log has %d bytes, the meta says %d", len(b), committed)
+	}
+	off := 0
+	for off < len(b) {
+		payload, n, err := nextRecord(b[off:])
+		if err != nil {
+			if int64(off) >= committed {
+				break // a torn tail
+			}
+			return damaged("vector log at byte %d: %w", off, err)
+		}
+		if err := vs.apply(payload, rowsOnly); err != nil {
+			return damaged("vector log at byte %d: %w", off, err)
+		}
+		off += n
+		vs.logged++
+	}
+	return nil
+}
+
+// nextRecord cuts the first record of the log b: length, checksum, payload.
+func nextRecord(b []byte) (payload []byte, n int, err error) {
+	if len(b) < 8 {
+		return nil, 0, io.ErrUnexpectedEOF
+	}
+	size := binary.LittleEndian.Uint32(b)
+	if size > maxRecord {
+		return nil, 0, fmt.Errorf("record of %d bytes", size)
+	}
+	if int(size) > len(b)-8 {
+		return nil, 0, io.ErrUnexpectedEOF
+	}
+	payload = b[8 : 8+size]
+	if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(b[4:]) {
+		return nil, 0, errors.New("checksum mismatch")
+	}
+	return payload, 8 + int(size), nil
+}
+
+// apply applies one log record.
+func (vs *vecStore) apply(payload []byte, rowsOnly bool) error {
+	if len(payload) == 0 {
+		return errors.New("empty record")
+	}
+	// Log rows are few: their strings are their own, not cut from a
+	// shared buffer.
+	rr := rowReader{src: string(payload[1:])}
+	switch payload[0] {
+	case opDel:
+		p := rr.str()
+		if rr.err != nil || rr.off != len(rr.src) {
+			return errors.New("bad delete record")
+		}
+		vs.del(p)
+		return nil
+	case opPut:
+		row, hasVec := rr.row(vs)
+		if rr.err != nil {
+			return fmt.Errorf("bad put record: %w", rr.err)
+		}
+		rest := len(rr.src) - rr.off
+		if (hasVec && rest != vs.dim*4) || (!hasVec && rest != 0) {
+			return errors.New("bad put record: vector length")
+		}
+		if i := vs.find(row.path); i >= 0 {
+			vs.rows[i].dead = true
+		}
+		if hasVec && !rowsOnly {
+			row.vec = int32(len(vs.vecs) / vs.dim)
+			raw := payload[1+rr.off:]
+			for j := 0; j < vs.dim; j++ {
+				vs.vecs = append(vs.vecs, math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:])))
+			}
+		} else if hasVec {
+			row.vec = 0 // rows only: "has a vector", not where
+		}
+		vs.logIx[row.path] = int32(len(vs.rows))
+		vs.rows = append(vs.rows, row)
+		return nil
+	}
+	return fmt.Errorf("unknown record type %d", payload[0])
+}
+
+// logRecord encodes one log record: a put of d (with its vector, if any)
+// or, with d.path alone and del, a delete.
+func logRecord(b []byte, d *vecDoc, del bool) []byte {
+	start := len(b)
+	b = append(b, 0, 0, 0, 0, 0, 0, 0, 0)
+	if del {
+		b = append(b, opDel)
+		b = binary.AppendUvarint(b, uint64(len(d.path)))
+		b = append(b, d.path...)
+	} else {
+		b = append(b, opPut)
+		b = appendRow(b, d, d.vec != nil)
+		for _, x := range d.vec {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+		}
+	}
+	payload := b[start+8:]
+	binary.LittleEndian.PutUint32(b[start:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(b[start+4:], crc32.Checksum(payload, castagnoli))
+	return b
+}
+
+// appendLog appends records to the log whose committed length is
+// committed, first cutting off a torn record a crashed writer may have left
+// after it, and syncs it. It returns the log's new length.
+func appendLog(log string, committed int64, records []byte) (int64, error) {
+	f, err := os.OpenFile(log, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("vector log: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("vector log: %w", err)
+	}
+	end := committed
+	if fi.Size() > committed {
+		// Keep the complete records after the committed length: their
+		// documents went into the bleve index before the crash.
+		tail := make([]byte, fi.Size()-committed)
+		if _, err := f.ReadAt(tail, committed); err != nil {
+			return 0, fmt.Errorf("vector log: %w", err)
+		}
+		for off := 0; off < len(tail); {
+			_, n, err := nextRecord(tail[off:])
+			if err != nil {
+				break
+			}
+			off += n
+			end = committed + int64(off)
+		}
+	} else if fi.Size() < committed {
+		return 0, damaged("vector log has %d bytes, the meta says %d", fi.Size(), committed)
+	}
+	if end != fi.Size() {
+		if err := f.Truncate(end); err != nil {
+			return 0, fmt.Errorf("vector log: %w", err)
+		}
+	}
+	if _, err := f.WriteAt(records, end); err != nil {
+		return 0, fmt.Errorf("vector log: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return 0, fmt.Errorf("vector log: %w", err)
+	}
+	if fi.Size() == 0 {
+		if err := syncDir(filepath.Dir(log)); err != nil {
+			return 0, err
+		}
+	}
+	return end + int64(len(records)), nil
+}
+
+// liveDocs returns every live row as a document, for a new base file.
+func (vs *vecStore) liveDocs() []vecDoc {
+	docs := make([]vecDoc, 0, len(vs.rows))
+	for i := range vs.rows {
+		if !vs.rows[i].dead {
+			docs = append(docs, vs.doc(i))
+		}
+	}
+	return docs
+}
+
+// removeVecFiles removes the vector files of other sequence numbers than
+// keep (left by a compaction, or by one that crashed).
+func removeVecFiles(genDir string, keep int) {
+	ents, err := os.ReadDir(genDir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name, ok := strings.CutPrefix(e.Name(), vecPrefix)
+		if !ok {
+			continue
+		}
+		name = strings.TrimSuffix(name, logSuffix)
+		if n, err := strconv.Atoi(name); err == nil && n != keep {
+			os.Remove(filepath.Join(genDir, e.Name()))
+		}
+	}
+}
+
+// buildSearch indexes every live row that has a vector for exact cosine
+// search. The search package normalises vectors in place; they are unit
+// length already, so they change only by rounding.
+func (vs *vecStore) buildSearch() {
+	if vs.search != nil {
+		return
+	}
+	ix := search.NewIndex[int32]()
+	for i := range vs.rows {
+		if v := vs.vector(i); v != nil && !vs.rows[i].dead {
+			ix.Add(v, int32(i))
+		}
+	}
+	vs.search = ix
+}
