@@ -40,9 +40,15 @@ if [ -d "$LOCOMO/dev" ]; then
 	mira-remember --jsonl < "$work/locomo-records.jsonl" > "$work/locomo-stored.jsonl"
 	t1=$(date +%s.%N)
 	echo "imported $(wc -l < "$work/locomo-stored.jsonl") turns in $(python3 -c "print(round($t1-$t0,2))") s (one commit)"
-	mira-recall --eval "$work/locomo-questions.jsonl" --eval-results "$work/locomo-ranked.jsonl" -k 10 --output text
-	python3 scripts/locomo.py results "$work/locomo-stored.jsonl" "$work/locomo-ranked.jsonl" > "$work/locomo-results.jsonl"
-	python3 "$LOCOMO/score.py" "$LOCOMO/dev/questions.jsonl" "$work/locomo-results.jsonl"
+	mira-index rebuild >/dev/null   # fit the built-in embedder on the whole import
+	for mode in lexical vector hybrid; do
+		echo
+		echo "### --mode $mode (mira-recall --eval: every stage)"
+		mira-recall --mode $mode --eval "$work/locomo-questions.jsonl" --eval-results "$work/locomo-ranked-$mode.jsonl" -k 10 --output text
+		python3 scripts/locomo.py results "$work/locomo-stored.jsonl" "$work/locomo-ranked-$mode.jsonl" > "$work/locomo-results-$mode.jsonl"
+		echo "score.py, --mode $mode:"
+		python3 "$LOCOMO/score.py" "$LOCOMO/dev/questions.jsonl" "$work/locomo-results-$mode.jsonl" | sed '$d'
+	done
 else
 	echo "LoCoMo data not found at $LOCOMO; skipping" >&2
 fi

@@ -17,8 +17,19 @@ type Config struct {
 	Home        string `yaml:"home"`
 	Output      string `yaml:"output"`
 	LockTimeout string `yaml:"lock_timeout"`
-	Recall      struct {
-		K int `yaml:"k"`
+	Embed       struct {
+		Name    string `yaml:"name"` // builtin or openai:<model>[/<dim>]
+		BaseURL string `yaml:"base_url"`
+		APIKey  string `yaml:"api_key"`
+	} `yaml:"embed"`
+	Rerank struct {
+		BaseURL string `yaml:"base_url"`
+		Model   string `yaml:"model"`
+		APIKey  string `yaml:"api_key"`
+	} `yaml:"rerank"`
+	Recall struct {
+		K    int    `yaml:"k"`
+		Mode string `yaml:"mode"`
 	} `yaml:"recall"`
 
 	path string
@@ -93,5 +104,7 @@ func (c *Config) vars(getenv func(string) string) kong.Vars {
 		"output":       or(c.Output, "auto"),
 		"lock_timeout": or(c.LockTimeout, "10s"),
 		"recall_k":     k,
+		"recall_mode":  or(c.Recall.Mode, "hybrid"),
+		"embed":        or(c.Embed.Name, builtinEmbed),
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/internal/gitrepo"
 	"github.com/miramem/mira/mem"
 )
@@ -61,7 +62,7 @@ func exitCode(err error) int {
 	if errors.Is(err, context.Canceled) {
 		return ExitInterrupted
 	}
-	if errors.Is(err, mem.ErrLocked) || errors.Is(err, gitrepo.ErrLocked) {
+	if errors.Is(err, mem.ErrLocked) || errors.Is(err, gitrepo.ErrLocked) || errors.Is(err, index.ErrBusy) {
 		return ExitLocked
 	}
 	var ec interface{ ExitCode() int }

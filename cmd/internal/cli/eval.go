@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/miramem/mira/embed"
 	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/mem"
 )
@@ -102,10 +104,15 @@ func (s *evalStats) report(stage string, d time.Duration) evalReport {
 	return r
 }
 
+// evalStages names the rankings --eval scores, in pipeline order.
+var evalStages = []string{"lexical", "vector", "fused", "ranked", "final", "reranked"}
+
 // runEval answers every question of the file with the recall engine and
-// prints the scores. With results != "", the ranked ids of each question are
-// written there as {"qid":N,"ids":[...]} lines.
-func (c *RecallCmd) runEval(o *IO, ix *index.Index, st *mem.Store, q index.Query, w *warnOnce) error {
+// prints recall@k, hit@k and MRR for every stage: lexical only, vector
+// only, fused, ranked (with recency, before MMR), final (after MMR) and,
+// with a rerank endpoint, reranked. With --eval-results the final ranked ids
+// of each question are written as {"qid":N,"ids":[...]} lines.
+func (c *RecallCmd) runEval(ctx context.Context, o *IO, ix *index.Index, st *mem.Store, q index.Query, w *warnOnce, rr *embed.Reranker) error {
 	f, err := os.Open(c.Eval)
 	if err != nil {
 		return usagef("--eval: %v", err)
@@ -133,7 +140,6 @@ func (c *RecallCmd) runEval(o *IO, ix *index.Index, st *mem.Store, q index.Query
 		return err
 	}
 	var out io.Writer = io.Discard
-	var rw *recordWriter
 	if c.EvalResults != "" {
 		rf, err := os.Create(c.EvalResults)
 		if err != nil {
@@ -142,8 +148,8 @@ func (c *RecallCmd) runEval(o *IO, ix *index.Index, st *mem.Store, q index.Query
 		defer rf.Close()
 		out = rf
 	}
-	rw = newRecordWriter(out)
-	// Tags of the memories, read lazily, for expectations given as tags.
+	rw := newRecordWriter(out)
+	// Tags of the memories, read once, for expectations given as tags.
 	tagCache := map[string][]string{}
 	tagsOf := func(path string) []string {
 		if t, ok := tagCache[path]; ok {
@@ -157,29 +163,57 @@ func (c *RecallCmd) runEval(o *IO, ix *index.Index, st *mem.Store, q index.Query
 		tagCache[path] = e.Tags
 		return e.Tags
 	}
-	stats := newEvalStats()
+	stats := map[string]*evalStats{}
+	for _, s := range evalStages {
+		stats[s] = newEvalStats()
+	}
 	start := time.Now()
 	for i, eq := range qs {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		qq := q
 		qq.Text = eq.Query
 		if eq.Scope != "" {
 			qq.Scopes = []string{eq.Scope}
 		}
-		hits, err := ix.Search(qq)
+		want := append(append([]string{}, eq.Expect...), eq.Tags...)
+		keys := func(hits []index.Hit) [][]string {
+			if len(hits) > q.K {
+				hits = hits[:q.K]
+			}
+			ranked := make([][]string, len(hits))
+			for j, h := range hits {
+				k := []string{h.ID}
+				if len(eq.Tags) > 0 {
+					k = append(k, tagsOf(h.Path)...)
+				}
+				ranked[j] = k
+			}
+			return ranked
+		}
+		stg, err := ix.SearchStages(qq)
 		if err != nil {
 			return fmt.Errorf("question %d: %w", i, err)
 		}
-		ranked := make([][]string, len(hits))
-		ids := make([]string, len(hits))
-		for j, h := range hits {
-			ids[j] = h.ID
-			keys := []string{h.ID}
-			if len(eq.Tags) > 0 {
-				keys = append(keys, tagsOf(h.Path)...)
+		final := stg.Final
+		stats["lexical"].add(keys(stg.Lexical), want)
+		stats["vector"].add(keys(stg.Vector), want)
+		stats["fused"].add(keys(stg.Fused), want)
+		stats["ranked"].add(keys(stg.Ranked), want)
+		stats["final"].add(keys(stg.Final), want)
+		if rr != nil {
+			hits, _, err := search(ctx, ix, st, qq, rr, w)
+			if err != nil {
+				return err
 			}
-			ranked[j] = keys
+			stats["reranked"].add(keys(hits), want)
+			final = hits
 		}
-		stats.add(ranked, append(append([]string{}, eq.Expect...), eq.Tags...))
+		ids := make([]string, len(final))
+		for j, h := range final {
+			ids[j] = h.ID
+		}
 		qid := eq.ID
 		if qid == nil {
 			qid = i
@@ -191,16 +225,33 @@ func (c *RecallCmd) runEval(o *IO, ix *index.Index, st *mem.Store, q index.Query
 	if err := rw.Flush(); err != nil {
 		return err
 	}
-	rep := stats.report("lexical", time.Since(start))
+	took := time.Since(start)
+	var reps []evalReport
+	for _, s := range evalStages {
+		if s == "reranked" && rr == nil {
+			continue
+		}
+		reps = append(reps, stats[s].report(s, took))
+	}
 	if !o.textOutput(c.Output) {
 		ow := newRecordWriter(o.Out)
-		ow.Write(rep)
+		for _, r := range reps {
+			ow.Write(r)
+		}
 		return ow.Flush()
 	}
-	fmt.Fprintf(o.Out, "%d questions, %s, %.2fs\n", rep.Questions, rep.Stage, rep.Seconds)
-	fmt.Fprintf(o.Out, "         @1      @5      @10\n")
-	fmt.Fprintf(o.Out, "recall   %.4f  %.4f  %.4f\n", rep.Recall["@1"], rep.Recall["@5"], rep.Recall["@10"])
-	fmt.Fprintf(o.Out, "hit      %.4f  %.4f  %.4f\n", rep.Hit["@1"], rep.Hit["@5"], rep.Hit["@10"])
-	fmt.Fprintf(o.Out, "MRR      %.4f\n", rep.MRR)
+	fmt.Fprintf(o.Out, "%d questions, k=%d, mode %s, %.2fs\n", len(qs), q.K, cmpOr(q.Mode, "hybrid"), took.Seconds())
+	fmt.Fprintf(o.Out, "%-9s %8s %8s %8s %8s %8s %8s %8s\n", "stage", "R@1", "R@5", "R@10", "hit@1", "hit@5", "hit@10", "MRR")
+	for _, r := range reps {
+		fmt.Fprintf(o.Out, "%-9s %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f\n", r.Stage,
+			r.Recall["@1"], r.Recall["@5"], r.Recall["@10"], r.Hit["@1"], r.Hit["@5"], r.Hit["@10"], r.MRR)
+	}
 	return nil
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

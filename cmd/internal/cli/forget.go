@@ -47,7 +47,7 @@ func (c *ForgetCmd) run(ctx context.Context, o *IO) error {
 		}
 		defer lock.Unlock()
 	}
-	ix := openIndexQuiet(st, o)
+	ix := openIndexQuiet(st, o, &c.Common)
 	defer ix.close()
 	tx := st.Begin(c.DryRun)
 	var gone []*mem.Entry

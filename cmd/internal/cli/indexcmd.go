@@ -30,7 +30,10 @@ func (c *IndexStatusCmd) run(ctx context.Context, o *IO) error {
 		return err
 	}
 	w := &warnOnce{o: o}
-	opt := indexOptions(o, w)
+	opt, err := indexOptions(o, w, &c.Common)
+	if err != nil {
+		return err
+	}
 	opt.NoRefresh = true
 	ix, err := index.Open(storeSource{st}, opt)
 	if err != nil {
@@ -70,7 +73,11 @@ func (c *IndexUpdateCmd) run(ctx context.Context, o *IO) error {
 	if err != nil {
 		return err
 	}
-	ix, err := index.Open(storeSource{st}, indexOptions(o, &warnOnce{o: o}))
+	opt, err := indexOptions(o, &warnOnce{o: o}, &c.Common)
+	if err != nil {
+		return err
+	}
+	ix, err := index.Open(storeSource{st}, opt)
 	if err != nil {
 		return fmt.Errorf("cannot open index: %w", err)
 	}
@@ -87,7 +94,11 @@ func (c *IndexRebuildCmd) run(ctx context.Context, o *IO) error {
 	}
 	w := &warnOnce{o: o}
 	start := time.Now()
-	stats, err := index.Rebuild(storeSource{st}, indexOptions(o, w))
+	opt, err := indexOptions(o, w, &c.Common)
+	if err != nil {
+		return err
+	}
+	stats, err := index.Rebuild(storeSource{st}, opt)
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
@@ -114,7 +125,11 @@ func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 		return err
 	}
 	w := &warnOnce{o: o}
-	err = index.Watch(ctx, storeSource{st}, indexOptions(o, w), func(ev index.Event) {
+	opt, err := indexOptions(o, w, &c.Common)
+	if err != nil {
+		return err
+	}
+	err = index.Watch(ctx, storeSource{st}, opt, func(ev index.Event) {
 		switch {
 		case ev.Err != nil:
 			o.Warnf("warning: %v (retried with the next change)", ev.Err)

@@ -111,7 +111,7 @@ func TestConcurrentWriters(t *testing.T) {
 	if len(files) != 1+writers*each {
 		t.Errorf("%d entry files, want %d", len(files), 1+writers*each)
 	}
-	out := r.run("mira-recall", "zebracorn", "-k", "1000")
+	out := r.run("mira-recall", "--mode", "lexical", "zebracorn", "-k", "1000")
 	if n := strings.Count(out, "\n"); n != writers*each {
 		t.Errorf("recall found %d of the %d memories", n, writers*each)
 	}

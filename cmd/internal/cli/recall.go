@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/miramem/mira/embed"
 	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/mem"
 )
@@ -21,7 +22,8 @@ type RecallCmd struct {
 	Project string   `help:"Favour this project (default: detected from the working directory, or $MIRA_PROJECT)."`
 	Since   string   `help:"Only memories created at or after this time: RFC 3339, a date, or a duration ago such as 72h or 30d." placeholder:"WHEN"`
 	Tag     []string `short:"t" help:"Only memories with one of these tags (repeatable or comma-separated)." sep:","`
-	Explain bool     `help:"Show each part of every score (bm25, relevance, recency, project bonus, rank)."`
+	Mode    string   `help:"Retrieval: lexical (BM25), vector (embeddings) or hybrid (both, fused)." enum:"lexical,vector,hybrid" default:"${recall_mode}"`
+	Explain bool     `help:"Show each stage's part of every score: bm25, vector, fusion, recency, project bonus, MMR penalty, rerank."`
 
 	Eval        string `help:"Measure retrieval: read JSONL questions ({\"query\",\"scope\",\"expect\":[ids] or \"expect_tags\":[tags]}) and print recall@1/5/10, hit@k and MRR." placeholder:"FILE" type:"path"`
 	EvalResults string `name:"eval-results" help:"With --eval, write each question's ranked ids as {\"qid\",\"ids\"} JSONL to FILE." placeholder:"FILE" type:"path"`
@@ -37,7 +39,7 @@ func (c *RecallCmd) run(ctx context.Context, o *IO) error {
 		return usagef("-k must be at least 1")
 	}
 	now := time.Now()
-	q := index.Query{Text: strings.Join(c.Query, " "), K: c.K, Kinds: c.Kind, Tags: cleanTags(c.Tag), Now: now}
+	q := index.Query{Text: strings.Join(c.Query, " "), K: c.K, Kinds: c.Kind, Tags: cleanTags(c.Tag), Now: now, Mode: c.Mode}
 	for _, k := range c.Kind {
 		if !isKind(k) {
 			return usagef("--kind: unknown kind %q (want one of %s)", k, strings.Join(mem.Kinds, ", "))
@@ -70,20 +72,28 @@ func (c *RecallCmd) run(ctx context.Context, o *IO) error {
 		return err
 	}
 	w := &warnOnce{o: o}
-	ix, err := index.Open(storeSource{st}, indexOptions(o, w))
+	opt, err := indexOptions(o, w, &c.Common)
+	if err != nil {
+		return err
+	}
+	rr, err := reranker(o.Getenv)
+	if err != nil {
+		return &UsageError{err}
+	}
+	ix, err := index.Open(storeSource{st}, opt)
 	if err != nil {
 		return fmt.Errorf("cannot open index: %w", err)
 	}
 	defer ix.Close()
 	if c.Eval != "" {
-		return c.runEval(o, ix, st, q, w)
+		return c.runEval(ctx, o, ix, st, q, w, rr)
 	}
-	hits, err := ix.Search(q)
+	hits, reranked, err := search(ctx, ix, st, q, rr, w)
 	if err != nil {
-		return fmt.Errorf("search: %w", err)
+		return err
 	}
 	recs := make([]mem.Record, 0, len(hits))
-	for _, h := range hits {
+	for i, h := range hits {
 		e, err := st.Read(h.Path)
 		if err != nil {
 			w.warn(h.Path, err) // changed or removed since the index saw it
@@ -93,22 +103,77 @@ func (c *RecallCmd) run(ctx context.Context, o *IO) error {
 		score := round(h.Score, 4)
 		r.Score = &score
 		r.Why = whyOf(h)
+		if reranked != nil {
+			r.Why.(map[string]any)["rerank"] = round(reranked[i], 4)
+		}
 		recs = append(recs, r)
 	}
 	return writeRecords(o, c.Output, recs, c.Explain)
 }
 
+// search runs the query and, when a rerank endpoint is configured, reorders
+// the ranked candidates (before MMR, up to 3K of them) by the endpoint's
+// scores. It returns the hits and, when reranked, their rerank scores.
+func search(ctx context.Context, ix *index.Index, st *mem.Store, q index.Query, rr *embed.Reranker, w *warnOnce) ([]index.Hit, []float64, error) {
+	stages, err := ix.SearchStages(q)
+	if err != nil {
+		return nil, nil, fmt.Errorf("search: %w", err)
+	}
+	if rr == nil || strings.TrimSpace(q.Text) == "" || len(stages.Ranked) == 0 {
+		return stages.Final, nil, nil
+	}
+	cands := stages.Ranked[:min(len(stages.Ranked), 3*max(q.K, 1))]
+	docs := make([]string, len(cands))
+	for i, h := range cands {
+		if e, err := st.Read(h.Path); err == nil {
+			docs[i] = e.Body
+		}
+	}
+	scores, err := rr.Rerank(ctx, q.Text, docs)
+	if err != nil {
+		w.warn("rerank", fmt.Errorf("%w; results are not reranked", err))
+		return stages.Final, nil, nil
+	}
+	order := make([]int, len(cands))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return scores[order[a]] > scores[order[b]] })
+	n := min(len(order), max(q.K, 1))
+	hits := make([]index.Hit, n)
+	rs := make([]float64, n)
+	for i := range n {
+		hits[i] = cands[order[i]]
+		hits[i].Why.Rank = i + 1
+		rs[i] = scores[order[i]]
+	}
+	return hits, rs, nil
+}
+
 // whyOf is the "why" object of a recall result: always the main parts, and
 // everything with --explain (text output shows it then).
-func whyOf(h index.Hit) map[string]any {
+func whyOf(h index.Hit) any {
+	y := h.Why
 	w := map[string]any{
-		"bm25":      round(h.Why.BM25, 4),
-		"relevance": round(h.Why.Relevance, 4),
-		"recency":   round(h.Why.Recency, 4),
-		"rank":      h.Why.Rank,
+		"bm25":        round(y.BM25, 4),
+		"relevance":   round(y.Relevance, 4),
+		"vector":      round(y.Vector, 4),
+		"fused":       round(y.Fused, 4),
+		"recency":     round(y.Recency, 4),
+		"rank":        y.Rank,
+		"fusion_rank": y.FusionRank,
 	}
-	if h.Why.Project != 0 {
-		w["project"] = round(h.Why.Project, 4)
+	if y.LexicalRank != 0 {
+		w["lexical_rank"] = y.LexicalRank
+	}
+	if y.VectorRank != 0 {
+		w["vector_rank"] = y.VectorRank
+	}
+	if y.Project != 0 {
+		w["project"] = round(y.Project, 4)
+	}
+	if y.MMRPenalty != 0 {
+		w["mmr_penalty"] = round(y.MMRPenalty, 4)
 	}
 	return w
 }
@@ -122,7 +187,8 @@ func explainText(why any) string {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	order := map[string]int{"rank": 0, "bm25": 1, "relevance": 2, "recency": 3, "project": 4}
+	order := map[string]int{"rank": 0, "bm25": 1, "lexical_rank": 2, "relevance": 3, "vector": 4, "vector_rank": 5,
+		"fused": 6, "fusion_rank": 7, "recency": 8, "project": 9, "mmr_penalty": 10, "rerank": 11}
 	sort.Slice(keys, func(i, j int) bool {
 		oi, iok := order[keys[i]]
 		oj, jok := order[keys[j]]
@@ -139,8 +205,8 @@ func explainText(why any) string {
 		parts[i] = fmt.Sprintf("%s=%v", k, m[k])
 	}
 	s := strings.Join(parts, " ")
-	if _, ok := m["relevance"]; ok {
-		s += "  (score = 0.8·relevance + 0.2·recency + project)"
+	if _, ok := m["fused"]; ok {
+		s += "  (score = 0.8·fused + 0.2·recency + project − mmr_penalty)"
 	}
 	return s
 }

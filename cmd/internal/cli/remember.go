@@ -58,7 +58,7 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 		}
 		defer lock.Unlock()
 	}
-	ix := openIndexQuiet(st, o)
+	ix := openIndexQuiet(st, o, &c.Common)
 	defer ix.close()
 
 	var old *mem.Entry

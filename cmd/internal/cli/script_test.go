@@ -28,6 +28,8 @@ var commands = map[string]func(){
 }
 
 func TestScripts(t *testing.T) {
+	fake := newFakeOpenAI()
+	t.Cleanup(fake.srv.Close)
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
@@ -40,6 +42,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_COMMITTER_NAME", "Test")
 			env.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
 			env.Setenv("HOME", env.WorkDir)
+			env.Setenv("FAKE_OPENAI", fake.srv.URL+"/v1")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -48,6 +51,18 @@ func TestScripts(t *testing.T) {
 			"commits":   cmdCommits,
 			"gitclean":  cmdGitClean,
 			"holdlock":  cmdHoldLock,
+			"embedded": func(ts *testscript.TestScript, neg bool, args []string) {
+				// embedded N: the fake server has embedded exactly N texts so far
+				// in this test binary's run of the script (reset by "embedded reset").
+				if args[0] == "reset" {
+					fake.embedded.Store(0)
+					return
+				}
+				want, _ := strconv.Atoi(args[0])
+				if got := fake.embedded.Load(); int(got) != want {
+					ts.Fatalf("fake server embedded %d texts, want %d", got, want)
+				}
+			},
 			"sleep": func(ts *testscript.TestScript, neg bool, args []string) {
 				d, _ := time.ParseDuration(args[0])
 				time.Sleep(d)

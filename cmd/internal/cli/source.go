@@ -73,12 +73,20 @@ func (w *warnOnce) warn(path string, err error) {
 	}
 }
 
-func indexOptions(o *IO, w *warnOnce) index.Options {
+// indexOptions are the options every command opens the index with. All
+// of them use the configured embedder: two commands with different ones
+// would make the index re-embed the store back and forth.
+func indexOptions(o *IO, w *warnOnce, c *Common) (index.Options, error) {
 	opt := index.Options{Warn: w.warn, Now: time.Now, LockTimeout: 5 * time.Second}
 	if o.ErrTTY {
 		opt.Progress = newProgress(o).update
 	}
-	return opt
+	emb, err := c.embedder(o.Getenv)
+	if err != nil {
+		return opt, err
+	}
+	opt.Embedder = emb
+	return opt, nil
 }
 
 // ixHandle is a best-effort index for commands that only use it to look
@@ -89,15 +97,20 @@ type ixHandle struct {
 	st  *mem.Store
 	o   *IO
 	w   *warnOnce
+	c   *Common
 	err error
 }
 
 // openIndexQuiet opens the index for lookups. It looks only at commits
 // since the indexed one, not at every file's time: a writer must stay
 // cheap, and the next reader's stat pass finds hand edits anyway.
-func openIndexQuiet(st *mem.Store, o *IO) *ixHandle {
-	h := &ixHandle{st: st, o: o, w: &warnOnce{o: o}}
-	opt := indexOptions(o, h.w)
+func openIndexQuiet(st *mem.Store, o *IO, c *Common) *ixHandle {
+	h := &ixHandle{st: st, o: o, w: &warnOnce{o: o}, c: c}
+	var opt index.Options
+	opt, h.err = indexOptions(o, h.w, c)
+	if h.err != nil {
+		return h
+	}
 	opt.SkipStat = true
 	h.ix, h.err = index.Open(storeSource{st}, opt)
 	return h
@@ -114,7 +127,10 @@ func (h *ixHandle) close() {
 // finds it fresh. Failure only costs the next reader the work.
 func (h *ixHandle) refresh() {
 	h.close()
-	opt := indexOptions(h.o, h.w)
+	opt, err := indexOptions(h.o, h.w, h.c)
+	if err != nil {
+		return
+	}
 	opt.SkipStat = true
 	ix, err := index.Open(storeSource{h.st}, opt)
 	if err != nil {
