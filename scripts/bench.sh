@@ -70,6 +70,8 @@ for n in $SIZES; do
 	mira-remember --jsonl < "$d/records.jsonl" > /dev/null
 	t1=$(date +%s.%N)
 	echo "import: $(python3 -c "print(round($t1-$t0,2))") s for $n entries in one commit"
+	t0=$(date +%s.%N); mira-index rebuild >/dev/null; t1=$(date +%s.%N)
+	echo "first full rebuild (BM25 + fitting the built-in embedder + embedding): $(python3 -c "print(round($t1-$t0,2))") s"
 	sqlite3 "$d/fts.db" < "$d/fts.sql"
 	q=$(head -1 "$d/queries.txt")
 	w1=${q%% *}
@@ -78,6 +80,7 @@ for n in $SIZES; do
 	h="hyperfine -N -i --style none --warmup 2 --runs $runs"
 	$h --export-json "$d/recall.json" "mira-recall -k 10 '$q'" \
 		"sqlite3 $d/fts.db \"SELECT id FROM m WHERE m MATCH '$fq' ORDER BY bm25(m) LIMIT 10\"" >/dev/null
+	$h --export-json "$d/recall-modes.json" "mira-recall -k 10 '$q'" "mira-recall --mode lexical -k 10 '$q'" >/dev/null
 	$h --export-json "$d/recall-rg.json" "mira-recall -k 10 '$q'" "rg -l -i -w $w1 $MIRA_HOME/entries" >/dev/null
 	git -C "$MIRA_HOME" config user.name bench; git -C "$MIRA_HOME" config user.email bench@localhost
 	$h --export-json "$d/remember.json" \
@@ -91,6 +94,7 @@ for n in $SIZES; do
 	echo "|---|---|---|---|"
 	row "recall vs sqlite3 FTS5 query" "$d/recall.json"
 	row "recall vs rg -l -w" "$d/recall-rg.json"
+	row "recall hybrid vs --mode lexical" "$d/recall-modes.json"
 	row "remember 1 entry vs git add+commit" "$d/remember.json"
 	row "no-change freshness (mira-index update) vs git status" "$d/fresh.json"
 	row "index rebuild vs FTS5 table load" "$d/rebuild.json"
