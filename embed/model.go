@@ -2,6 +2,7 @@ package embed
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
@@ -286,6 +287,13 @@ func (m *Model) initIDF() {
 // persisted fields; a fitted model and one read from disk both go through
 // it, so they embed identically.
 func (m *Model) finish() {
+	m.finishWith(m.checksum())
+}
+
+// finishWith is finish with the model's checksum already known: ReadModel
+// has just verified it against the file, and encoding the model again to
+// hash it would cost a reader several milliseconds for nothing.
+func (m *Model) finishWith(sum [sha256.Size]byte) {
 	m.initIDF()
 	k := m.p.SemDim
 	m.vecs = make([]float32, len(m.qvec))
@@ -298,7 +306,6 @@ func (m *Model) finish() {
 	for i, h := range m.terms {
 		m.termIx[h] = int32(i)
 	}
-	sum := m.checksum()
 	m.id = fmt.Sprintf("mira-lsa-v1/%d/%x", m.Dim(), sum[:6])
 }
 

@@ -127,7 +127,9 @@ func ReadModel(r io.Reader) (*Model, error) {
 	if !slices.IsSorted(m.terms) {
 		return nil, fmt.Errorf("read embedding model: %w: terms out of order", ErrBadModel)
 	}
-	m.finish()
+	var known [sha256.Size]byte
+	copy(known[:], sum)
+	m.finishWith(known)
 	return m, nil
 }
 
