@@ -45,3 +45,8 @@ func (ix *Index) term(field, value string, n int) ([]string, error) {
 	}
 	return out, nil
 }
+
+// Commit returns the commit the open index is up to date with ("" before
+// the first). With Options.NoRefresh it may be behind the store's HEAD;
+// a caller that needs exact answers looks at the paths changed since.
+func (ix *Index) Commit() string { return ix.meta.Commit }

@@ -75,7 +75,6 @@ func (c *ForgetCmd) run(ctx context.Context, o *IO) error {
 		return err
 	}
 	lock.Unlock()
-	ix.refresh()
 	return writeEntries(o, c.Output, gone)
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -36,6 +37,11 @@ func (c *IndexStatusCmd) run(ctx context.Context, o *IO) error {
 	}
 	opt.NoRefresh = true
 	ix, err := index.Open(storeSource{st}, opt)
+	if errors.Is(err, index.ErrNoIndex) {
+		// Nothing to look at yet: build it, as any reader would.
+		opt.NoRefresh = false
+		ix, err = index.Open(storeSource{st}, opt)
+	}
 	if err != nil {
 		return fmt.Errorf("cannot open index: %w", err)
 	}

@@ -138,7 +138,6 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 		}
 	}
 	lock.Unlock()
-	ix.refresh()
 	return writeEntries(o, c.Output, out)
 }
 

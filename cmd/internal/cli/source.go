@@ -93,17 +93,20 @@ func indexOptions(o *IO, w *warnOnce, c *Common) (index.Options, error) {
 // things up (remember's duplicate check, forget's id lookup): when the index
 // cannot be had they fall back to reading files.
 type ixHandle struct {
-	ix  *index.Index
-	st  *mem.Store
-	o   *IO
-	w   *warnOnce
-	c   *Common
-	err error
+	ix    *index.Index
+	st    *mem.Store
+	o     *IO
+	w     *warnOnce
+	c     *Common
+	since []string // entry paths committed since the index was updated
+	err   error
 }
 
-// openIndexQuiet opens the index for lookups. It looks only at commits
-// since the indexed one, not at every file's time: a writer must stay
-// cheap, and the next reader's stat pass finds hand edits anyway.
+// openIndexQuiet opens the index as it is, for lookups by writers: a
+// writer must stay cheap, so it neither updates the index before nor after
+// its commit (the next reader brings it up to date in one batch). What was
+// committed since the index was last updated is looked at directly (see
+// duplicate); hand edits not yet committed are not.
 func openIndexQuiet(st *mem.Store, o *IO, c *Common) *ixHandle {
 	h := &ixHandle{st: st, o: o, w: &warnOnce{o: o}, c: c}
 	var opt index.Options
@@ -111,8 +114,19 @@ func openIndexQuiet(st *mem.Store, o *IO, c *Common) *ixHandle {
 	if h.err != nil {
 		return h
 	}
-	opt.SkipStat = true
+	opt.NoRefresh = true
+	opt.Warn = func(string, error) {} // the next reader reports problems
 	h.ix, h.err = index.Open(storeSource{st}, opt)
+	if h.err == nil {
+		head, err := st.Head()
+		if err == nil && head != h.ix.Commit() {
+			h.since, err = st.Diff(h.ix.Commit(), head)
+		}
+		if err != nil {
+			h.ix.Close()
+			h.ix, h.err = nil, err
+		}
+	}
 	return h
 }
 
@@ -121,23 +135,6 @@ func (h *ixHandle) close() {
 		h.ix.Close()
 		h.ix = nil
 	}
-}
-
-// refresh brings the index up to date after a commit, so the next reader
-// finds it fresh. Failure only costs the next reader the work.
-func (h *ixHandle) refresh() {
-	h.close()
-	opt, err := indexOptions(h.o, h.w, h.c)
-	if err != nil {
-		return
-	}
-	opt.SkipStat = true
-	ix, err := index.Open(storeSource{h.st}, opt)
-	if err != nil {
-		h.o.Warnf("warning: index not updated: %v", err)
-		return
-	}
-	ix.Close()
 }
 
 func (h *ixHandle) pathOf(id string) string {
@@ -155,9 +152,9 @@ func (h *ixHandle) duplicate(st *mem.Store, e *mem.Entry) *mem.Entry {
 	if h.ix != nil {
 		paths, err := h.ix.ByHash(hash)
 		if err == nil {
-			for _, p := range paths {
+			for _, p := range append(paths, h.since...) {
 				d, err := st.Read(p)
-				if err == nil && d.Scope == e.Scope && d.Kind == e.Kind && mem.ContentHash(d.Body) == hash {
+				if err == nil && !d.Deleted() && d.Scope == e.Scope && d.Kind == e.Kind && mem.ContentHash(d.Body) == hash {
 					return d
 				}
 			}
