@@ -35,10 +35,10 @@ if [ -d "$LOCOMO/dev" ]; then
 	echo "## LoCoMo dev: turn retrieval (score.py)"
 	export MIRA_HOME=$work/locomo
 	python3 scripts/locomo.py records "$LOCOMO/dev" > "$work/locomo-records.jsonl"
-	python3 scripts/locomo.py questions "$LOCOMO/dev" > "$work/locomo-questions.jsonl"
 	t0=$(date +%s.%N)
 	mira-remember --jsonl < "$work/locomo-records.jsonl" > "$work/locomo-stored.jsonl"
 	t1=$(date +%s.%N)
+	python3 scripts/locomo.py questions "$LOCOMO/dev" "$work/locomo-stored.jsonl" > "$work/locomo-questions.jsonl"
 	echo "imported $(wc -l < "$work/locomo-stored.jsonl") turns in $(python3 -c "print(round($t1-$t0,2))") s (one commit)"
 	mira-index rebuild >/dev/null   # fit the built-in embedder on the whole import
 	for mode in lexical vector hybrid; do

@@ -2,12 +2,14 @@
 """LoCoMo turn-retrieval benchmark glue (stdlib only).
 
   locomo.py records   DIR            turns.jsonl -> records for `mira-remember --jsonl`
-  locomo.py questions DIR            questions.jsonl -> questions for `mira-recall --eval`
+  locomo.py questions DIR STORED     questions.jsonl -> questions for `mira-recall --eval`
   locomo.py results   STORED RANKED  map ranked memory ids back to turn ids for score.py
 
 One memory per dialog turn: scope = the conversation, kind = turn, created_at = the
 session's date (plus the turn's position in seconds, so turns keep their order), the turn
-id kept in a tag `locomo:<turn id>`. The speaker's name starts the text, as in a chat log.
+id kept in a front-matter field `locomo_turn` (not a tag: tags are searched with the text,
+and the ids' tokens would be noise). The speaker's name starts the text, as in a chat log.
+STORED is what `mira-remember --jsonl` printed: it maps turn ids to memory ids.
 """
 import json
 import sys
@@ -29,29 +31,34 @@ def records(d):
                 "role": "user",
                 "text": f'{t["speaker"]}: {t["text"]}',
                 "created_at": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "tags": ["locomo:" + t["id"]],
+                "locomo_turn": t["id"],
                 "speaker": t["speaker"],
                 "session": t["session"],
             }
             print(json.dumps(rec, ensure_ascii=False))
 
 
-def questions(d):
+def memory_ids(stored):
+    mem = {}
+    with open(stored) as f:
+        for line in f:
+            r = json.loads(line)
+            if "locomo_turn" in r:
+                mem[r["locomo_turn"]] = r["id"]
+    return mem
+
+
+def questions(d, stored):
+    mem = memory_ids(stored)
     with open(f"{d}/questions.jsonl") as f:
         for i, line in enumerate(f):
             q = json.loads(line)
             print(json.dumps({"id": i, "query": q["question"], "scope": q["conversation"],
-                              "expect_tags": ["locomo:" + e for e in q["evidence"]]}, ensure_ascii=False))
+                              "expect": [mem[e] for e in q["evidence"] if e in mem]}, ensure_ascii=False))
 
 
 def results(stored, ranked):
-    turn = {}
-    with open(stored) as f:
-        for line in f:
-            r = json.loads(line)
-            for t in r.get("tags") or []:
-                if t.startswith("locomo:"):
-                    turn[r["id"]] = t[len("locomo:"):]
+    turn = {m: t for t, m in memory_ids(stored).items()}
     with open(ranked) as f:
         for line in f:
             r = json.loads(line)
@@ -63,7 +70,7 @@ if __name__ == "__main__":
     if cmd == "records":
         records(sys.argv[2])
     elif cmd == "questions":
-        questions(sys.argv[2])
+        questions(sys.argv[2], sys.argv[3])
     elif cmd == "results":
         results(sys.argv[2], sys.argv[3])
     else:
