@@ -26,21 +26,17 @@ func Index(args []string, o *IO) int {
 type IndexStatusCmd struct{ Common }
 
 func (c *IndexStatusCmd) run(ctx context.Context, o *IO) error {
-	st, err := c.openStore(ctx, "mira-index")
+	r, err := c.openReader(ctx, o, "mira-index")
 	if err != nil {
 		return err
 	}
-	w := &warnOnce{o: o}
-	opt, err := indexOptions(o, w, &c.Common)
-	if err != nil {
-		return err
-	}
+	st, opt := r.st, r.opt
 	opt.NoRefresh = true
-	ix, err := index.Open(storeSource{st}, opt)
+	ix, err := index.Open(r.src, opt)
 	if errors.Is(err, index.ErrNoIndex) {
 		// Nothing to look at yet: build it, as any reader would.
 		opt.NoRefresh = false
-		ix, err = index.Open(storeSource{st}, opt)
+		ix, err = index.Open(r.src, opt)
 	}
 	if err != nil {
 		return fmt.Errorf("cannot open index: %w", err)
@@ -75,15 +71,11 @@ func (c *IndexStatusCmd) run(ctx context.Context, o *IO) error {
 type IndexUpdateCmd struct{ Common }
 
 func (c *IndexUpdateCmd) run(ctx context.Context, o *IO) error {
-	st, err := c.openStore(ctx, "mira-index")
+	r, err := c.openReader(ctx, o, "mira-index")
 	if err != nil {
 		return err
 	}
-	opt, err := indexOptions(o, &warnOnce{o: o}, &c.Common)
-	if err != nil {
-		return err
-	}
-	ix, err := index.Open(storeSource{st}, opt)
+	ix, err := index.Open(r.src, r.opt)
 	if err != nil {
 		return fmt.Errorf("cannot open index: %w", err)
 	}
@@ -94,17 +86,12 @@ func (c *IndexUpdateCmd) run(ctx context.Context, o *IO) error {
 type IndexRebuildCmd struct{ Common }
 
 func (c *IndexRebuildCmd) run(ctx context.Context, o *IO) error {
-	st, err := c.openStore(ctx, "mira-index")
+	r, err := c.openReader(ctx, o, "mira-index")
 	if err != nil {
 		return err
 	}
-	w := &warnOnce{o: o}
 	start := time.Now()
-	opt, err := indexOptions(o, w, &c.Common)
-	if err != nil {
-		return err
-	}
-	stats, err := index.Rebuild(storeSource{st}, opt)
+	stats, err := index.Rebuild(r.src, r.opt)
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
@@ -126,16 +113,11 @@ type IndexWatchCmd struct {
 }
 
 func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
-	st, err := c.openStore(ctx, "mira-index")
+	r, err := c.openReader(ctx, o, "mira-index")
 	if err != nil {
 		return err
 	}
-	w := &warnOnce{o: o}
-	opt, err := indexOptions(o, w, &c.Common)
-	if err != nil {
-		return err
-	}
-	err = index.Watch(ctx, storeSource{st}, opt, func(ev index.Event) {
+	err = index.Watch(ctx, r.src, r.opt, func(ev index.Event) {
 		switch {
 		case ev.Err != nil:
 			o.Warnf("warning: %v (retried with the next change)", ev.Err)

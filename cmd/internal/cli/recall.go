@@ -67,20 +67,16 @@ func (c *RecallCmd) run(ctx context.Context, o *IO) error {
 			q.Project = mem.DetectProject(wd, o.Getenv("MIRA_PROJECT")).Name
 		}
 	}
-	st, err := c.openStore(ctx, "mira-recall")
+	r, err := c.openReader(ctx, o, "mira-recall")
 	if err != nil {
 		return err
 	}
-	w := &warnOnce{o: o}
-	opt, err := indexOptions(o, w, &c.Common)
-	if err != nil {
-		return err
-	}
+	st, w := r.st, r.w
 	rr, err := reranker(o.Getenv)
 	if err != nil {
 		return &UsageError{err}
 	}
-	ix, err := index.Open(storeSource{st}, opt)
+	ix, err := index.Open(r.src, r.opt)
 	if err != nil {
 		return fmt.Errorf("cannot open index: %w", err)
 	}

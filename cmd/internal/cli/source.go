@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -174,4 +175,27 @@ func (h *ixHandle) duplicate(st *mem.Store, e *mem.Entry) *mem.Entry {
 		}
 	}
 	return nil
+}
+
+// reader is what a command that reads the index starts from: the store,
+// the index options every command shares, and the warnings sink.
+type reader struct {
+	st  *mem.Store
+	src storeSource
+	opt index.Options
+	w   *warnOnce
+}
+
+// openReader opens the store and prepares the index options.
+func (c *Common) openReader(ctx context.Context, o *IO, command string) (*reader, error) {
+	st, err := c.openStore(ctx, command)
+	if err != nil {
+		return nil, err
+	}
+	w := &warnOnce{o: o}
+	opt, err := indexOptions(o, w, c)
+	if err != nil {
+		return nil, err
+	}
+	return &reader{st: st, src: storeSource{st}, opt: opt, w: w}, nil
 }
