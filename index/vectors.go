@@ -582,7 +582,11 @@ func loadVecStore(genDir string, m meta, rowsOnly bool) (*vecStore, error) {
 	}
 	vs.nbase = len(vs.rows)
 	if !rowsOnly {
-		vs.vecs = make([]float32, h.nvec*h.dim, (h.nvec+16)*h.dim)
+		// Room for every vector the log may add, so replaying it never
+		// copies the whole base again (a log record holds at most one
+		// vector of dim float32s).
+		spare := 16 + int(m.VecLog)/(4*max(h.dim, 1))
+		vs.vecs = make([]float32, h.nvec*h.dim, (h.nvec+spare)*h.dim)
 		if err := readFloats(f, int64(len(pre)+len(sec)), vs.vecs); err != nil {
 			return nil, damaged("vectors: %w", err)
 		}
