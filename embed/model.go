@@ -70,13 +70,12 @@ type Model struct {
 	idfOf  [256]float64 // IDF by cell value
 
 	// terms are the word-stem hashes with learned vectors, ascending; row t
-	// of vecs (SemDim wide) belongs to terms[t]. The persisted form is
-	// qvec·scale: int8 per component with a float32 scale per row.
+	// of qvec (SemDim wide) times scale[t] is terms[t]'s vector: int8 per
+	// component with a float32 scale per row, in memory as on disk.
 	terms  []uint64
 	qvec   []int8
 	scale  []float32
 	sigma  []float32 // singular values of the learned dimensions
-	vecs   []float32
 	termIx map[uint64]int32
 
 	id string
@@ -295,13 +294,6 @@ func (m *Model) finish() {
 // hash it would cost a reader several milliseconds for nothing.
 func (m *Model) finishWith(sum [sha256.Size]byte) {
 	m.initIDF()
-	k := m.p.SemDim
-	m.vecs = make([]float32, len(m.qvec))
-	for t := range m.terms {
-		for j := 0; j < k; j++ {
-			m.vecs[t*k+j] = float32(m.qvec[t*k+j]) * m.scale[t]
-		}
-	}
 	m.termIx = make(map[uint64]int32, len(m.terms))
 	for i, h := range m.terms {
 		m.termIx[h] = int32(i)
@@ -404,8 +396,13 @@ func (m *Model) semSum(feats []feature, s []float64) bool {
 			continue
 		}
 		v := (1 + math.Log(float64(f.tf))) * m.idf(f.h)
-		for j, x := range m.vecs[int(t)*k : int(t)*k+k] {
-			s[j] += v * float64(x)
+		// Term vectors are dequantised here, for the few terms a text
+		// has, rather than all at once when the model is read: a
+		// one-query process would otherwise spend milliseconds expanding
+		// tens of thousands of vectors it never looks at.
+		sc := m.scale[t]
+		for j, q := range m.qvec[int(t)*k : int(t)*k+k] {
+			s[j] += v * float64(float32(q)*sc)
 		}
 		found = true
 	}

@@ -40,7 +40,11 @@ if [ -d "$LOCOMO/dev" ]; then
 	t1=$(date +%s.%N)
 	python3 scripts/locomo.py questions "$LOCOMO/dev" "$work/locomo-stored.jsonl" > "$work/locomo-questions.jsonl"
 	echo "imported $(wc -l < "$work/locomo-stored.jsonl") turns in $(python3 -c "print(round($t1-$t0,2))") s (one commit)"
-	mira-index rebuild >/dev/null   # fit the built-in embedder on the whole import
+	# Fit the built-in embedder on the whole import. Wait first until the
+	# files are older than the 2 s in which a fresh file is re-read (and
+	# re-embedded on its own) at every check, so runs are repeatable.
+	sleep 3
+	mira-index rebuild >/dev/null
 	for mode in lexical vector hybrid; do
 		echo
 		echo "### --mode $mode (mira-recall --eval: every stage)"

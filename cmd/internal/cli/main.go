@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -36,6 +37,13 @@ type runner interface {
 // the exit status. All output goes through o. Errors are printed once.
 func Main(name, description string, grammar any, args []string, o *IO) (code int) {
 	o.progName = name
+	if f := os.Getenv("MIRA_CPUPROFILE"); f != "" {
+		// For finding where a command's time goes: go tool pprof FILE.
+		if out, err := os.Create(f); err == nil {
+			pprof.StartCPUProfile(out)
+			defer func() { pprof.StopCPUProfile(); out.Close() }()
+		}
+	}
 	if os.Getenv("GOGC") == "" {
 		// A command lives for one query or one write; most of its heap is
 		// index data it keeps to the end. Collecting it again and again
