@@ -516,6 +516,7 @@ func (c *call) updateVectors(indexDir, genDir string, m meta, added []vecInput, 
 	if err != nil {
 		return m, err
 	}
+	added = slices.DeleteFunc(added, func(a vecInput) bool { return vs.unchanged(&a.vecDoc) })
 	var records []byte
 	for _, p := range removed {
 		if vs.find(p) >= 0 {

@@ -192,6 +192,31 @@ func (vs *vecStore) put(d vecDoc) {
 	vs.search = nil
 }
 
+// unchanged reports whether path already has a live, embedded row for
+// exactly this document: same text and same fields. Such a document is
+// re-read when its file was written moments before a check (its time stamp
+// cannot yet rule out a same-size rewrite) and must not be embedded again:
+// alone, outside its run of neighbours, it would get another vector.
+func (vs *vecStore) unchanged(d *vecDoc) bool {
+	i := vs.find(d.path)
+	if i < 0 {
+		return false
+	}
+	r := &vs.rows[i]
+	if r.dead || r.pending || r.vec < 0 || r.hash != d.hash || r.id != d.id ||
+		vs.dict[r.kind] != d.kind || vs.dict[r.scope] != d.scope || vs.dict[r.project] != d.project ||
+		len(r.tags) != len(d.tags) || r.hasCreated == d.created.IsZero() ||
+		(r.hasCreated && r.created != d.created.UnixNano()) {
+		return false
+	}
+	for j, t := range r.tags {
+		if vs.dict[t] != d.tags[j] {
+			return false
+		}
+	}
+	return true
+}
+
 // del removes the row of path, if any.
 func (vs *vecStore) del(p string) {
 	if i := vs.find(p); i >= 0 {
