@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/miramem/mira/embed"
+	"github.com/miramem/mira/internal/atomicfile"
 )
 
 const (
@@ -229,7 +230,7 @@ func (c *call) buildVectors(indexDir, genDir string, docs []vecInput) (vecMeta, 
 		if model, err = embed.Fit(texts, embed.FitOptions{}); err != nil {
 			return vm, fmt.Errorf("fit embedding model: %w", err)
 		}
-		err = writeFileWith(filepath.Join(genDir, modelName), func(w io.Writer) error {
+		err = atomicfile.WriteWith(filepath.Join(genDir, modelName), 0o644, true, func(w io.Writer) error {
 			_, err := model.WriteTo(w)
 			return err
 		})

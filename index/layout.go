@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/miramem/mira/internal/atomicfile"
 )
 
 // FormatVersion is the version of the on-disk index: mapping, meta,
@@ -293,52 +295,5 @@ func oneLine(s string) string {
 // directory, fsync, rename, fsync of the directory. The temporary file is
 // removed on error.
 func writeFileAtomic(name string, data []byte) error {
-	return replaceFile(name, data, true)
-}
-
-// replaceFile writes data to a temporary file and renames it over name, so
-// that readers never see a partial file; with durable, the data and the
-// rename are synced to disk too.
-func replaceFile(name string, data []byte, durable bool) (err error) {
-	dir := filepath.Dir(name)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if durable {
-		if err = f.Sync(); err != nil {
-			return fmt.Errorf("write %s: %w", name, err)
-		}
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err = os.Rename(f.Name(), name); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if !durable {
-		return nil
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
+	return atomicfile.Write(name, data, 0o644, true)
 }

@@ -6,11 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/miramem/mira/internal/atomicfile"
 )
 
 // The vector cache keeps the vectors of an external embedder (one reached
@@ -222,7 +223,7 @@ func (c *vcache) compact(keep map[textHash]bool) error {
 	if err := writeFileAtomic(c.keys, c.header()); err != nil {
 		return err
 	}
-	if err := writeFileWith(c.vecs, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+	if err := atomicfile.Write(c.vecs, data, 0o644, true); err != nil {
 		return err
 	}
 	return writeFileAtomic(c.keys, keys)

@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/kelindar/search"
+	"github.com/miramem/mira/internal/atomicfile"
 )
 
 // The vector store of a generation: one row per live document (what the
@@ -412,7 +412,7 @@ func writeVecBase(name, embedder string, dim int, docs []vecDoc) error {
 	head = append(head, embedder...)
 	head = append(head, rows...)
 	head = binary.LittleEndian.AppendUint32(head, crc32.Checksum(head, castagnoli))
-	return writeFileWith(name, func(w io.Writer) error {
+	return atomicfile.WriteWith(name, 0o644, true, func(w io.Writer) error {
 		if _, err := w.Write(head); err != nil {
 			return err
 		}
@@ -436,39 +436,6 @@ func writeVecBase(name, embedder string, dim int, docs []vecDoc) error {
 		_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
 		return err
 	})
-}
-
-// writeFileWith writes a file through fill as writeFileAtomic does: a
-// temporary file, synced, renamed over name, the directory synced.
-func writeFileWith(name string, fill func(io.Writer) error) (err error) {
-	dir := filepath.Dir(name)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 256<<10)
-	if err = fill(bw); err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err = os.Rename(f.Name(), name); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	return syncDir(dir)
 }
 
 // vecHeader is what a base file's header says.
@@ -829,7 +796,7 @@ func appendLog(log string, committed int64, records []byte) (int64, error) {
 		return 0, fmt.Errorf("vector log: %w", err)
 	}
 	if fi.Size() == 0 {
-		if err := syncDir(filepath.Dir(log)); err != nil {
+		if err := atomicfile.SyncDir(filepath.Dir(log)); err != nil {
 			return 0, err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/miramem/mira/internal/atomicfile"
 )
 
 // ErrWatching is returned by Watch when another watcher already keeps the
@@ -78,7 +79,7 @@ func writeLease(dir string, l lease) error {
 	}
 	// A heartbeat need not survive a crash (a lost one only makes readers
 	// run their own stat pass), so it is not synced to disk.
-	return replaceFile(filepath.Join(dir, leaseName), append(b, '\n'), false)
+	return atomicfile.Write(filepath.Join(dir, leaseName), append(b, '\n'), 0o644, false)
 }
 
 // Watch keeps the index fresh until ctx ends: it watches every directory

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -130,9 +129,6 @@ func (s *Store) Head() (string, error) { return s.repo.Head() }
 
 // Diff returns entry paths changed between two commits.
 func (s *Store) Diff(from, to string) ([]string, error) { return s.repo.Diff(from, to, "entries/") }
-
-// Repo gives access to the git repository (for housekeeping such as repacking).
-func (s *Store) Repo() *gitrepo.Repo { return s.repo }
 
 // NewID returns a new time-sortable id (a ULID) for time t. Ids made in one
 // process for the same millisecond still sort in creation order.
@@ -349,13 +345,4 @@ func Validate(e *Entry) error {
 		}
 	}
 	return nil
-}
-
-// relClean rejects paths that would leave the store.
-func relClean(rel string) (string, error) {
-	c := path.Clean(rel)
-	if c != rel || strings.HasPrefix(c, "../") || c == ".." || path.IsAbs(c) || !strings.HasPrefix(c, "entries/") {
-		return "", fmt.Errorf("path %q is not inside entries/", rel)
-	}
-	return c, nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/miramem/mira/internal/atomicfile"
 	"github.com/miramem/mira/internal/gitrepo"
 )
 
@@ -249,7 +250,7 @@ func (tx *Tx) Commit(subject string, trailers ...Trailer) (string, error) {
 		}
 	} else {
 		for d := range dirs {
-			if err := syncDir(d); err != nil {
+			if err := atomicfile.SyncDir(d); err != nil {
 				return fail(err)
 			}
 		}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/miramem/mira/internal/atomicfile"
 )
 
 // objectWriter writes the loose objects of one commit durably. Each object
@@ -168,7 +170,7 @@ func (w *objectWriter) flush() error {
 	}
 	syncs := make([]func() error, 0, len(dirs))
 	for d := range dirs {
-		syncs = append(syncs, func() error { return syncDir(d) })
+		syncs = append(syncs, func() error { return atomicfile.SyncDir(d) })
 	}
 	return parallel(syncs)
 }

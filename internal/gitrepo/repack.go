@@ -14,6 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+
+	"github.com/miramem/mira/internal/atomicfile"
 )
 
 // maxPacks is the number of packs at which Repack stops adding a pack for
@@ -329,7 +331,7 @@ func (r *Repo) writePack(hashes []plumbing.Hash) (name string, err error) {
 		return "", err
 	}
 	tmps = nil
-	if err := syncDir(dir); err != nil {
+	if err := atomicfile.SyncDir(dir); err != nil {
 		return "", err
 	}
 	return name, nil

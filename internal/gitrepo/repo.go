@@ -19,6 +19,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/miramem/mira/internal/atomicfile"
 )
 
 var (
@@ -111,7 +113,7 @@ func Init(dir string) (created bool, err error) {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return false, fmt.Errorf("init %s: %w", dir, err)
 	}
-	if err := syncDir(tmp); err != nil {
+	if err := atomicfile.SyncDir(tmp); err != nil {
 		return false, fmt.Errorf("init %s: %w", dir, err)
 	}
 	if err := os.Rename(tmp, dotgit); err != nil {
@@ -121,7 +123,7 @@ func Init(dir string) (created bool, err error) {
 		return false, fmt.Errorf("init %s: %w", dir, err)
 	}
 	tmp = ""
-	if err := syncDir(dir); err != nil {
+	if err := atomicfile.SyncDir(dir); err != nil {
 		return true, fmt.Errorf("init %s: %w", dir, err)
 	}
 	return true, nil
@@ -404,7 +406,7 @@ func install(tmp, path string) error {
 	if err := os.Rename(tmp, path); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return atomicfile.SyncDir(filepath.Dir(path))
 }
 
 // removeLeftovers deletes temporary files that killed processes left in the
@@ -476,19 +478,6 @@ func writeSynced(name string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	return f.Close()
-}
-
-// syncDir makes creations and renames in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
 }
 
 // isNotDir reports ENOTDIR: a ref path whose parent is a file.

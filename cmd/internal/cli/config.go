@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -66,7 +67,7 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 		}
 		return cfg, fmt.Errorf("cannot read config: %w", err)
 	}
-	dec := yaml.NewDecoder(bytesReader(data))
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil && err.Error() != "EOF" {
 		return &Config{}, fmt.Errorf("config %s: %v", p, err)

@@ -42,18 +42,6 @@ func (e *InputError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Name, e.
 func (e *InputError) Unwrap() error { return e.Err }
 func (e *InputError) ExitCode() int { return ExitUsage }
 
-// partialError reports that some input was skipped: exit 3.
-type partialError struct{ n int }
-
-func (e *partialError) Error() string { return fmt.Sprintf("%d input records skipped", e.n) }
-func (e *partialError) ExitCode() int { return ExitPartial }
-
-// reported marks an error that has already been printed.
-type reported struct{ code int }
-
-func (e *reported) Error() string { return "reported" }
-func (e *reported) ExitCode() int { return e.code }
-
 // exitCode maps an error to the process status.
 func exitCode(err error) int {
 	if err == nil {

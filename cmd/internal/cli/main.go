@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -106,17 +105,14 @@ func Main(name, description string, grammar any, args []string, o *IO) (code int
 	return report(o, err)
 }
 
-// report prints err once (unless already printed) and returns its status.
+// report prints err once and returns its status.
 func report(o *IO, err error) int {
 	if err == nil {
 		return ExitOK
 	}
-	var rep *reported
-	if !errors.As(err, &rep) {
-		o.Warnf("%v", err)
-		if h := hint(err); h != "" {
-			o.Warnf("hint: %s", h)
-		}
+	o.Warnf("%v", err)
+	if h := hint(err); h != "" {
+		o.Warnf("hint: %s", h)
 	}
 	return exitCode(err)
 }

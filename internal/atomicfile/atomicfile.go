@@ -1,0 +1,77 @@
+// Package atomicfile replaces files so that a reader, or a process killed
+// at any moment, sees either the old file or the whole new one: the data
+// goes to a temporary file in the same directory, which is renamed over the
+// name. With durable set the file is synced before the rename and the
+// directory after it, so the new file also survives a power failure. The
+// store's entries, the index's files and the git plumbing all write this
+// way.
+package atomicfile
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Write replaces name with data.
+func Write(name string, data []byte, perm os.FileMode, durable bool) error {
+	return WriteWith(name, perm, durable, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteWith replaces name with what fill writes (through a buffer).
+func WriteWith(name string, perm os.FileMode, durable bool, fill func(io.Writer) error) (err error) {
+	dir := filepath.Dir(name)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 256<<10)
+	if err = fill(bw); err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil && durable {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = f.Close()
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), name)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if durable {
+		return SyncDir(dir)
+	}
+	return nil
+}
+
+// SyncDir makes the creations, renames and removals in dir durable. File
+// systems that cannot sync a directory (os.ErrInvalid) are let be.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,56 @@
+package atomicfile
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWriteReplacesWholeFile(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "f")
+	for _, durable := range []bool{true, false} {
+		for _, data := range []string{"first version\n", "second, longer version\n", ""} {
+			if err := Write(name, []byte(data), 0o640, durable); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(name)
+			if err != nil || string(got) != data {
+				t.Fatalf("ReadFile = %q, %v; want %q", got, err, data)
+			}
+			if fi, _ := os.Stat(name); fi.Mode().Perm() != 0o640 {
+				t.Errorf("mode = %v, want 0640", fi.Mode().Perm())
+			}
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("temporary files left behind: %v", ents)
+	}
+}
+
+func TestWriteWithFailureKeepsOldFile(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "f")
+	if err := Write(name, []byte("old"), 0o644, true); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	err := WriteWith(name, 0o644, true, func(w io.Writer) error {
+		w.Write([]byte("half of the new"))
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("WriteWith error = %v, want boom", err)
+	}
+	if got, _ := os.ReadFile(name); string(got) != "old" {
+		t.Errorf("after a failed write the file holds %q, want the old content", got)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("temporary files left behind: %v", ents)
+	}
+	if err := Write(filepath.Join(dir, "missing", "f"), nil, 0o644, true); err == nil {
+		t.Error("Write into a missing directory succeeded")
+	}
+}
