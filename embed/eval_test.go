@@ -1,7 +1,6 @@
 package embed
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -13,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/miramem/mira/internal/locomo"
 )
 
 // The LoCoMo turn-retrieval evaluation. It runs only when MIRA_LOCOMO names
@@ -25,44 +26,6 @@ import (
 // "Speaker: text", questions as they are. Scores are what the benchmark's
 // score.py computes: recall@k is the fraction of a question's evidence ids
 // in the top k, averaged over all questions; hit@k is 1 when any is.
-
-type locomoTurn struct {
-	ID           string `json:"id"`
-	Conversation string `json:"conversation"`
-	Speaker      string `json:"speaker"`
-	Text         string `json:"text"`
-}
-
-type locomoQuestion struct {
-	Conversation string   `json:"conversation"`
-	Question     string   `json:"question"`
-	Category     int      `json:"category"`
-	Evidence     []string `json:"evidence"`
-	qid          int      // line number in questions.jsonl, from 0
-}
-
-func readJSONL[T any](t *testing.T, path string) []T {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []T
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for n := 1; sc.Scan(); n++ {
-		var v T
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			t.Fatalf("%s:%d: %v", path, n, err)
-		}
-		out = append(out, v)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // bm25 is a small in-memory Okapi BM25 (k1=1.2, b=0.75) over the same
 // tokens as the embedders: stems of the words that are not stop words.
@@ -187,81 +150,31 @@ func fusedOrder(score map[int]float64) []int {
 	return out
 }
 
-// metrics accumulates recall@k and hit@k for k = 1, 5, 10.
-type metrics struct {
-	n           int
-	recall, hit [3]float64
-}
-
-var ks = [3]int{1, 5, 10}
-
-func (m *metrics) add(ranking []string, evidence []string) {
-	m.n++
-	ev := map[string]bool{}
-	for _, e := range evidence {
-		ev[e] = true
-	}
-	for i, k := range ks {
-		found := 0
-		seen := map[string]bool{}
-		for _, id := range ranking {
-			if len(seen) == k {
-				break
-			}
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
-			if ev[id] {
-				found++
-			}
-		}
-		m.recall[i] += float64(found) / float64(len(ev))
-		if found > 0 {
-			m.hit[i]++
-		}
-	}
-}
-
-func (m *metrics) merge(o metrics) {
-	m.n += o.n
-	for i := range ks {
-		m.recall[i] += o.recall[i]
-		m.hit[i] += o.hit[i]
-	}
-}
-
-func (m metrics) String() string {
-	if m.n == 0 {
-		return "-"
-	}
-	n := float64(m.n)
-	return fmt.Sprintf("%.3f %.3f %.3f  %.3f %.3f %.3f",
-		m.recall[0]/n, m.recall[1]/n, m.recall[2]/n, m.hit[0]/n, m.hit[1]/n, m.hit[2]/n)
-}
-
-// locomo is the loaded dev set, grouped by conversation.
-type locomo struct {
+// locomoSet is the loaded dev set, grouped by conversation.
+type locomoSet struct {
 	convs     []string
-	turns     map[string][]locomoTurn
-	questions map[string][]locomoQuestion
+	turns     map[string][]locomo.Turn
+	questions map[string][]locomo.Question
 	shared    bool // fit one model on all conversations
 }
 
-func loadLoCoMo(t *testing.T) *locomo {
+func loadLoCoMo(t *testing.T) *locomoSet {
 	dir := os.Getenv("MIRA_LOCOMO")
 	if dir == "" {
 		t.Skip("MIRA_LOCOMO is not set")
 	}
-	d := &locomo{turns: map[string][]locomoTurn{}, questions: map[string][]locomoQuestion{}}
-	for _, tu := range readJSONL[locomoTurn](t, filepath.Join(dir, "dev", "turns.jsonl")) {
+	turns, questions, err := locomo.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &locomoSet{turns: map[string][]locomo.Turn{}, questions: map[string][]locomo.Question{}}
+	for _, tu := range turns {
 		if _, ok := d.turns[tu.Conversation]; !ok {
 			d.convs = append(d.convs, tu.Conversation)
 		}
 		d.turns[tu.Conversation] = append(d.turns[tu.Conversation], tu)
 	}
-	for i, q := range readJSONL[locomoQuestion](t, filepath.Join(dir, "dev", "questions.jsonl")) {
-		q.qid = i
+	for _, q := range questions {
 		d.questions[q.Conversation] = append(d.questions[q.Conversation], q)
 	}
 	slices.Sort(d.convs)
@@ -279,33 +192,33 @@ type system struct {
 
 // result holds one method's metrics per conversation and per category.
 type result struct {
-	byConv   map[string]*metrics
-	byCat    map[int]*metrics
+	byConv   map[string]*locomo.Metrics
+	byCat    map[int]*locomo.Metrics
 	rankings map[int][]string // by qid, top 10, for score.py
 }
 
 func newResult() *result {
-	return &result{byConv: map[string]*metrics{}, byCat: map[int]*metrics{}, rankings: map[int][]string{}}
+	return &result{byConv: map[string]*locomo.Metrics{}, byCat: map[int]*locomo.Metrics{}, rankings: map[int][]string{}}
 }
 
-func (r *result) add(q locomoQuestion, ranking []string) {
-	r.rankings[q.qid] = ranking[:min(len(ranking), 10)]
+func (r *result) add(q locomo.Question, ranking []string) {
+	r.rankings[q.QID] = ranking[:min(len(ranking), 10)]
 	conv, cat, evidence := q.Conversation, q.Category, q.Evidence
 	if r.byConv[conv] == nil {
-		r.byConv[conv] = &metrics{}
+		r.byConv[conv] = &locomo.Metrics{}
 	}
 	if r.byCat[cat] == nil {
-		r.byCat[cat] = &metrics{}
+		r.byCat[cat] = &locomo.Metrics{}
 	}
-	r.byConv[conv].add(ranking, evidence)
-	r.byCat[cat].add(ranking, evidence)
+	r.byConv[conv].Add(ranking, evidence)
+	r.byCat[cat].Add(ranking, evidence)
 }
 
-func (r *result) over(convs []string) metrics {
-	var m metrics
+func (r *result) over(convs []string) locomo.Metrics {
+	var m locomo.Metrics
 	for _, c := range convs {
 		if x := r.byConv[c]; x != nil {
-			m.merge(*x)
+			m.Merge(*x)
 		}
 	}
 	return m
@@ -324,7 +237,7 @@ var methodNames = [numMethods]string{"bm25", "vector", "fused rrf", "fused weigh
 
 // evaluate runs BM25, the system's vectors alone and both fusions over every
 // conversation; alpha is the BM25 share of the weighted fusion.
-func evaluate(t *testing.T, d *locomo, s system, alpha float64) [numMethods]*result {
+func evaluate(t *testing.T, d *locomoSet, s system, alpha float64) [numMethods]*result {
 	var res [numMethods]*result
 	for i := range res {
 		res[i] = newResult()
@@ -412,7 +325,7 @@ func dot(a, b []float32) float32 {
 	return s
 }
 
-func printTable(t *testing.T, d *locomo, name string, res [numMethods]*result) {
+func printTable(t *testing.T, d *locomoSet, name string, res [numMethods]*result) {
 	half := len(d.convs) / 2
 	a, b := d.convs[:half], d.convs[half:]
 	var sb strings.Builder
@@ -425,7 +338,7 @@ func printTable(t *testing.T, d *locomo, name string, res [numMethods]*result) {
 	for cat := 1; cat <= 5; cat++ {
 		for m, r := range res {
 			if x := r.byCat[cat]; x != nil {
-				fmt.Fprintf(&sb, "  cat %d %-15s %s  (n=%d)\n", cat, methodNames[m], *x, x.n)
+				fmt.Fprintf(&sb, "  cat %d %-15s %s  (n=%d)\n", cat, methodNames[m], *x, x.N)
 			}
 		}
 	}
@@ -481,13 +394,14 @@ func writeResults(t *testing.T, path string, r *result) {
 
 // sweepLine prints one compact line per variant: R@5 and R@10 of the vector
 // alone and fused (weighted and RRF), on all conversations and on each half.
-func sweepLine(t *testing.T, d *locomo, s system, alpha float64) {
+func sweepLine(t *testing.T, d *locomoSet, s system, alpha float64) {
 	res := evaluate(t, d, s, alpha)
 	half := len(d.convs) / 2
 	f := func(r *result, convs []string) string {
 		m := r.over(convs)
-		n := float64(m.n)
-		return fmt.Sprintf("%.3f/%.3f", m.recall[1]/n, m.recall[2]/n)
+		r5, _ := m.At(1)
+		r10, _ := m.At(2)
+		return fmt.Sprintf("%.3f/%.3f", r5, r10)
 	}
 	var sb strings.Builder
 	for _, m := range []int{methVec, methWeighted, methRRF} {

@@ -1,15 +1,15 @@
 package index
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/miramem/mira/internal/locomo"
 )
 
 // The LoCoMo turn-retrieval evaluation of the whole index, stage by stage.
@@ -29,94 +29,14 @@ import (
 // MIRA_LOCOMO_RESULTS=DIR writes each stage's rankings in score.py's
 // results format, to check the numbers against it.
 
-type locomoTurn struct {
-	ID           string `json:"id"`
-	Conversation string `json:"conversation"`
-	Date         string `json:"date"`
-	Speaker      string `json:"speaker"`
-	Text         string `json:"text"`
-}
-
-type locomoQuestion struct {
-	Conversation string   `json:"conversation"`
-	Question     string   `json:"question"`
-	Category     int      `json:"category"`
-	Evidence     []string `json:"evidence"`
-}
-
-func readJSONLines[T any](t *testing.T, path string) []T {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []T
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for n := 1; sc.Scan(); n++ {
-		var v T
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			t.Fatalf("%s:%d: %v", path, n, err)
-		}
-		out = append(out, v)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// recallMetrics accumulates recall@k and hit@k for k = 1, 5, 10.
-type recallMetrics struct {
-	n           int
-	recall, hit [3]float64
-}
-
-var recallKs = [3]int{1, 5, 10}
-
-func (m *recallMetrics) add(ranking, evidence []string) {
-	m.n++
-	ev := map[string]bool{}
-	for _, e := range evidence {
-		ev[e] = true
-	}
-	var top []string
-	for _, id := range ranking {
-		if !slices.Contains(top, id) {
-			top = append(top, id)
-		}
-	}
-	for i, k := range recallKs {
-		found := 0
-		for _, id := range top[:min(k, len(top))] {
-			if ev[id] {
-				found++
-			}
-		}
-		m.recall[i] += float64(found) / float64(len(ev))
-		if found > 0 {
-			m.hit[i]++
-		}
-	}
-}
-
-func (m recallMetrics) String() string {
-	if m.n == 0 {
-		return "-"
-	}
-	n := float64(m.n)
-	return fmt.Sprintf("%.3f  %.3f  %.3f   %.3f  %.3f  %.3f", m.recall[0]/n, m.recall[1]/n, m.recall[2]/n, m.hit[0]/n, m.hit[1]/n, m.hit[2]/n)
-}
-
 // locomoStore writes turns as entries of a fake store and returns it with
 // the moment after each conversation's last turn.
-func locomoStore(t *testing.T, turns []locomoTurn) (*fakeSource, map[string]time.Time) {
+func locomoStore(t *testing.T, turns []locomo.Turn) (*fakeSource, map[string]time.Time) {
 	f := newFake(t)
 	end := map[string]time.Time{}
 	pos := map[string]int{}
 	for _, tu := range turns {
-		date, err := time.Parse("3:04 pm on 2 January, 2006", tu.Date)
+		date, err := tu.Time()
 		if err != nil {
 			t.Fatalf("%s: date %q: %v", tu.ID, tu.Date, err)
 		}
@@ -136,9 +56,11 @@ func TestLoCoMo(t *testing.T) {
 	if dir == "" {
 		t.Skip("MIRA_LOCOMO is not set")
 	}
-	turns := readJSONLines[locomoTurn](t, filepath.Join(dir, "dev", "turns.jsonl"))
-	questions := readJSONLines[locomoQuestion](t, filepath.Join(dir, "dev", "questions.jsonl"))
-	groups := [][]locomoTurn{turns}
+	turns, questions, err := locomo.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := [][]locomo.Turn{turns}
 	if os.Getenv("MIRA_LOCOMO_SPLIT") != "" {
 		groups = nil
 		for _, tu := range turns {
@@ -149,11 +71,11 @@ func TestLoCoMo(t *testing.T) {
 		}
 	}
 	stageNames := []string{"lexical", "vector", "fused", "ranked", "final", "rrf fused", "rrf final", "lexical mode"}
-	overall := make([]recallMetrics, len(stageNames))
-	byCat := make([]map[int]*recallMetrics, len(stageNames))
+	overall := make([]locomo.Metrics, len(stageNames))
+	byCat := make([]map[int]*locomo.Metrics, len(stageNames))
 	rankings := make([]map[int][]string, len(stageNames))
 	for i := range byCat {
-		byCat[i], rankings[i] = map[int]*recallMetrics{}, map[int][]string{}
+		byCat[i], rankings[i] = map[int]*locomo.Metrics{}, map[int][]string{}
 	}
 	// MIRA_LOCOMO_LAMBDA sets MMR's λ, to see what it costs.
 	ranking := DefaultRanking
@@ -196,11 +118,11 @@ func TestLoCoMo(t *testing.T) {
 				for _, h := range hits[:min(10, len(hits))] {
 					ids = append(ids, h.ID)
 				}
-				overall[i].add(ids, q.Evidence)
+				overall[i].Add(ids, q.Evidence)
 				if byCat[i][q.Category] == nil {
-					byCat[i][q.Category] = &recallMetrics{}
+					byCat[i][q.Category] = &locomo.Metrics{}
 				}
-				byCat[i][q.Category].add(ids, q.Evidence)
+				byCat[i][q.Category].Add(ids, q.Evidence)
 				rankings[i][qid] = ids
 			}
 		}
@@ -208,13 +130,13 @@ func TestLoCoMo(t *testing.T) {
 		ix.Close()
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "\n%d questions, %v per question (3 searches)\n", overall[0].n, (took / time.Duration(max(overall[0].n, 1))).Round(time.Microsecond))
+	fmt.Fprintf(&sb, "\n%d questions, %v per question (3 searches)\n", overall[0].N, (took / time.Duration(max(overall[0].N, 1))).Round(time.Microsecond))
 	fmt.Fprintf(&sb, "%-13s R@1    R@5    R@10    hit@1  hit@5  hit@10\n", "stage")
 	for i, name := range stageNames {
 		fmt.Fprintf(&sb, "%-13s %s\n", name, overall[i])
 	}
 	for cat := 1; cat <= 5; cat++ {
-		fmt.Fprintf(&sb, "category %d (n=%d)\n", cat, byCat[0][cat].n)
+		fmt.Fprintf(&sb, "category %d (n=%d)\n", cat, byCat[0][cat].N)
 		for i, name := range stageNames {
 			fmt.Fprintf(&sb, "  %-11s %s\n", name, *byCat[i][cat])
 		}
