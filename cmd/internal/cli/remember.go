@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,8 +17,8 @@ import (
 type RememberCmd struct {
 	Common
 	Text        []string `arg:"" optional:"" help:"The memory's text. Without it, the whole of stdin is one memory (or one per line with --lines)."`
-	Kind        string   `short:"K" help:"Kind of memory: fact, preference, decision, correction, goal, task, note, turn, summary." default:"note" enum:"fact,preference,decision,correction,goal,task,note,turn,summary"`
-	Scope       string   `short:"s" help:"Scope (bucket): global, a project name or a conversation id." default:"global"`
+	Kind        string   `short:"K" help:"Kind of memory: fact, preference, decision, correction, goal, task, note (the default), turn, summary." enum:"fact,preference,decision,correction,goal,task,note,turn,summary," default:""`
+	Scope       string   `short:"s" help:"Scope (bucket): global (the default), a project name or a conversation id."`
 	Tag         []string `short:"t" help:"Tag to attach (repeatable, or comma-separated)." sep:","`
 	Role        string   `help:"Role of a turn: user, assistant or tool." enum:"user,assistant,tool," default:""`
 	Pin         string   `help:"Pin the memory into every context: sticky (until unpinned) or leased (until --until)." enum:"sticky,leased," default:""`
@@ -36,6 +37,11 @@ func Remember(args []string, o *IO) int {
 }
 
 func (c *RememberCmd) run(ctx context.Context, o *IO) error {
+	// Kind and scope default here rather than in the grammar, so that
+	// --replace can tell a kind or scope given from one left out.
+	kindGiven, scopeGiven := c.Kind != "", c.Scope != ""
+	c.Kind = cmp.Or(c.Kind, mem.KindNote)
+	c.Scope = cmp.Or(c.Scope, mem.DefaultScope)
 	entries, err := c.collect(o)
 	if err != nil {
 		return err
@@ -78,10 +84,10 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 	added := 0
 	for _, e := range entries {
 		if old != nil {
-			if !c.flagSet("kind") && e.Kind == "note" {
+			if !kindGiven {
 				e.Kind = old.Kind
 			}
-			if !c.flagSet("scope") {
+			if !scopeGiven {
 				e.Scope = old.Scope
 			}
 			if len(e.Tags) == 0 {
@@ -139,18 +145,6 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 	}
 	lock.Unlock()
 	return writeEntries(o, c.Output, out)
-}
-
-// flagSet reports whether a flag was given (rather than defaulted). Kong
-// does not expose this, so compare with the default.
-func (c *RememberCmd) flagSet(name string) bool {
-	switch name {
-	case "kind":
-		return c.Kind != "note"
-	case "scope":
-		return c.Scope != "global"
-	}
-	return false
 }
 
 // collect builds the entries to store from arguments or stdin.
