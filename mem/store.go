@@ -346,3 +346,25 @@ func Validate(e *Entry) error {
 	}
 	return nil
 }
+
+// RepackThreshold is the number of loose git objects at which MaybeRepack
+// packs them: each command writes a handful of loose objects, and a
+// directory of thousands of small files slows git and wastes space.
+const RepackThreshold = 1000
+
+// MaybeRepack packs the store's loose git objects when there are at least
+// RepackThreshold of them, and reports whether it did. The caller holds the
+// store lock, since a repack must not run at the same time as a commit.
+func (s *Store) MaybeRepack() (bool, error) {
+	n, err := s.repo.LooseObjectCount()
+	if err != nil {
+		return false, err
+	}
+	if n < RepackThreshold {
+		return false, nil
+	}
+	if err := s.repo.Repack(); err != nil {
+		return false, fmt.Errorf("repack: %w", err)
+	}
+	return true, nil
+}
