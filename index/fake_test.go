@@ -109,6 +109,8 @@ func (f *fakeSource) Load(path string) (Doc, error) {
 			d.Project = v
 		case "role":
 			d.Role = v
+		case "pin":
+			d.Pin = v
 		case "tags":
 			d.Tags = strings.Split(v, ",")
 		case "created":
@@ -150,6 +152,7 @@ func (f *fakeSource) commit(paths ...string) string {
 // fdoc is a test entry.
 type fdoc struct {
 	id, kind, scope, project string
+	pin                      string
 	tags                     []string
 	created                  time.Time
 	text                     string
@@ -166,6 +169,9 @@ func (d fdoc) encode() string {
 	fmt.Fprintf(&b, "id: %s\nkind: %s\nscope: %s\n", d.id, cmpOr(d.kind, "note"), cmpOr(d.scope, "global"))
 	if d.project != "" {
 		fmt.Fprintf(&b, "project: %s\n", d.project)
+	}
+	if d.pin != "" {
+		fmt.Fprintf(&b, "pin: %s\n", d.pin)
 	}
 	if len(d.tags) > 0 {
 		fmt.Fprintf(&b, "tags: %s\n", strings.Join(d.tags, ","))

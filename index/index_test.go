@@ -618,3 +618,33 @@ func TestRebuildSwitchesGeneration(t *testing.T) {
 		t.Errorf("Load called %d times, want 80 (two builds)", n)
 	}
 }
+
+func TestStanding(t *testing.T) {
+	f := newFake(t)
+	at := t0.Add(-time.Hour)
+	pinned := f.writeDoc(t, fdoc{id: "P", kind: "fact", pin: "sticky", created: at, text: "Always answer in English"})
+	leased := f.writeDoc(t, fdoc{id: "L", kind: "note", scope: "shop", pin: "leased", created: at, text: "Freeze deploys this week"})
+	corr := f.writeDoc(t, fdoc{id: "C", kind: "correction", created: at, text: "The API is v2, not v1"})
+	goal := f.writeDoc(t, fdoc{id: "G", kind: "goal", scope: "shop", created: at, text: "Ship checkout"})
+	f.writeDoc(t, fdoc{id: "T", kind: "task", scope: "other", created: at, text: "Elsewhere"})
+	f.writeDoc(t, fdoc{id: "F", kind: "fact", created: at, text: "A plain fact"})
+	f.writeDoc(t, fdoc{id: "N", kind: "note", scope: "shop", created: at, text: "A plain note"})
+	ix := mustOpen(t, f, opts(nil))
+	defer ix.Close()
+	got, err := ix.Standing([]string{"global", "shop"}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{pinned, leased, corr, goal}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("Standing(global, shop) = %v, want %v", got, want)
+	}
+	all, err := ix.Standing(nil, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 5 {
+		t.Errorf("Standing(all scopes) = %v, want 5 paths", all)
+	}
+}

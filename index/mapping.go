@@ -29,6 +29,7 @@ const (
 	fieldTags    = "tags"
 	fieldCreated = "created_at"
 	fieldHash    = "hash"
+	fieldPin     = "pin"
 )
 
 // textAnalyzer analyses bodies and query text alike: English, with
@@ -89,6 +90,7 @@ func newMapping() mapping.IndexMapping {
 	dm.AddFieldMappingsAt(fieldTags, keyword(false))
 	dm.AddFieldMappingsAt(fieldCreated, created)
 	dm.AddFieldMappingsAt(fieldHash, keyword(false))
+	dm.AddFieldMappingsAt(fieldPin, keyword(false))
 	dm.AddSubDocumentMapping("_all", bleve.NewDocumentDisabledMapping())
 	im.DefaultMapping = dm
 	return im
@@ -108,6 +110,7 @@ func bleveDoc(d Doc) map[string]any {
 	set(fieldProject, d.Project)
 	set(fieldRole, d.Role)
 	set(fieldHash, d.Hash)
+	set(fieldPin, d.Pin)
 	if len(d.Tags) > 0 {
 		m[fieldTags] = d.Tags
 	}
