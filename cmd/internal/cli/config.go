@@ -32,6 +32,28 @@ type Config struct {
 		K    int    `yaml:"k"`
 		Mode string `yaml:"mode"`
 	} `yaml:"recall"`
+	// LLM is the chat model of the write path and the agent; the
+	// environment's MIRA_MODEL, OPENAI_BASE_URL and OPENAI_API_KEY beat it.
+	LLM struct {
+		Model   string `yaml:"model"`
+		BaseURL string `yaml:"base_url"`
+		APIKey  string `yaml:"api_key"`
+		Timeout string `yaml:"timeout"`
+	} `yaml:"llm"`
+	Context struct {
+		Mode     string `yaml:"mode"`
+		Encoding string `yaml:"encoding"`
+		Log      bool   `yaml:"log"`
+		// Per-mode budgets in tokens; zero keeps the built-in default.
+		Budget struct {
+			Off   int `yaml:"off"`
+			Light int `yaml:"light"`
+			Heavy int `yaml:"heavy"`
+		} `yaml:"budget"`
+	} `yaml:"context"`
+	Summarize struct {
+		MaxEntries int `yaml:"max_entries"`
+	} `yaml:"summarize"`
 
 	path string
 }
@@ -107,5 +129,16 @@ func (c *Config) vars(getenv func(string) string) kong.Vars {
 		"recall_k":     k,
 		"recall_mode":  or(c.Recall.Mode, "hybrid"),
 		"embed":        or(c.Embed.Name, builtinEmbed),
+		"context_mode": or(c.Context.Mode, "light"),
+		"encoding":     or(c.Context.Encoding, "o200k_base"),
+		"max_entries":  strconv.Itoa(cmpOrInt(c.Summarize.MaxEntries, 500)),
 	}
+}
+
+// cmpOrInt returns v, or def when v is not positive.
+func cmpOrInt(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
 }
