@@ -29,6 +29,10 @@ type RememberCmd struct {
 	Source      string   `help:"Provenance recorded in the source field." default:"cli"`
 	DryRun      bool     `name:"dry-run" short:"n" help:"Print the operations as JSONL and write nothing."`
 	AllowSecret bool     `name:"allow-secret" help:"Store text even when it looks like a credential."`
+
+	Extract  bool   `help:"Extract facts with the chat model from conversation turns (stdin: JSONL with role and text, or plain text as one user message; without input, the scope's user turns not read before) and reconcile them with the memories they touch: add, update, delete or leave alone."`
+	Model    string `help:"Chat model for --extract (default: $MIRA_MODEL)." placeholder:"NAME"`
+	MaxTurns int    `name:"max-turns" help:"With --extract and no input, the most stored user turns to read in one run, oldest first (default ${default})." default:"50" placeholder:"N"`
 }
 
 // Remember is the main of mira-remember.
@@ -37,6 +41,9 @@ func Remember(args []string, o *IO) int {
 }
 
 func (c *RememberCmd) run(ctx context.Context, o *IO) error {
+	if c.Extract {
+		return c.runExtract(ctx, o)
+	}
 	// Kind and scope default here rather than in the grammar, so that
 	// --replace can tell a kind or scope given from one left out.
 	kindGiven, scopeGiven := c.Kind != "", c.Scope != ""
