@@ -1,0 +1,221 @@
+package tools
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/miramem/mira/internal/atomicfile"
+)
+
+// artifactScheme prefixes an artifact's id in the text the model sees.
+const artifactScheme = "artifact://"
+
+// Artifacts stores long tool outputs in the store as
+// <Store>/artifacts/<Scope>/<id>.<ext>.
+type Artifacts struct {
+	// Store is the store's root directory ($MIRA_HOME).
+	Store string
+	// Scope is the scope artifacts are written under, such as the
+	// conversation's.
+	Scope string
+	// NewID returns a new unique, time-sortable id. The default is a
+	// ULID made from the clock and crypto/rand.
+	NewID func() string
+}
+
+// Save stores text as a new artifact with the extension ext ("txt") and
+// returns its id and its path relative to the store root, slash-separated.
+func (a *Artifacts) Save(text, ext string) (id, rel string, err error) {
+	if !validName(a.Scope) {
+		return "", "", fmt.Errorf("save artifact: invalid scope %q", a.Scope)
+	}
+	if !validName(ext) {
+		return "", "", fmt.Errorf("save artifact: invalid extension %q", ext)
+	}
+	newID := a.NewID
+	if newID == nil {
+		newID = defaultID
+	}
+	id = newID()
+	if !validName(id) {
+		return "", "", fmt.Errorf("save artifact: invalid id %q", id)
+	}
+	rel = path.Join("artifacts", a.Scope, id+"."+ext)
+	name := filepath.Join(a.Store, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return "", "", fmt.Errorf("save artifact: %w", err)
+	}
+	if err := atomicfile.Write(name, []byte(text), 0o644, true); err != nil {
+		return "", "", fmt.Errorf("save artifact: %w", err)
+	}
+	return id, rel, nil
+}
+
+// Path returns the file holding the artifact id: in the own scope if it is
+// there, else in any scope (ids are unique across the store, and an
+// artifact mentioned in a summary may come from another conversation).
+func (a *Artifacts) Path(id string) (string, error) {
+	if !validName(id) {
+		return "", fmt.Errorf("%q is not a valid artifact id", id)
+	}
+	base := filepath.Join(a.Store, "artifacts")
+	pattern := filepath.Join(base, "*", id+".*")
+	if validName(a.Scope) {
+		if m, _ := filepath.Glob(filepath.Join(base, a.Scope, id+".*")); len(m) > 0 {
+			return m[0], nil
+		}
+	}
+	m, err := filepath.Glob(pattern)
+	if err != nil {
+		return "", fmt.Errorf("find artifact %s: %w", id, err)
+	}
+	if len(m) == 0 {
+		return "", fmt.Errorf("there is no artifact %s%s", artifactScheme, id)
+	}
+	return m[0], nil
+}
+
+// parseArtifactRef returns the id in "artifact://ID".
+func parseArtifactRef(s string) (string, bool) {
+	id, ok := strings.CutPrefix(strings.TrimSpace(s), artifactScheme)
+	return id, ok
+}
+
+// validName reports whether s may be used as one path segment of an
+// artifact's file name: letters, digits, '-', '_' and inner dots, so that no
+// id or scope can climb out of the artifacts directory or hide a file.
+func validName(s string) bool {
+	if s == "" || len(s) > 200 || s[0] == '.' || strings.Contains(s, "..") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(wordChar(c) || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func wordChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
+
+// crockford is the alphabet of ULIDs.
+const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// defaultID returns a ULID: 48 bits of milliseconds and 80 random bits in
+// Crockford base32, so ids sort by time.
+func defaultID() string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16)
+	rand.Read(b[6:])
+	// 128 bits as 26 base32 digits, the first holding the top 3 bits.
+	hi := binary.BigEndian.Uint64(b[:8])
+	lo := binary.BigEndian.Uint64(b[8:])
+	var out [26]byte
+	for i := 25; i >= 0; i-- {
+		out[i] = crockford[lo&31]
+		lo = lo>>5 | hi<<59
+		hi >>= 5
+	}
+	return string(out[:])
+}
+
+// fit cuts a result that is too long for the conversation down to its first
+// and last lines, storing the whole as an artifact when the registry has a
+// store for them.
+func (r *Registry) fit(res Result) Result {
+	text := res.Content
+	lines := strings.Count(text, "\n")
+	if !strings.HasSuffix(text, "\n") && text != "" {
+		lines++
+	}
+	if len(text) <= r.limits.ResultBytes && lines <= r.limits.ResultLines {
+		return res
+	}
+	all := strings.SplitAfter(strings.TrimSuffix(text, "\n"), "\n")
+	partBytes := r.limits.ResultBytes / 4
+	head := takeLines(all, r.limits.HeadLines, partBytes, false)
+	tail := takeLines(all[len(head):], r.limits.TailLines, partBytes, true)
+	omitted := len(all) - len(head) - len(tail)
+
+	var note string
+	size := fmt.Sprintf("%d lines, %s", lines, humanBytes(len(text)))
+	if r.arts == nil {
+		note = fmt.Sprintf("[The output was too long (%s); only its first %d and last %d lines are shown and the rest is lost. Narrow the command or search to see more.]", size, len(head), len(tail))
+	} else if id, rel, err := r.arts.Save(text, "txt"); err != nil {
+		note = fmt.Sprintf("[The output was too long (%s); only its first %d and last %d lines are shown. Storing the whole failed: %v]", size, len(head), len(tail), err)
+	} else {
+		res.Artifacts = append(res.Artifacts, rel)
+		ref := artifactScheme + id
+		note = fmt.Sprintf("[The output was too long (%s); its first %d and last %d lines are shown. The whole output is stored as %s: read it with read_file {\"path\": %q, \"offset\": %d, \"limit\": 200}, or search it with grep {\"pattern\": \"...\", \"path\": %q, \"output_mode\": \"content\"}.]",
+			size, len(head), len(tail), ref, ref, len(head)+1, ref)
+	}
+	var b strings.Builder
+	b.WriteString(note)
+	b.WriteString("\n")
+	for _, l := range head {
+		b.WriteString(l)
+	}
+	if !strings.HasSuffix(b.String(), "\n") {
+		b.WriteString("\n")
+	}
+	if omitted > 0 {
+		fmt.Fprintf(&b, "[… %d lines omitted …]\n", omitted)
+	}
+	for _, l := range tail {
+		b.WriteString(l)
+	}
+	res.Content = strings.TrimSuffix(b.String(), "\n")
+	return res
+}
+
+// takeLines returns up to n lines from the start of lines (or from the
+// end, when fromEnd is set) holding at most maxBytes bytes; a single line
+// longer than that is clipped.
+func takeLines(lines []string, n, maxBytes int, fromEnd bool) []string {
+	var out []string
+	size := 0
+	for i := 0; i < len(lines) && len(out) < n; i++ {
+		l := lines[i]
+		if fromEnd {
+			l = lines[len(lines)-1-i]
+		}
+		if size+len(l) > maxBytes {
+			if len(out) > 0 {
+				break
+			}
+			nl := strings.HasSuffix(l, "\n")
+			l = clip(strings.TrimSuffix(l, "\n"), maxBytes)
+			if nl {
+				l += "\n"
+			}
+		}
+		size += len(l)
+		out = append(out, l)
+	}
+	if fromEnd {
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+	}
+	return out
+}
+
+// humanBytes formats a size for a message: 812 B, 7.9 KiB, 1.2 MiB.
+func humanBytes(n int) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
