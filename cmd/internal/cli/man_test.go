@@ -13,10 +13,11 @@ import (
 // does not mention, and checks each page has the sections users look for.
 func TestManPagesListEveryFlag(t *testing.T) {
 	cmds := map[string]any{
-		"mira-remember": &RememberCmd{},
-		"mira-recall":   &RecallCmd{},
-		"mira-forget":   &ForgetCmd{},
-		"mira-index":    &IndexCmd{},
+		"mira-remember":  &RememberCmd{},
+		"mira-recall":    &RecallCmd{},
+		"mira-forget":    &ForgetCmd{},
+		"mira-index":     &IndexCmd{},
+		"mira-summarize": &SummarizeCmd{},
 	}
 	for name, grammar := range cmds {
 		t.Run(name, func(t *testing.T) {

@@ -25,6 +25,8 @@ var commands = map[string]func(){
 	"mira-recall":   func() { os.Exit(Recall(os.Args[1:], StdIO("mira-recall"))) },
 	"mira-forget":   func() { os.Exit(Forget(os.Args[1:], StdIO("mira-forget"))) },
 	"mira-index":    func() { os.Exit(Index(os.Args[1:], StdIO("mira-index"))) },
+
+	"mira-summarize": func() { os.Exit(Summarize(os.Args[1:], StdIO("mira-summarize"))) },
 }
 
 func TestScripts(t *testing.T) {
