@@ -78,6 +78,18 @@ func Load(st *mem.Store, scope string, kinds []string, bad func(error)) (*State,
 	return d.state(), nil
 }
 
+// Summaries returns a scope's top-level summaries, as in State.Summaries:
+// its L3 followed by newer L1/L2 summaries not folded into it yet. It reads
+// only the scope's summaries/ directory, so it is cheap enough to run for
+// every prompt, however large the scope.
+func Summaries(st *mem.Store, scope string, bad func(error)) ([]*mem.Entry, error) {
+	d, err := loadDir(st, scope, "summaries", nil, bad)
+	if err != nil {
+		return nil, err
+	}
+	return d.topLevel(), nil
+}
+
 // Scopes lists the scopes of the store: the directories under entries/
 // that are valid scope names, sorted.
 func Scopes(st *mem.Store) ([]string, error) {
@@ -117,12 +129,19 @@ func byKey(a, b *mem.Entry) int {
 // loadScope reads every live entry of a scope. It walks the scope's own
 // directory (not the whole store) and skips its deleted/ directory.
 func loadScope(st *mem.Store, scope string, kinds []string, bad func(error)) (*scopeData, error) {
+	return loadDir(st, scope, "", kinds, bad)
+}
+
+// loadDir reads the live entries of a scope under its subdirectory sub
+// ("" for the whole scope).
+func loadDir(st *mem.Store, scope, sub string, kinds []string, bad func(error)) (*scopeData, error) {
 	if err := mem.ValidScope(scope); err != nil {
 		return nil, err
 	}
 	d := &scopeData{scope: scope, kinds: kinds, coveredBy: map[string]string{}}
-	root := filepath.Join(st.Root, "entries", scope)
-	deleted := filepath.Join(root, "deleted")
+	scopeRoot := filepath.Join(st.Root, "entries", scope)
+	root := filepath.Join(scopeRoot, filepath.FromSlash(sub))
+	deleted := filepath.Join(scopeRoot, "deleted")
 	err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {

@@ -250,6 +250,14 @@ func checkNoGap(t *testing.T, st *mem.Store, scope string, opt Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The cheap reader of the summaries directory agrees with Load.
+	top, err := Summaries(st, scope, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(top, state.Summaries, func(a, b *mem.Entry) bool { return a.ID == b.ID }) {
+		t.Errorf("Summaries = %v, Load's = %v", ids(top), ids(state.Summaries))
+	}
 	// Each live turn: in exactly one L1 or in the buffer, never both.
 	inL1 := map[string]int{}
 	for _, s := range d.summaries {
@@ -768,4 +776,12 @@ func TestLocked(t *testing.T) {
 	if !errors.Is(err, mem.ErrLocked) {
 		t.Fatalf("err = %v, want ErrLocked", err)
 	}
+}
+
+func ids(es []*mem.Entry) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.ID
+	}
+	return out
 }
