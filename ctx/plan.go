@@ -145,7 +145,7 @@ type planner struct {
 // The rules, in order:
 //
 //  1. Items are ranked: by section (in the order of the Section
-//     constants), then by score (highest first; none last), creation time
+//     constants), sticky pins before leased ones, then by score (highest first; none last), creation time
 //     (newest first; none last), id, text, and finally the whole record,
 //     so that the input order never matters.
 //  2. An item is left out if its text is empty, it is deleted, it was
@@ -238,6 +238,11 @@ func byRank(a, b *cand) int {
 	if c := cmp.Compare(a.it.Section.rank(), b.it.Section.rank()); c != 0 {
 		return c
 	}
+	// A sticky pin outranks a leased one: when pins alone overflow the
+	// budget, the standing instruction is the one kept.
+	if c := cmp.Compare(b2i(a.leased()), b2i(b.leased())); c != 0 {
+		return c
+	}
 	if c := cmpOpt(a.it.Record.Score, b.it.Record.Score, cmp.Compare[float64]); c != 0 {
 		return -c
 	}
@@ -254,6 +259,13 @@ func byTime(a, b *cand) int {
 		return c
 	}
 	return cmp.Or(cmp.Compare(a.label, b.label), cmp.Compare(a.it.Record.Text, b.it.Record.Text), cmp.Compare(a.key, b.key))
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func cmpTime(a, b time.Time) int { return a.Compare(b) }

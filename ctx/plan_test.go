@@ -584,3 +584,26 @@ func TestOutputs(t *testing.T) {
 		t.Errorf("plan JSON is not one unescaped line: %s", j)
 	}
 }
+
+// When pins alone overflow the budget, the sticky pin is the one kept, even
+// when a leased pin is newer.
+func TestStickyPinOutranksLeased(t *testing.T) {
+	old := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	recs := []mem.Record{
+		{ID: "S", Kind: "note", Text: "Always answer in British English", Pin: mem.PinSticky, CreatedAt: &old},
+		{ID: "L", Kind: "note", Text: strings.Repeat("Release train boards on Thursdays. ", 20), Pin: mem.PinLeased, CreatedAt: ptrTime(old.Add(time.Hour))},
+	}
+	var items []Item
+	for _, r := range recs {
+		items = append(items, FromRecord(r))
+	}
+	p, err := Build(items, Options{Mode: ModeLight, Limits: Limits{Budget: 120, MaxItems: 12, CardLines: 3, MaxItemTokens: 400}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Included) == 0 || p.Included[0].ID != "S" || p.Included[0].Truncated {
+		t.Fatalf("included = %+v, want the sticky pin S first and whole", p.Included)
+	}
+}
+
+func ptrTime(t time.Time) *time.Time { return &t }

@@ -68,6 +68,9 @@ func refPlan(t *testing.T, items []Item, opt Options) (included, excluded []refE
 		if x, y := secIndex(a.it.Section), secIndex(b.it.Section); x != y {
 			return x < y
 		}
+		if x, y := a.leased(), b.leased(); x != y {
+			return y // sticky pins first
+		}
 		as, bs := a.it.Record.Score, b.it.Record.Score
 		if (as == nil) != (bs == nil) {
 			return as != nil
