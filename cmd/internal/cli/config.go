@@ -131,6 +131,7 @@ func (c *Config) vars(getenv func(string) string) kong.Vars {
 		"embed":        or(c.Embed.Name, builtinEmbed),
 		"context_mode": or(c.Context.Mode, "light"),
 		"encoding":     or(c.Context.Encoding, "o200k_base"),
+		"context_log":  strconv.FormatBool(c.Context.Log),
 		"max_entries":  strconv.Itoa(cmpOrInt(c.Summarize.MaxEntries, 500)),
 	}
 }

@@ -18,6 +18,7 @@ func TestManPagesListEveryFlag(t *testing.T) {
 		"mira-forget":    &ForgetCmd{},
 		"mira-index":     &IndexCmd{},
 		"mira-summarize": &SummarizeCmd{},
+		"mira-context":   &ContextCmd{},
 	}
 	for name, grammar := range cmds {
 		t.Run(name, func(t *testing.T) {
