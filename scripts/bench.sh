@@ -107,3 +107,22 @@ for n in $SIZES; do
 	row "no-change freshness (mira-index update) vs git status" "$d/fresh.json"
 	row "index rebuild vs FTS5 table load" "$d/rebuild.json"
 done
+
+# --- mira-context: planning 1,000 candidates of a few KB into an 8k budget,
+# beside merely counting their tokens once with the same tokenizer.
+echo
+echo "## mira-context: 1,000 candidates of ~3 KB, 8k budget"
+go build -o "$work/tokcount" ./scripts/tokcount
+python3 scripts/gen.py candidates 1000 > "$work/cands.jsonl"
+echo "input: $(wc -c < "$work/cands.jsonl") bytes"
+hyperfine -N -i --style none --warmup 1 --runs "$RUNS" --export-json "$work/ctx-heavy.json" \
+	"sh -c 'mira-context --no-store --mode heavy --budget 8000 < $work/cands.jsonl'" \
+	"sh -c '$work/tokcount < $work/cands.jsonl'" >/dev/null
+hyperfine -N -i --style none --warmup 1 --runs "$RUNS" --export-json "$work/ctx-light.json" \
+	"sh -c 'mira-context --no-store --mode light --budget 8000 < $work/cands.jsonl'" \
+	"sh -c '$work/tokcount < $work/cands.jsonl'" >/dev/null
+echo
+echo "| 1,000 candidates (p50) | mira-context | tokenize once | ratio |"
+echo "|---|---|---|---|"
+row "plan, heavy mode (full bodies) vs counting every text" "$work/ctx-heavy.json"
+row "plan, light mode (cards) vs counting every text" "$work/ctx-light.json"

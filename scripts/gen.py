@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Generate a synthetic memory corpus (stdlib only, deterministic).
 
+  gen.py candidates N  prints N recall-shaped records of about 3 KB each (with ids,
+                       scores and dates) for timing mira-context
   gen.py N OUTDIR     writes OUTDIR/records.jsonl (for `mira-remember --jsonl`),
                       OUTDIR/fts.sql (an SQLite FTS5 table of the same texts) and
                       OUTDIR/queries.txt (queries drawn from the same vocabulary)
@@ -29,7 +31,26 @@ IDENTS = ["svc-" + w for w in ("billing", "search", "auth", "mailer", "gateway",
          ["v%d.%d" % (a, b) for a in range(1, 4) for b in range(10)]
 
 
+def candidates(n):
+    rng = random.Random(7)
+    vocab = WORDS + IDENTS
+    weights = [1.0 / (i + 1) ** 0.9 for i in range(len(vocab))]
+    for i in range(n):
+        lines = []
+        size = 0
+        while size < 3000:
+            line = " ".join(rng.choices(vocab, weights, k=rng.randint(8, 20))).capitalize() + "."
+            lines.append(line)
+            size += len(line) + 1
+        print(json.dumps({"id": "C%05d" % i, "kind": "note", "scope": "global", "text": "\n".join(lines),
+                          "created_at": "2026-%02d-%02dT10:00:00Z" % (1 + i % 12, 1 + i % 28),
+                          "score": round(1 - i / (2 * n), 4)}))
+
+
 def main():
+    if sys.argv[1] == "candidates":
+        candidates(int(sys.argv[2]))
+        return
     n, out = int(sys.argv[1]), sys.argv[2]
     rng = random.Random(42)
     vocab = WORDS + IDENTS
