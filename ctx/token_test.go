@@ -73,3 +73,33 @@ func TestPrefixIsValidUTF8(t *testing.T) {
 		t.Errorf("prefix(all) = %q, want %q", got, s)
 	}
 }
+
+// Long runs without spaces are encoded in chunks: the tokens still decode
+// to the exact text, and the count stays within a token per chunk of the
+// unchunked one.
+func TestLongRunsChunked(t *testing.T) {
+	e, err := NewTokenizer("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b64 := strings.Repeat("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkrLw", 30)
+	for _, s := range []string{
+		"Some words and base64 " + b64 + " more words",
+		strings.Repeat("=", 5000),
+		"héllo " + strings.Repeat("ñ", 700) + " wörld",
+		strings.Repeat("0123456789abcdef", 100) + "\n" + strings.Repeat("x", 257),
+	} {
+		toks := e.encode(s)
+		if got := e.tk.Decode(toks); got != s {
+			t.Errorf("chunked tokens of %.40q… decode to %.40q…", s, got)
+		}
+		whole := len(e.tk.EncodeOrdinary(s))
+		chunks := len(s)/maxRun + 2
+		if n := e.Count(s); n < whole-chunks || n > whole+chunks {
+			t.Errorf("Count(%.40q…) = %d, unchunked %d: more than %d apart", s, n, whole, chunks)
+		}
+	}
+	if hasLongRun(strings.Repeat("word ", 1000)) {
+		t.Error("ordinary text has no long run")
+	}
+}
