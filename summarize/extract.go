@@ -226,6 +226,7 @@ func weigh(sents []sentence, nUnits int) {
 		cnorm += w * w
 	}
 	cnorm = math.Sqrt(cnorm)
+	maxIDF := math.Log(1 + n)
 	for i := range sents {
 		s := &sents[i]
 		central := 0.0
@@ -235,16 +236,28 @@ func weigh(sents []sentence, nUnits int) {
 			}
 			central /= cnorm
 		}
-		score := central
+		// Centrality alone favours the words everyone repeats ("great",
+		// a name); a summary needs what is specific, so it is blended with
+		// the mean rarity (IDF) of the sentence's words.
+		info := 0.0
+		for id := range tfs[i] {
+			info += math.Log(1 + n/float64(df[id]))
+		}
+		if len(tfs[i]) > 0 && maxIDF > 0 {
+			info /= float64(len(tfs[i])) * maxIDF
+		}
+		score := 0.4*central + 0.6*info
 		if s.pos == 0 {
 			score += 0.1 // a turn's first sentence usually says what it is about
 		}
 		if nUnits > 1 {
 			score += 0.1 * float64(s.unit) / float64(nUnits-1) // newer material matters more to a rolling summary
 		}
-		if s.words < 3 {
-			score *= 0.5 // "ok.", "thanks!" say little
-		}
+		// Short sentences say little, yet "Wow, Mel!" shares the most common
+		// words of a conversation and would win on centrality alone: weigh
+		// by how much a sentence says (0.28 at 2 content words, 0.63 at 6,
+		// 0.86 at 12).
+		score *= 1 - math.Exp(-float64(s.words)/6)
 		s.score = score
 	}
 }

@@ -785,3 +785,28 @@ func ids(es []*mem.Entry) []string {
 	}
 	return out
 }
+
+// A conversation's small talk shares its most common words with everything;
+// the extractive summary must still keep what is specific.
+func TestExtractiveKeepsSpecifics(t *testing.T) {
+	var units []unit
+	chatter := []string{"Wow, great, Mel!", "That's great, Caroline!", "Awesome, Mel!", "Wow, Caroline, great!", "Great to hear, Mel!"}
+	for i := 0; i < 30; i++ {
+		units = append(units, unit{label: "user", text: chatter[i%len(chatter)]})
+		if i%10 == 3 {
+			units = append(units, unit{label: "user", text: "Caroline is researching adoption agencies because she wants to give kids a loving home."})
+		}
+		if i%10 == 7 {
+			units = append(units, unit{label: "user", text: "Melanie ran a charity race for mental health last Saturday, great fun."})
+		}
+	}
+	out := extract(units, 60, ApproxTokens)
+	for _, want := range []string{"adoption agencies", "charity race"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "\n") > 4 {
+		t.Errorf("summary is longer than its target:\n%s", out)
+	}
+}
