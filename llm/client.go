@@ -416,3 +416,13 @@ func newCallID() string {
 	}
 	return string(b)
 }
+
+// String is the usage in the form recorded in commit trailers
+// ("Mira-Usage: requests=2 prompt=1840 completion=212 cached=1024").
+func (u Usage) String() string {
+	s := fmt.Sprintf("requests=%d prompt=%d completion=%d cached=%d", u.Requests, u.PromptTokens, u.CompletionTokens, u.CachedTokens)
+	if u.ReasoningTokens > 0 {
+		s += fmt.Sprintf(" reasoning=%d", u.ReasoningTokens)
+	}
+	return s
+}

@@ -54,6 +54,9 @@ type Options struct {
 	DryRun bool
 	// Bad receives files that do not parse; they are skipped.
 	Bad func(error)
+	// Trailers, if set, gives extra commit trailers when the run commits,
+	// after every model call (the model's token usage, say).
+	Trailers func() []mem.Trailer
 }
 
 func (o Options) withDefaults() Options {
@@ -221,7 +224,11 @@ func Run(ctx context.Context, st *mem.Store, scopes []string, opt Options) (*Res
 	if opt.DryRun || tx.Empty() {
 		return res, scopeErrors(res, failed)
 	}
-	hash, err := tx.Commit(subject(res), mem.Trailer{Key: "Mira-Model", Value: res.Model})
+	trailers := []mem.Trailer{{Key: "Mira-Model", Value: res.Model}}
+	if opt.Trailers != nil {
+		trailers = append(trailers, opt.Trailers()...)
+	}
+	hash, err := tx.Commit(subject(res), trailers...)
 	if err != nil {
 		return nil, err
 	}

@@ -111,7 +111,7 @@ func (c *RememberCmd) runExtract(ctx context.Context, o *IO) error {
 		}
 		return fmt.Errorf("reconciliation failed, nothing was written: %w", err)
 	}
-	ap := &extractApply{c: c, o: o, st: st, scope: scope, paths: paths, model: model.Model(), source: src}
+	ap := &extractApply{c: c, o: o, st: st, scope: scope, paths: paths, model: model.Model(), source: src, client: model}
 	if wd, err := o.Getwd(); err == nil {
 		ap.project = mem.DetectProject(wd, o.Getenv("MIRA_PROJECT")).Name
 	}
@@ -137,19 +137,15 @@ func (c *RememberCmd) checkExtractFlags() error {
 	return nil
 }
 
-// chatModel returns the configured chat model: --model, else MIRA_MODEL,
-// at OPENAI_BASE_URL with OPENAI_API_KEY.
+// chatModel returns the configured chat model (see chatClient); --extract
+// cannot work without one.
 func (c *RememberCmd) chatModel(o *IO) (*llm.Client, error) {
-	cfg := llm.ConfigFromEnv(o.Getenv)
-	if m := strings.TrimSpace(c.Model); m != "" {
-		cfg.Model = m
-	}
-	if !cfg.Configured() {
-		return nil, usagef("--extract needs a chat model and none is configured: set MIRA_MODEL (or pass --model), and OPENAI_BASE_URL for a server other than OpenAI (e.g. http://localhost:11434/v1 for Ollama)")
-	}
-	client, err := llm.New(cfg)
+	client, err := chatClient(o, c.Model)
 	if err != nil {
-		return nil, usagef("chat model: %v", err)
+		return nil, err
+	}
+	if client == nil {
+		return nil, usagef("--extract needs a chat model and none is configured: set MIRA_MODEL (or pass --model, or llm.model in the config), and OPENAI_BASE_URL for a server other than OpenAI (e.g. http://localhost:11434/v1 for Ollama)")
 	}
 	return client, nil
 }
@@ -384,6 +380,7 @@ type extractApply struct {
 	paths   map[string]string
 	model   string
 	source  string
+	client  *llm.Client // for the usage trailer
 }
 
 func (ap *extractApply) run(ctx context.Context, actions []extract.Action, stored []*mem.Entry, nFacts int) error {
@@ -515,7 +512,11 @@ func (ap *extractApply) run(ctx context.Context, actions []extract.Action, store
 	}
 	if !tx.Empty() {
 		subject := extractSubject(tx.Ops, counts, len(turns))
-		if _, err := tx.Commit(subject, mem.Trailer{Key: "Mira-Model", Value: ap.model}, mem.Trailer{Key: "Mira-Source", Value: ap.source}); err != nil {
+		trailers := []mem.Trailer{{Key: "Mira-Model", Value: ap.model}, {Key: "Mira-Source", Value: ap.source}}
+		if ap.client != nil {
+			trailers = append(trailers, usageTrailers(ap.client)...)
+		}
+		if _, err := tx.Commit(subject, trailers...); err != nil {
 			return err
 		}
 	}

@@ -252,7 +252,7 @@ func TestExtractAdd(t *testing.T) {
 		t.Errorf("%d commits after the run, want %d", got, before+1)
 	}
 	msg := git(t, x.home, "log", "-1", "--format=%B")
-	for _, want := range []string{"extract: 2 memories (1 fact, 1 preference)", "Mira-Command: mira-remember", "Mira-Model: test-model", "Mira-Source: stdin"} {
+	for _, want := range []string{"extract: 2 memories (1 fact, 1 preference)", "Mira-Command: mira-remember", "Mira-Model: test-model", "Mira-Source: stdin", "Mira-Usage: requests=1 prompt="} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("commit message lacks %q:\n%s", want, msg)
 		}

@@ -62,8 +62,16 @@ func (c *SummarizeCmd) run(ctx context.Context, o *IO) error {
 		return err
 	}
 	if !c.Extractive {
-		if opt.Model, err = c.chatModel(o); err != nil {
+		client, err := chatClient(o, c.Model)
+		if err != nil {
 			return err
+		}
+		if client != nil {
+			opt.Model = client
+			opt.Trailers = func() []mem.Trailer { return usageTrailers(client) }
+			if c.Verbose {
+				defer func() { o.Warnf("model %s: %v", client.Model(), client.Usage()) }()
+			}
 		}
 	}
 	var scopes []string
@@ -149,13 +157,13 @@ func (c *SummarizeCmd) show(o *IO, st *mem.Store, scope string, bad func(error))
 	return writeEntries(o, c.Output, append(state.Summaries, state.Buffer...))
 }
 
-// chatModel returns the model that writes summaries, or nil for the
-// extractive summarizer: --model (or MIRA_MODEL), else the config file's
-// llm.model, at OPENAI_BASE_URL (else llm.base_url) with OPENAI_API_KEY
-// (else llm.api_key).
-func (c *SummarizeCmd) chatModel(o *IO) (summarize.Model, error) {
+// chatClient returns the configured chat model, or nil when there is
+// none: the model named by flag (or MIRA_MODEL, else the config file's
+// llm.model), at OPENAI_BASE_URL (else llm.base_url) with OPENAI_API_KEY
+// (else llm.api_key) and llm.timeout.
+func chatClient(o *IO, flagModel string) (*llm.Client, error) {
 	cfg := llm.ConfigFromEnv(o.Getenv)
-	if m := strings.TrimSpace(c.Model); m != "" {
+	if m := strings.TrimSpace(flagModel); m != "" {
 		cfg.Model = m
 	}
 	if file, err := loadConfig(o.Getenv); err == nil {
@@ -184,6 +192,15 @@ func (c *SummarizeCmd) chatModel(o *IO) (summarize.Model, error) {
 		return nil, usagef("chat model: %v", err)
 	}
 	return client, nil
+}
+
+// usageTrailers records a model's token usage in the commit it led to.
+func usageTrailers(c *llm.Client) []mem.Trailer {
+	u := c.Usage()
+	if u.Requests == 0 {
+		return nil
+	}
+	return []mem.Trailer{{Key: "Mira-Usage", Value: u.String()}}
 }
 
 // summarizeCounter returns the tokenizer of the context planner

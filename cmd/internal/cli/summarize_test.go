@@ -95,7 +95,7 @@ func TestSummarizeWithModel(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, data)
 		}
 	}
-	if msg := git(t, x.home, "log", "-1", "--format=%B"); !strings.Contains(msg, "Mira-Model: test-model") {
+	if msg := git(t, x.home, "log", "-1", "--format=%B"); !strings.Contains(msg, "Mira-Model: test-model") || !strings.Contains(msg, "Mira-Usage: requests=1 prompt=") {
 		t.Errorf("commit message:\n%s", msg)
 	}
 	// --extractive ignores the model (the server has no replies left).
