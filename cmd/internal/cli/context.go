@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -202,7 +203,7 @@ func (c *ContextCmd) standing(ctx context.Context, o *IO, now time.Time) ([]mem.
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	var out []mem.Record
-	for _, p := range paths {
+	for _, p := range newestPerDir(paths, maxStandingPerDir) {
 		e, err := r.st.Read(p)
 		if err != nil {
 			r.w.warn(p, err)
@@ -223,6 +224,28 @@ func (c *ContextCmd) standing(ctx context.Context, o *IO, now time.Time) ([]mem.
 		}
 	}
 	return out, nil
+}
+
+// maxStandingPerDir bounds the standing entries read from one directory
+// (say, a scope's tasks): no mode shows more than a few dozen items, and a
+// store with thousands of tasks never closed must not make every context
+// read them all.
+const maxStandingPerDir = 100
+
+// newestPerDir keeps the last n paths of each directory. Paths come sorted,
+// and file names start with the creation time, so those are the newest.
+func newestPerDir(paths []string, n int) []string {
+	var out []string
+	start := 0
+	for i := 1; i <= len(paths); i++ {
+		if i < len(paths) && path.Dir(paths[i]) == path.Dir(paths[start]) {
+			continue
+		}
+		group := paths[start:i]
+		out = append(out, group[max(0, len(group)-n):]...)
+		start = i
+	}
+	return out
 }
 
 // standingEntry reports whether an entry found by Standing still belongs in
@@ -288,8 +311,8 @@ func (c *ContextCmd) logPlan(id string, js []byte, prompt string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	path := filepath.Join(dir, id+".json")
-	if _, err := os.Stat(path); err == nil {
+	file := filepath.Join(dir, id+".json")
+	if _, err := os.Stat(file); err == nil {
 		return nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -301,5 +324,5 @@ func (c *ContextCmd) logPlan(id string, js []byte, prompt string) error {
 	if err := enc.Encode(planLog{Plan: js, Prompt: prompt}); err != nil {
 		return err
 	}
-	return atomicfile.Write(path, buf.Bytes(), 0o644, false)
+	return atomicfile.Write(file, buf.Bytes(), 0o644, false)
 }
