@@ -27,6 +27,7 @@ var commands = map[string]func(){
 	"mira-index":    func() { os.Exit(Index(os.Args[1:], StdIO("mira-index"))) },
 
 	"mira-summarize": func() { os.Exit(Summarize(os.Args[1:], StdIO("mira-summarize"))) },
+	"mira-agent":     func() { os.Exit(Agent(os.Args[1:], StdIO("mira-agent"))) },
 	"mira-context":   func() { os.Exit(Context(os.Args[1:], StdIO("mira-context"))) },
 }
 

@@ -1,0 +1,115 @@
+package agentloop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/miramem/mira/mem"
+	"github.com/miramem/mira/summarize"
+)
+
+// StoreSummarizer is the Summarizer of package summarize: L1 summaries of
+// the conversation's turns folded into its rolling L3, written to the
+// store in one commit.
+//
+// summarize.Run summarizes a scope's whole buffer; it cannot yet stop at a
+// given turn, so Summarize covers every turn up to the newest, which
+// includes the ones asked for. Nothing is lost: the agent shows the
+// summary, and the newest of the turns it covers are still sent whole as
+// the tail (see loadTail).
+type StoreSummarizer struct {
+	Store *mem.Store
+	// Options are passed to summarize.Run; Kinds is set to turns only,
+	// since the conversation's scope is summarized.
+	Options summarize.Options
+}
+
+// Summarize implements Summarizer.
+func (s StoreSummarizer) Summarize(ctx context.Context, scope, through string) error {
+	opt := s.Options
+	opt.Kinds = []string{mem.KindTurn}
+	opt.DryRun = false
+	if _, err := summarize.Run(ctx, s.Store, []string{scope}, opt); err != nil {
+		return fmt.Errorf("summarize conversation %s: %w", scope, err)
+	}
+	return nil
+}
+
+// cut returns the id of the last turn to summarize so that the turns kept
+// in the buffer hold at most keep tokens, cutting only before a user
+// message so that no tool call is parted from its result. When even the
+// last exchange is larger, only it is kept. It returns "" when there is
+// nothing to cut before.
+func (a *Agent) cut(keep int) string {
+	a.bufferTokens() // fills a.tokens
+	tail := 0
+	best, last := -1, -1
+	for i := len(a.buffer) - 1; i > 0; i-- {
+		tail += a.tokens[a.buffer[i].ID]
+		if a.buffer[i].Role != roleUser {
+			continue
+		}
+		if last < 0 {
+			last = i
+		}
+		if tail <= keep {
+			best = i
+		}
+	}
+	switch {
+	case best > 0:
+		return a.buffer[best-1].ID
+	case last > 0:
+		return a.buffer[last-1].ID
+	}
+	return ""
+}
+
+// compact hands the older part of the buffer to the Summarizer and reloads
+// the conversation, reporting what happened as events. With all set, the
+// whole buffer is summarized. It returns the number of turns that left the
+// buffer.
+func (a *Agent) compact(ctx context.Context, all bool, on func(Event)) (int, error) {
+	if a.cfg.Summarizer == nil {
+		return 0, errors.New("this session has no summarizer")
+	}
+	if len(a.buffer) == 0 {
+		return 0, nil
+	}
+	through := a.buffer[len(a.buffer)-1].ID
+	if !all {
+		through = a.cut(a.cfg.BufferTokens / 2)
+		if through == "" {
+			through = a.buffer[len(a.buffer)-1].ID
+		}
+	}
+	before, tokens := len(a.buffer), a.bufferTokens()
+	on(Event{Type: "summary", Text: fmt.Sprintf("summarizing the older conversation (%d %s, %s tokens in the buffer)…",
+		before, plural(before, "turn", "turns"), thousands(tokens))})
+	if err := a.cfg.Summarizer.Summarize(ctx, a.cfg.Conversation, through); err != nil {
+		return 0, err
+	}
+	if err := a.load(); err != nil {
+		return 0, err
+	}
+	gone := before - len(a.buffer)
+	if gone > 0 {
+		on(Event{Type: "summary", Text: fmt.Sprintf("summarized %d %s (%s tokens); %d %s stay in the buffer",
+			gone, plural(gone, "turn", "turns"), thousands(tokens-a.bufferTokens()), len(a.buffer), plural(len(a.buffer), "turn", "turns"))})
+	}
+	return gone, nil
+}
+
+// Summarize summarizes the whole buffer now (/summarize) and returns the
+// number of turns that left it: none when there was too little to
+// summarize.
+func (a *Agent) Summarize(ctx context.Context, on func(Event)) (int, error) {
+	if on == nil {
+		on = func(Event) {}
+	}
+	if err := a.refresh(); err != nil {
+		return 0, err
+	}
+	return a.compact(ctx, true, on)
+}

@@ -1,0 +1,301 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/miramem/mira/agentloop"
+	"github.com/miramem/mira/agentloop/tools"
+	plan "github.com/miramem/mira/ctx"
+	"github.com/miramem/mira/llm"
+	"github.com/miramem/mira/mem"
+	"github.com/miramem/mira/summarize"
+	"github.com/peterh/liner"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// AgentCmd is mira-agent.
+type AgentCmd struct {
+	Common
+	Prompt        string   `short:"p" help:"Send this message, print the answer and exit. Without it the message is read from stdin when stdin is not a terminal; on a terminal an interactive session starts. A message starting with / runs that slash command." placeholder:"TEXT"`
+	Conversation  string   `short:"c" help:"The conversation to continue: the scope its turns are stored in." env:"MIRA_CONVERSATION" default:"chat" placeholder:"NAME"`
+	Model         string   `help:"Chat model on the OpenAI-compatible server at OPENAI_BASE_URL (default $MIRA_MODEL, else llm.model in the config file)." placeholder:"NAME"`
+	Effort        string   `help:"Reasoning effort: auto (chosen for each message by a simple classifier), none, low, medium or high. Sent only to models that take it." enum:"auto,none,low,medium,high" default:"auto"`
+	Allow         []string `help:"Let this tool run without asking: write_file, edit_file or bash (repeatable or comma-separated)." sep:"," placeholder:"TOOL"`
+	Yes           bool     `short:"y" help:"Let every tool run without asking."`
+	AllowPath     []string `name:"allow-path" sep:"none" help:"Let the file tools also use this file or directory outside the project (repeatable)." placeholder:"PATH"`
+	MaxSteps      int      `name:"max-steps" help:"Most model requests for one message before the agent stops and asks for another." default:"25" placeholder:"N"`
+	BufferTokens  int      `name:"buffer-tokens" help:"Tokens of conversation since the last summary past which the older part is summarized." default:"24000" placeholder:"N"`
+	ContextMode   string   `name:"context-mode" help:"Context mode of the standing context and the recalled memories: off, light or heavy (as mira-context)." enum:"off,light,heavy" default:"${context_mode}"`
+	ContextBudget int      `name:"context-budget" help:"Token budget of the standing context (pins, corrections, goals, tasks, the summary)." default:"6000" placeholder:"N"`
+	RecallK       int      `name:"recall-k" help:"Memories recalled for each message (0: none)." default:"5" placeholder:"N"`
+	Summarizer    string   `help:"Who writes the conversation's summaries: model (the chat model) or extractive (offline)." enum:"model,extractive" default:"model"`
+	PriceInput    float64  `name:"price-input" help:"Price of prompt tokens that miss the provider's cache, in US dollars per million, for /status." env:"MIRA_PRICE_INPUT" placeholder:"USD"`
+	PriceCached   float64  `name:"price-cached" help:"Price of cached prompt tokens, in US dollars per million (default: --price-input)." env:"MIRA_PRICE_CACHED" placeholder:"USD"`
+	PriceOutput   float64  `name:"price-output" help:"Price of completion tokens, in US dollars per million." env:"MIRA_PRICE_OUTPUT" placeholder:"USD"`
+}
+
+// Agent is the main of mira-agent.
+func Agent(args []string, o *IO) int {
+	return Main("mira-agent", "A coding agent in the terminal with one never-ending conversation, kept in the Mira store, over any OpenAI-compatible chat API.", &AgentCmd{}, args, o)
+}
+
+// agentPolicyTools are the tools the permission policy governs.
+var agentPolicyTools = []string{"write_file", "edit_file", "bash"}
+
+// agentSession is a running mira-agent: the agent and what the slash commands
+// need around it.
+type agentSession struct {
+	c       *AgentCmd
+	o       *IO
+	st      *mem.Store
+	agent   *agentloop.Agent
+	lib     *agentLibrary
+	policy  *tools.Policy
+	printer func(agentloop.Event)
+	// cancel, while a message is being answered, cancels it (an approval
+	// prompt aborted with Ctrl-C does).
+	cancel context.CancelFunc
+	// ln is the line editor of an interactive session.
+	ln          *liner.State
+	interactive bool
+}
+
+func (c *AgentCmd) run(ctx context.Context, o *IO) error {
+	if err := c.check(); err != nil {
+		return err
+	}
+	text := c.Prompt
+	interactive := text == "" && o.InTTY
+	if text == "" && !o.InTTY {
+		data, err := io.ReadAll(o.In)
+		if err != nil {
+			return fmt.Errorf("read stdin: %w", err)
+		}
+		text = strings.TrimSpace(string(data))
+		if text == "" {
+			return usagef("nothing to send: give a message with -p, pipe it on stdin, or run on a terminal for an interactive session")
+		}
+	}
+	slashOnly := !interactive && strings.HasPrefix(strings.TrimSpace(text), "/")
+
+	client, err := chatClient(o, c.Model)
+	if err != nil {
+		return err
+	}
+	if client == nil && !slashOnly {
+		return usagef("no chat model configured: set MIRA_MODEL (or pass --model), and OPENAI_BASE_URL for a server other than OpenAI (e.g. http://localhost:11434/v1 for Ollama)")
+	}
+	s, err := c.open(ctx, o, client, interactive)
+	if err != nil {
+		return err
+	}
+	if interactive {
+		return s.repl(ctx)
+	}
+	if slashOnly {
+		_, err := s.slash(ctx, text)
+		return err
+	}
+	return s.oneShot(ctx, text)
+}
+
+// check validates the flags kong cannot.
+func (c *AgentCmd) check() error {
+	for _, t := range c.Allow {
+		if !slices.Contains(agentPolicyTools, t) {
+			return usagef("--allow: %q needs no permission or is no tool (the tools that ask are %s)", t, strings.Join(agentPolicyTools, ", "))
+		}
+	}
+	if err := mem.ValidScope(c.Conversation); err != nil {
+		return usagef("--conversation: %v", err)
+	}
+	switch {
+	case c.MaxSteps < 1:
+		return usagef("--max-steps must be at least 1")
+	case c.BufferTokens < 1:
+		return usagef("--buffer-tokens must be at least 1")
+	case c.ContextBudget < 1:
+		return usagef("--context-budget must be at least 1")
+	case c.RecallK < 0:
+		return usagef("--recall-k must not be negative")
+	case c.PriceInput < 0 || c.PriceCached < 0 || c.PriceOutput < 0:
+		return usagef("prices must not be negative")
+	}
+	return nil
+}
+
+// open builds the session: store, project, model, tools, library,
+// summarizer and the agent over them.
+func (c *AgentCmd) open(ctx context.Context, o *IO, client *llm.Client, interactive bool) (*agentSession, error) {
+	st, err := c.openStore(ctx, "mira-agent")
+	if err != nil {
+		return nil, err
+	}
+	wd, err := o.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("working directory: %w", err)
+	}
+	project := mem.DetectProject(wd, o.Getenv("MIRA_PROJECT"))
+	s := &agentSession{c: c, o: o, st: st, interactive: interactive}
+	s.lib = &agentLibrary{o: o, c: &c.Common, st: st, project: project, conversation: c.Conversation}
+
+	var model agentloop.Model = agentNoModel{}
+	if client != nil {
+		model = client
+	}
+	allow := map[string]bool{}
+	for _, t := range c.Allow {
+		allow[t] = true
+	}
+	canAsk := o.InTTY && o.ErrTTY
+	s.policy = &tools.Policy{Allow: allow, Yes: c.Yes, Interactive: canAsk, Approver: &agentApprover{s: s}}
+	reg, err := s.tools(project)
+	if err != nil {
+		return nil, err
+	}
+	counter, err := summarizeCounter(o)
+	if err != nil {
+		return nil, err
+	}
+	summarizer := agentSummarizer{st: st, opt: summarize.Options{Count: counter, LockTimeout: c.LockTimeout}}
+	if c.Summarizer == "model" && client != nil {
+		// A client of its own, so that each summary's commit records
+		// what that summary cost.
+		if summarizer.client, err = chatClient(o, c.Model); err != nil {
+			return nil, err
+		}
+	}
+	enc := ""
+	if file, err := loadConfig(o.Getenv); err == nil {
+		enc = file.Context.Encoding
+	}
+	cfg := agentloop.Config{
+		Store: st, Conversation: c.Conversation, Project: project, Model: model, Tools: reg,
+		Library: s.lib, Summarizer: summarizer,
+		Effort: c.Effort, MaxSteps: c.MaxSteps, BufferTokens: c.BufferTokens,
+		ContextMode: plan.Mode(c.ContextMode), ContextBudget: c.ContextBudget, RecallK: c.RecallK, Encoding: enc,
+		Prices:      agentloop.Prices{Input: c.PriceInput, CachedInput: c.PriceCached, Output: c.PriceOutput},
+		LockTimeout: c.LockTimeout,
+		Warn: func(err error) {
+			var pe *mem.ParseError
+			if errors.As(err, &pe) {
+				s.lib.warn().warn("", err) // once per broken file
+				return
+			}
+			o.Warnf("warning: %v", err)
+		},
+	}
+	if c.RecallK == 0 {
+		cfg.RecallK = -1
+	}
+	if s.agent, err = agentloop.New(cfg); err != nil {
+		return nil, err
+	}
+	// An interactive session always talks text; --output jsonl applies to
+	// one-shot runs.
+	if !interactive && !o.textOutput(c.Output) {
+		s.printer = agentJSONPrinter(o.Out)
+	} else {
+		s.printer = newAgentTextPrinter(o, interactive).event
+	}
+	return s, nil
+}
+
+// tools builds the tool registry for a project.
+func (s *agentSession) tools(p mem.Project) (*tools.Registry, error) {
+	reg, err := tools.New(tools.Config{
+		Root: p.Root, AllowPaths: s.c.AllowPath, Policy: s.policy,
+		Artifacts: &tools.Artifacts{Store: s.st.Root, Scope: s.c.Conversation},
+		Memory:    s.lib,
+	})
+	if err != nil {
+		return nil, usagef("project %s: %v", p.Root, err)
+	}
+	return reg, nil
+}
+
+// oneShot sends one message and prints the answer (or the events).
+func (s *agentSession) oneShot(ctx context.Context, text string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.cancel = cancel
+	_, err := s.agent.Send(ctx, text, s.printer)
+	if errors.Is(err, agentloop.ErrMaxSteps) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("message not answered: %w", err)
+	}
+	return nil
+}
+
+// switchProject moves the session to the project of dir.
+func (s *agentSession) switchProject(dir string) (mem.Project, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return mem.Project{}, err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return mem.Project{}, fmt.Errorf("switch: %w", err)
+	}
+	if !fi.IsDir() {
+		return mem.Project{}, fmt.Errorf("switch: %s is not a directory", abs)
+	}
+	p := mem.DetectProject(abs, s.o.Getenv("MIRA_PROJECT"))
+	reg, err := s.tools(p)
+	if err != nil {
+		return mem.Project{}, err
+	}
+	s.agent.Switch(p, reg)
+	s.lib.setProject(p)
+	return p, nil
+}
+
+// agentSummarizer summarizes the conversation as mira-summarize does, with
+// the chat model or, without one, the extractive summarizer, and records
+// the model's tokens in the commit.
+type agentSummarizer struct {
+	st     *mem.Store
+	opt    summarize.Options
+	client *llm.Client // nil: extractive
+}
+
+// Summarize implements agentloop.Summarizer.
+func (s agentSummarizer) Summarize(ctx context.Context, scope, through string) error {
+	opt := s.opt
+	if s.client != nil {
+		opt.Model = s.client
+		before := s.client.Usage()
+		opt.Trailers = func() []mem.Trailer {
+			u := s.client.Usage()
+			d := llm.Usage{
+				Requests: u.Requests - before.Requests, PromptTokens: u.PromptTokens - before.PromptTokens,
+				CompletionTokens: u.CompletionTokens - before.CompletionTokens, CachedTokens: u.CachedTokens - before.CachedTokens,
+				ReasoningTokens: u.ReasoningTokens - before.ReasoningTokens,
+			}
+			if d.Requests == 0 {
+				return nil
+			}
+			return []mem.Trailer{{Key: "Mira-Usage", Value: d.String()}}
+		}
+	}
+	return agentloop.StoreSummarizer{Store: s.st, Options: opt}.Summarize(ctx, scope, through)
+}
+
+// agentNoModel stands in when no chat model is configured: slash commands work
+// without one.
+type agentNoModel struct{}
+
+func (agentNoModel) Model() string { return "none" }
+
+func (agentNoModel) Stream(context.Context, openai.ChatCompletionRequest, func(llm.Event)) (*llm.Reply, error) {
+	return nil, errors.New("no chat model configured: set MIRA_MODEL (or pass --model)")
+}

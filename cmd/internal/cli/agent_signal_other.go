@@ -1,0 +1,12 @@
+//go:build !unix
+
+package cli
+
+import "os"
+
+// endSignals end an interactive session (Ctrl-C only stops an answer):
+// none beyond the interrupt on this system.
+var endSignals = []os.Signal{}
+
+// reraise is never needed without endSignals.
+func reraise(os.Signal) {}
