@@ -280,6 +280,12 @@ func TestRollingSummaryTakesOver(t *testing.T) {
 	if len(state.Summaries) == 0 {
 		t.Fatal("no summary in the store")
 	}
+	// Only the older part was summarized, up to a cut that keeps half the
+	// buffer's budget: the exchange before the last one is still in the
+	// buffer, whole, and so is the last.
+	if n := len(state.Buffer); n < 6 || !strings.Contains(state.Buffer[n-1].Body, "Answer 5") || !strings.Contains(state.Buffer[n-3].Body, "Answer 4") {
+		t.Errorf("buffer after the summaries = %d turns, want the last exchanges kept", n)
+	}
 	// No gap: every turn is covered by a live L1 or is in the buffer.
 	covered := map[string]bool{}
 	err = r.st.Walk(func(e *mem.Entry) error {

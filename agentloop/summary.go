@@ -10,14 +10,8 @@ import (
 )
 
 // StoreSummarizer is the Summarizer of package summarize: L1 summaries of
-// the conversation's turns folded into its rolling L3, written to the
-// store in one commit.
-//
-// summarize.Run summarizes a scope's whole buffer; it cannot yet stop at a
-// given turn, so Summarize covers every turn up to the newest, which
-// includes the ones asked for. Nothing is lost: the agent shows the
-// summary, and the newest of the turns it covers are still sent whole as
-// the tail (see loadTail).
+// the conversation's turns up to a given one, folded into its rolling L3,
+// written to the store in one commit. Newer turns stay in the buffer.
 type StoreSummarizer struct {
 	Store *mem.Store
 	// Options are passed to summarize.Run; Kinds is set to turns only,
@@ -30,6 +24,7 @@ func (s StoreSummarizer) Summarize(ctx context.Context, scope, through string) e
 	opt := s.Options
 	opt.Kinds = []string{mem.KindTurn}
 	opt.DryRun = false
+	opt.Through = through
 	if _, err := summarize.Run(ctx, s.Store, []string{scope}, opt); err != nil {
 		return fmt.Errorf("summarize conversation %s: %w", scope, err)
 	}

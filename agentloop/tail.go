@@ -14,12 +14,12 @@ import (
 	"github.com/miramem/mira/mem"
 )
 
-// The tail: summarize.Run summarizes a scope's whole buffer (see
-// StoreSummarizer), so right after a summary the buffer is empty and the
-// model would lose the exchange it was just in the middle of. The agent
-// therefore also sends the newest turns the summary covers, verbatim, up
-// to half of Config.BufferTokens: coverage
-// overlaps rather than leaving a gap. The tail is chosen from the store
+// The tail: /summarize folds the whole buffer into the summary, and a
+// bounded summary can end just before a short exchange, so right after a
+// summary the model could lose the exchange it was in the middle of. The
+// agent therefore also sends the newest turns the summary covers,
+// verbatim, up to half of Config.BufferTokens: coverage overlaps rather
+// than leaving a gap. The tail is chosen from the store
 // alone, within a fixed budget, so a restarted agent sends the same turns,
 // and it changes only when the summaries do, so the prompt's beginning
 // stays stable in between.

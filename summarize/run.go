@@ -54,6 +54,11 @@ type Options struct {
 	DryRun bool
 	// Bad receives files that do not parse; they are skipped.
 	Bad func(error)
+	// Through, if set, is the id of the last buffered turn or fact to
+	// summarize: newer material stays in the buffer (an agent keeps its
+	// latest exchanges word for word). An id that is not in the buffer
+	// summarizes nothing new. Meant for a run over one scope.
+	Through string
 	// Trailers, if set, gives extra commit trailers when the run commits,
 	// after every model call (the model's token usage, say).
 	Trailers func() []mem.Trailer
@@ -353,6 +358,10 @@ func (p *plan) valid(fresh *scopeData) bool {
 func makePlan(ctx context.Context, d *scopeData, sum summarizer, opt Options) (*plan, error) {
 	p := &plan{data: d, model: sum.name()}
 	buf := d.buffer()
+	if opt.Through != "" {
+		i := slices.IndexFunc(buf, func(e *mem.Entry) bool { return e.ID == opt.Through })
+		buf = buf[:i+1] // i = -1: nothing
+	}
 	units := make([]unit, len(buf))
 	costs := make([]int, len(buf))
 	for i, m := range buf {

@@ -810,3 +810,46 @@ func TestExtractiveKeepsSpecifics(t *testing.T) {
 		t.Errorf("summary is longer than its target:\n%s", out)
 	}
 }
+
+// Through bounds a run: turns after it stay in the buffer, and nothing
+// falls between the summary and the buffer.
+func TestThrough(t *testing.T) {
+	st, clock := testStore(t)
+	rng := rand.New(rand.NewPCG(7, 1))
+	scope := "chat"
+	turns := add(t, st, conversation(rng, scope, 900, *clock)...)
+	if len(turns) < 4 {
+		t.Fatalf("only %d turns", len(turns))
+	}
+	cut := len(turns) * 2 / 3
+	opt := Options{Count: wordCount, ChunkTokens: 300, RollingTokens: 200, Through: turns[cut].ID}
+	if _, err := Run(context.Background(), st, []string{scope}, opt); err != nil {
+		t.Fatal(err)
+	}
+	state, err := Load(st, scope, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ids(state.Buffer), ids(turns[cut+1:]); !slices.Equal(got, want) {
+		t.Errorf("buffer = %v, want the turns after the cut %v", got, want)
+	}
+	d, err := loadScope(st, scope, DefaultKinds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tr := range turns {
+		_, covered := d.coveredBy[tr.ID]
+		if covered != (i <= cut) {
+			t.Errorf("turn %d covered = %v, want %v", i, covered, i <= cut)
+		}
+	}
+	// An id that is no longer in the buffer summarizes nothing new.
+	*clock = clock.Add(time.Minute)
+	before := head(t, st)
+	if _, err := Run(context.Background(), st, []string{scope}, opt); err != nil {
+		t.Fatal(err)
+	}
+	if head(t, st) != before {
+		t.Error("a run through an already covered turn committed")
+	}
+}
