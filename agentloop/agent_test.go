@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -248,6 +249,15 @@ func TestArtifactForLargeOutput(t *testing.T) {
 	}
 	if got := turns[4].Body; !strings.Contains(got, "250\t250") || !strings.Contains(got, "251\t251") {
 		t.Errorf("reading the artifact back gave %q", got)
+	}
+	// The artifact is committed with its tool turn: in history, and the
+	// store's work tree is clean.
+	out, err := exec.Command("git", "-C", r.home, "log", "--format=%s", "--name-only", "--", arts[0].(string)).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "agent: tool turn") {
+		t.Errorf("git log of the artifact: %v\n%s", err, out)
+	}
+	if out, _ := exec.Command("git", "-C", r.home, "status", "--porcelain").CombinedOutput(); len(out) != 0 {
+		t.Errorf("git status:\n%s", out)
 	}
 }
 

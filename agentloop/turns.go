@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -166,6 +168,19 @@ func (a *Agent) store(ctx context.Context, e *mem.Entry, trailers ...mem.Trailer
 	if err := tx.Add(e); err != nil {
 		tx.Rollback()
 		return nil, fmt.Errorf("store %s turn: %w", e.Role, err)
+	}
+	// The artifacts a tool call wrote go into the same commit as its
+	// result, so the artifact://id the conversation mentions is in history.
+	arts, _ := e.Extra[fieldArtifacts].([]string)
+	for _, rel := range arts {
+		data, err := os.ReadFile(filepath.Join(st.Root, filepath.FromSlash(rel)))
+		if err == nil {
+			err = tx.AddFile(rel, data)
+		}
+		if err != nil {
+			tx.Rollback()
+			return nil, fmt.Errorf("store tool turn: artifact %s: %w", rel, err)
+		}
 	}
 	subject := fmt.Sprintf("agent: %s turn %s", e.Role, e.ID)
 	if line := firstLine(e.Body, 60); line != "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -142,6 +143,25 @@ func (tx *Tx) Rewrite(e *Entry) error {
 		return err
 	}
 	return tx.plan(e.Path, data)
+}
+
+// AddFile plans committing a file that is not an entry: an artifact (a
+// large tool output, under artifacts/<scope>/) with the given content. It
+// may already be on disk, written by the tool that made it; it is written
+// again, atomically, with this content.
+func (tx *Tx) AddFile(rel string, data []byte) error {
+	clean := path.Clean(rel)
+	if clean != rel || !strings.HasPrefix(rel, "artifacts/") || strings.Count(rel, "/") != 2 {
+		return fmt.Errorf("%s: not an artifact path (artifacts/<scope>/<name>)", rel)
+	}
+	if err := ValidScope(strings.Split(rel, "/")[1]); err != nil {
+		return fmt.Errorf("%s: %w", rel, err)
+	}
+	tx.Ops = append(tx.Ops, Op{Op: "add", Path: rel})
+	if tx.dry {
+		return nil
+	}
+	return tx.plan(rel, data)
 }
 
 // Empty reports whether the change has nothing to commit.
