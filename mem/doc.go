@@ -19,7 +19,8 @@
 //	entries/<scope>/turns/<role>/<created>__<id>.md
 //	entries/<scope>/summaries/<level>/<created>__<id>.md
 //	entries/<scope>/deleted/<kind-dir>/...        tombstones, same shape below
-//	artifacts/<scope>/<id>.<ext>                   large tool outputs
+//	artifacts/<scope>/<id>.<ext>                   large tool outputs, committed
+//	                                               with the tool turn that made them
 //
 // <scope> is a bucket name: "global" (the default), a project name or a
 // conversation id; it matches [A-Za-z0-9][A-Za-z0-9._-]{0,127} and is never
@@ -67,6 +68,20 @@
 //	replaced_by     tombstones: the id of the entry that replaced this one.
 //	deleted_at      tombstones: RFC 3339 time of deletion.
 //	deleted_reason  tombstones: why (free text; "replaced", "evicted", ...).
+//
+// Commands add fields of their own, which other tools may ignore:
+//
+//	covers, covers_from, covers_until, detail, model, input_tokens,
+//	output_tokens   summaries: the ids of the turns and facts (or, for L2
+//	                and L3, the summaries) a summary covers, the time span of
+//	                that material (covers_until is the watermark), the level
+//	                of detail, the model or "extractive", and token counts.
+//	extracted_at    user turns read by mira-remember --extract.
+//	extracted_from  facts it extracted: the turn they came from.
+//	tool_calls, tool_call_id, tool_name, is_error, denied, artifacts, model,
+//	no_text, interrupted
+//	                the agent's turns: what the assistant called and what
+//	                each call returned, so a conversation can be replayed.
 //
 // Any other field is the user's: Mira keeps it, in its place and spelling,
 // whenever it rewrites a file. Writers put known fields in the order above
