@@ -24,18 +24,18 @@ import (
 type AgentCmd struct {
 	Common
 	Prompt        string   `short:"p" help:"Send this message, print the answer and exit. Without it the message is read from stdin when stdin is not a terminal; on a terminal an interactive session starts. A message starting with / runs that slash command." placeholder:"TEXT"`
-	Conversation  string   `short:"c" help:"The conversation to continue: the scope its turns are stored in." env:"MIRA_CONVERSATION" default:"chat" placeholder:"NAME"`
+	Conversation  string   `short:"c" help:"The conversation to continue: the scope its turns are stored in." env:"MIRA_CONVERSATION" default:"${agent_conversation}" placeholder:"NAME"`
 	Model         string   `help:"Chat model on the OpenAI-compatible server at OPENAI_BASE_URL (default $MIRA_MODEL, else llm.model in the config file)." placeholder:"NAME"`
-	Effort        string   `help:"Reasoning effort: auto (chosen for each message by a simple classifier), none, low, medium or high. Sent only to models that take it." enum:"auto,none,low,medium,high" default:"auto"`
-	Allow         []string `help:"Let this tool run without asking: write_file, edit_file or bash (repeatable or comma-separated)." sep:"," placeholder:"TOOL"`
+	Effort        string   `help:"Reasoning effort: auto (chosen for each message by a simple classifier), none, low, medium or high. Sent only to models that take it." enum:"auto,none,low,medium,high" default:"${agent_effort}"`
+	Allow         []string `help:"Let this tool run without asking: write_file, edit_file or bash (repeatable or comma-separated)." sep:"," default:"${agent_allow}" placeholder:"TOOL"`
 	Yes           bool     `short:"y" help:"Let every tool run without asking."`
 	AllowPath     []string `name:"allow-path" sep:"none" help:"Let the file tools also use this file or directory outside the project (repeatable)." placeholder:"PATH"`
-	MaxSteps      int      `name:"max-steps" help:"Most model requests for one message before the agent stops and asks for another." default:"25" placeholder:"N"`
-	BufferTokens  int      `name:"buffer-tokens" help:"Tokens of conversation since the last summary past which the older part is summarized." default:"24000" placeholder:"N"`
+	MaxSteps      int      `name:"max-steps" help:"Most model requests for one message before the agent stops and asks for another." default:"${agent_max_steps}" placeholder:"N"`
+	BufferTokens  int      `name:"buffer-tokens" help:"Tokens of conversation since the last summary past which the older part is summarized." default:"${agent_buffer_tokens}" placeholder:"N"`
 	ContextMode   string   `name:"context-mode" help:"Context mode of the standing context and the recalled memories: off, light or heavy (as mira-context)." enum:"off,light,heavy" default:"${context_mode}"`
-	ContextBudget int      `name:"context-budget" help:"Token budget of the standing context (pins, corrections, goals, tasks, the summary)." default:"6000" placeholder:"N"`
-	RecallK       int      `name:"recall-k" help:"Memories recalled for each message (0: none)." default:"5" placeholder:"N"`
-	Summarizer    string   `help:"Who writes the conversation's summaries: model (the chat model) or extractive (offline)." enum:"model,extractive" default:"model"`
+	ContextBudget int      `name:"context-budget" help:"Token budget of the standing context (pins, corrections, goals, tasks, the summary)." default:"${agent_context_budget}" placeholder:"N"`
+	RecallK       int      `name:"recall-k" help:"Memories recalled for each message (0: none)." default:"${agent_recall_k}" placeholder:"N"`
+	Summarizer    string   `help:"Who writes the conversation's summaries: model (the chat model) or extractive (offline)." enum:"model,extractive" default:"${agent_summarizer}"`
 	PriceInput    float64  `name:"price-input" help:"Price of prompt tokens that miss the provider's cache, in US dollars per million, for /status." env:"MIRA_PRICE_INPUT" placeholder:"USD"`
 	PriceCached   float64  `name:"price-cached" help:"Price of cached prompt tokens, in US dollars per million (default: --price-input)." env:"MIRA_PRICE_CACHED" placeholder:"USD"`
 	PriceOutput   float64  `name:"price-output" help:"Price of completion tokens, in US dollars per million." env:"MIRA_PRICE_OUTPUT" placeholder:"USD"`
@@ -181,7 +181,7 @@ func (c *AgentCmd) open(ctx context.Context, o *IO, client *llm.Client, interact
 		Library: s.lib, Summarizer: summarizer,
 		Effort: c.Effort, MaxSteps: c.MaxSteps, BufferTokens: c.BufferTokens,
 		ContextMode: plan.Mode(c.ContextMode), ContextBudget: c.ContextBudget, RecallK: c.RecallK, Encoding: enc,
-		Prices:      agentloop.Prices{Input: c.PriceInput, CachedInput: c.PriceCached, Output: c.PriceOutput},
+		Prices:      c.prices(o, model.Model()),
 		LockTimeout: c.LockTimeout,
 		Warn: func(err error) {
 			var pe *mem.ParseError
@@ -298,4 +298,19 @@ func (agentNoModel) Model() string { return "none" }
 
 func (agentNoModel) Stream(context.Context, openai.ChatCompletionRequest, func(llm.Event)) (*llm.Reply, error) {
 	return nil, errors.New("no chat model configured: set MIRA_MODEL (or pass --model)")
+}
+
+// prices returns what the model's tokens cost: the --price-* flags (or
+// MIRA_PRICE_*) when given, else the config file's prices for the model.
+func (c *AgentCmd) prices(o *IO, model string) agentloop.Prices {
+	p := agentloop.Prices{Input: c.PriceInput, CachedInput: c.PriceCached, Output: c.PriceOutput}
+	if p != (agentloop.Prices{}) {
+		return p
+	}
+	if file, err := loadConfig(o.Getenv); err == nil {
+		if cp, ok := file.Prices[model]; ok {
+			return agentloop.Prices{Input: cp.Input, CachedInput: cp.CachedInput, Output: cp.Output}
+		}
+	}
+	return p
 }

@@ -463,7 +463,7 @@ func TestAgentModelSummaryCommit(t *testing.T) {
 		}
 		return llmtest.Text("Invoices are totalled per line, rounded, then summed in cents, as the billing code has always done.")
 	}))
-	for i := range 3 {
+	for i := range 5 {
 		x.ok("", "-p", fmt.Sprintf("Question %d: how are invoices totalled when lines carry discounts and taxes?", i), "--buffer-tokens", "60", "--output", "text")
 	}
 	log := git(t, x.home, "log", "--format=%B%x00")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/alecthomas/kong"
 	"go.yaml.in/yaml/v3"
@@ -54,8 +55,28 @@ type Config struct {
 	Summarize struct {
 		MaxEntries int `yaml:"max_entries"`
 	} `yaml:"summarize"`
+	Agent struct {
+		Conversation  string   `yaml:"conversation"`
+		MaxSteps      int      `yaml:"max_steps"`
+		BufferTokens  int      `yaml:"buffer_tokens"`
+		ContextBudget int      `yaml:"context_budget"`
+		RecallK       int      `yaml:"recall_k"`
+		Effort        string   `yaml:"effort"`
+		Summarizer    string   `yaml:"summarizer"`
+		Allow         []string `yaml:"allow"`
+	} `yaml:"agent"`
+	// Prices are in US dollars per million tokens, by model name, for the
+	// agent's /status.
+	Prices map[string]Price `yaml:"prices"`
 
 	path string
+}
+
+// Price is what a model's tokens cost, in US dollars per million.
+type Price struct {
+	Input       float64 `yaml:"input"`
+	CachedInput float64 `yaml:"cached_input"`
+	Output      float64 `yaml:"output"`
 }
 
 // configPath returns the config file to read and whether it was named
@@ -132,7 +153,16 @@ func (c *Config) vars(getenv func(string) string) kong.Vars {
 		"context_mode": or(c.Context.Mode, "light"),
 		"encoding":     or(c.Context.Encoding, "o200k_base"),
 		"context_log":  strconv.FormatBool(c.Context.Log),
-		"max_entries":  strconv.Itoa(cmpOrInt(c.Summarize.MaxEntries, 500)),
+
+		"agent_conversation":   or(c.Agent.Conversation, "chat"),
+		"agent_max_steps":      strconv.Itoa(cmpOrInt(c.Agent.MaxSteps, 25)),
+		"agent_buffer_tokens":  strconv.Itoa(cmpOrInt(c.Agent.BufferTokens, 24000)),
+		"agent_context_budget": strconv.Itoa(cmpOrInt(c.Agent.ContextBudget, 6000)),
+		"agent_recall_k":       strconv.Itoa(cmpOrInt(c.Agent.RecallK, 5)),
+		"agent_effort":         or(c.Agent.Effort, "auto"),
+		"agent_summarizer":     or(c.Agent.Summarizer, "model"),
+		"agent_allow":          strings.Join(c.Agent.Allow, ","),
+		"max_entries":          strconv.Itoa(cmpOrInt(c.Summarize.MaxEntries, 500)),
 	}
 }
 
