@@ -195,6 +195,7 @@ func TestFusion(t *testing.T) {
 	} {
 		vs.put(d)
 	}
+	r.LexicalShare = 0.4 // the arithmetic below
 	vq := &vecQuery{side: &vecSide{vs: vs}, vec: []float32{1, 0}}
 	lex := []Candidate{{ID: "c", Path: "c", BM25: 4}, {ID: "b", Path: "b", BM25: 2}}
 	vecs := []vecHit{{row: 0, cos: 1}, {row: 1, cos: 0.6}}

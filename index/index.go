@@ -456,6 +456,7 @@ func (ix *Index) refresh(want probe) error {
 		if err != nil {
 			return err
 		}
+		addDependents(&ch, man, time.Now().UnixNano())
 		if m.Pending > 0 && (!ch.empty() || ix.c.opt.Now().Sub(m.UpdatedAt) >= pendingRetry) {
 			if err := ix.addPending(&ch, genDir, m, man); err != nil {
 				return err

@@ -99,7 +99,11 @@ func newMapping() mapping.IndexMapping {
 // bleveDoc is the value handed to the mapping for one entry. Empty fields
 // are left out so that they index no empty term.
 func bleveDoc(d Doc) map[string]any {
-	m := map[string]any{fieldID: d.ID, fieldText: d.Text}
+	text := d.Text
+	if d.Context != "" {
+		text += "\n" + d.Context
+	}
+	m := map[string]any{fieldID: d.ID, fieldText: text}
 	set := func(k, v string) {
 		if v != "" {
 			m[k] = v

@@ -23,6 +23,10 @@ type Doc struct {
 	Tags                                    []string
 	Text                                    string // the body
 	CreatedAt                               time.Time
+	// Context is the text of the turn before a conversation turn (see
+	// TurnOrder): it is indexed with the turn's text, so that the turn is
+	// found by the words of what it answers. Not embedded, not stored.
+	Context string
 	// Hash identifies the text for duplicate detection (the store decides
 	// how); it is indexed but not stored.
 	Hash string

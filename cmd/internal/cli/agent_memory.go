@@ -46,7 +46,7 @@ func (l *agentLibrary) open(ctx context.Context) (*index.Index, error) {
 		return nil, err
 	}
 	opt.Context = ctx
-	ix, err := index.Open(storeSource{l.st}, opt)
+	ix, err := index.Open(newSource(l.st), opt)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open index: %w", err)
 	}

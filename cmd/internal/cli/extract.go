@@ -342,7 +342,7 @@ func (c *RememberCmd) neighbours(o *IO, st *mem.Store, scope string, paths map[s
 			return nil, err
 		}
 		opt.Context = ctx
-		ix, err := index.Open(storeSource{st}, opt)
+		ix, err := index.Open(newSource(st), opt)
 		if err != nil {
 			return nil, fmt.Errorf("cannot open index: %w", err)
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -14,7 +16,51 @@ import (
 )
 
 // storeSource shows the store to the index.
-type storeSource struct{ st *mem.Store }
+type storeSource struct {
+	st    *mem.Store
+	turns *turnCache
+}
+
+func newSource(st *mem.Store) storeSource { return storeSource{st: st, turns: &turnCache{}} }
+
+// turnCache holds each scope's turn order, listed from the turns
+// directories once per command: loading a turn needs the one before it.
+type turnCache struct {
+	mu      sync.Mutex
+	byScope map[string]*index.TurnOrder
+}
+
+// previous returns the path of the turn before the turn at p, or "".
+func (s storeSource) previous(p string) string {
+	scope, _, ok := index.TurnKey(p)
+	if !ok {
+		return ""
+	}
+	c := s.turns
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o := c.byScope[scope]
+	if o == nil {
+		var paths []string
+		dir := path.Join("entries", scope, "turns")
+		roles, _ := os.ReadDir(filepath.Join(s.st.Root, filepath.FromSlash(dir)))
+		for _, r := range roles {
+			if !r.IsDir() {
+				continue
+			}
+			names, _ := os.ReadDir(filepath.Join(s.st.Root, filepath.FromSlash(dir), r.Name()))
+			for _, n := range names {
+				paths = append(paths, dir+"/"+r.Name()+"/"+n.Name())
+			}
+		}
+		o = index.NewTurnOrder(paths)
+		if c.byScope == nil {
+			c.byScope = map[string]*index.TurnOrder{}
+		}
+		c.byScope[scope] = o
+	}
+	return o.Previous(p)
+}
 
 func (s storeSource) Root() string                           { return s.st.Root }
 func (s storeSource) Head() (string, error)                  { return s.st.Head() }
@@ -22,12 +68,20 @@ func (s storeSource) Diff(from, to string) ([]string, error) { return s.st.Diff(
 
 func (s storeSource) Stat() ([]index.FileStat, error) { return index.StatFiles(s.st.Root) }
 
-func (s storeSource) Load(path string) (index.Doc, error) {
-	e, err := s.st.Read(path)
+func (s storeSource) Load(p string) (index.Doc, error) {
+	e, err := s.st.Read(p)
 	if err != nil {
 		return index.Doc{}, err
 	}
-	return docOf(e), nil
+	d := docOf(e)
+	if e.Kind == mem.KindTurn && s.turns != nil {
+		if prev := s.previous(p); prev != "" {
+			if pe, err := s.st.Read(prev); err == nil && pe.Kind == mem.KindTurn && !pe.Deleted() {
+				d.Context = pe.Body
+			}
+		}
+	}
+	return d, nil
 }
 
 // docOf is what the index sees of an entry. The tags are searched along
@@ -117,7 +171,7 @@ func openIndexQuiet(st *mem.Store, o *IO, c *Common) *ixHandle {
 	}
 	opt.NoRefresh = true
 	opt.Warn = func(string, error) {} // the next reader reports problems
-	h.ix, h.err = index.Open(storeSource{st}, opt)
+	h.ix, h.err = index.Open(newSource(st), opt)
 	if h.err == nil {
 		head, err := st.Head()
 		if err == nil && head != h.ix.Commit() {
@@ -197,5 +251,5 @@ func (c *Common) openReader(ctx context.Context, o *IO, command string) (*reader
 	if err != nil {
 		return nil, err
 	}
-	return &reader{st: st, src: storeSource{st}, opt: opt, w: w}, nil
+	return &reader{st: st, src: newSource(st), opt: opt, w: w}, nil
 }
