@@ -10,6 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 export PATH=$root/bin:$PATH
+# The toolchain go.mod names, also when this script runs outside make.
+export GOTOOLCHAIN=${GOTOOLCHAIN:-$(sed -n 's/^toolchain //p' go.mod)}
 SIZES=${SIZES-"10000 100000"}
 RUNS=${RUNS:-10}
 LOCOMO=${LOCOMO:-$root/../shared/bench/locomo}
