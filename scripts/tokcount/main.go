@@ -1,6 +1,7 @@
 // Command tokcount counts the tokens of the text of each JSONL record on
 // stdin, once, and prints the total: the baseline `make bench` sets beside
-// mira-context, which must count the same texts and plan them too.
+// mira-context, which must count the same texts and plan them too. Like
+// mira-context it counts on every core.
 package main
 
 import (
@@ -8,6 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	plan "github.com/miramem/mira/ctx"
 )
@@ -24,7 +28,7 @@ func main() {
 	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	total := 0
+	var texts []string
 	for sc.Scan() {
 		var r struct {
 			Text string `json:"text"`
@@ -33,11 +37,30 @@ func main() {
 			fmt.Fprintln(os.Stderr, "tokcount:", err)
 			os.Exit(2)
 		}
-		total += tok.Count(r.Text)
+		texts = append(texts, r.Text)
 	}
 	if err := sc.Err(); err != nil {
 		fmt.Fprintln(os.Stderr, "tokcount:", err)
 		os.Exit(1)
 	}
-	fmt.Println(total)
+	if err := tok.Load(); err != nil {
+		fmt.Fprintln(os.Stderr, "tokcount:", err)
+		os.Exit(1)
+	}
+	var total atomic.Int64
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(texts) {
+					return
+				}
+				total.Add(int64(tok.Count(texts[i])))
+			}
+		})
+	}
+	wg.Wait()
+	fmt.Println(total.Load())
 }
