@@ -131,10 +131,9 @@ func BenchmarkOneQuery(b *testing.B) {
 }
 
 // BenchmarkVectorParts splits a one-query hybrid search into loading the
-// vectors, indexing them for search, and the nearest-neighbour search,
-// with and without filters (a scope of about a quarter of the store, a
-// kind and scope of about a twentieth): filtered searches index only the
-// rows that pass when they are few (subsetShare) and over-fetch otherwise.
+// vectors, reading the model, and the nearest-neighbour scan, with and
+// without filters (a scope of about a quarter of the store, a kind and
+// scope of about a twentieth).
 func BenchmarkVectorParts(b *testing.B) {
 	for _, n := range sizes() {
 		f := corpus(b, n)
@@ -161,12 +160,6 @@ func BenchmarkVectorParts(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(fmt.Sprintf("%dk/index", n/1000), func(b *testing.B) {
-			for b.Loop() {
-				vs.search = nil
-				vs.buildSearch()
-			}
-		})
 		emb, _, err := ix.c.genEmbedder(ix.gen, ix.meta)
 		if err != nil {
 			b.Fatal(err)
@@ -192,28 +185,14 @@ func BenchmarkVectorParts(b *testing.B) {
 			{"scope", Query{Scopes: []string{"shop"}}},
 			{"kind+scope", Query{Scopes: []string{"shop"}, Kinds: []string{"fact"}}},
 		} {
-			for _, share := range []float64{0, 1.01} {
-				if tc.name == "all" && share > 0 {
-					continue
-				}
-				how := "overfetch"
-				if share > 0 {
-					how = "subset"
-				}
-				b.Run(fmt.Sprintf("%dk/nearest/%s/%s", n/1000, tc.name, how), func(b *testing.B) {
-					old := subsetShare
-					subsetShare = share
-					defer func() { subsetShare = old }()
-					vq := &vecQuery{side: side, vec: qv[0]}
-					side.rw.RLock()
-					defer side.rw.RUnlock()
-					for b.Loop() {
-						if _, err := vq.nearest(tc.q, 30, 0); err != nil {
-							b.Fatal(err)
-						}
+			b.Run(fmt.Sprintf("%dk/nearest/%s", n/1000, tc.name), func(b *testing.B) {
+				vq := &vecQuery{side: side, vec: qv[0]}
+				for b.Loop() {
+					if _, err := vq.nearest(tc.q, 30, 0); err != nil {
+						b.Fatal(err)
 					}
-				})
-			}
+				}
+			})
 		}
 		ix.Close()
 	}

@@ -3,7 +3,9 @@
 // to date with the files on every Open, rebuilt when it is missing,
 // damaged or of an older format, and kept fresh by Watch while a watcher
 // runs. Search is hybrid: lexical and vector candidates, fused, weighted
-// by recency and diversified by MMR (see Ranking).
+// by recency and diversified by MMR (see Ranking). A conversation turn's
+// BM25 text carries the turn before it (Doc.Context, TurnOrder); vectors
+// are found by an exact scan of the stored unit vectors.
 //
 // The index never reads the store's file format itself: it sees the store
 // through the small Source interface, which the store implements.
@@ -60,9 +62,10 @@
 // little-endian; a string is a uvarint length and its bytes. The base file
 // vectors-<seq> is
 //
-//	"MIRAVEC\x00", u32 version (1), u32 dim, u32 rows, u32 vectors,
+//	"MIRAVEC\x00", u32 version (2), u32 dim, u32 rows, u32 vectors,
 //	u32 length of the row section, string embedder ID,
 //	rows (sorted by path), u32 CRC-32C of everything before,
+//	0 to 3 zero bytes, so that the vectors start at a multiple of 4,
 //	vectors × dim float32, u32 CRC-32C of the vectors
 //
 // where a row is path, id, kind, scope, project, uvarint tag count and the

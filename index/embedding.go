@@ -579,7 +579,9 @@ func (c *call) updateVectors(indexDir, genDir string, m meta, added []vecInput, 
 			return m, err
 		}
 		base, _ := vecFiles(genDir, m.VecSeq+1)
-		if err := writeVecBase(base, m.Embedder, m.Dim, full.liveDocs()); err != nil {
+		err = writeVecBase(base, m.Embedder, m.Dim, full.liveDocs())
+		full.close()
+		if err != nil {
 			return m, err
 		}
 		m.VecSeq++

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -251,9 +252,8 @@ func TestVectorFilters(t *testing.T) {
 	}
 }
 
-// TestNearestExact checks both ways of filtering vector candidates against
-// brute force: the subset index (a selective filter) and over-fetching
-// from the index of all rows.
+// TestNearestExact checks filtered vector candidates against brute force,
+// for selective filters and broad ones.
 func TestNearestExact(t *testing.T) {
 	vs := newVecStore("test", 8)
 	for i := range 400 {
@@ -757,4 +757,51 @@ func TestConcurrentSearches(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// The scan, split across goroutines on a large store, returns exactly the
+// best rows by cosine, ties in row order, with or without a filter.
+func TestNearestScanSplit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n, dim = 3*scanChunk + 17, 8
+	vs := newVecStore("test", dim)
+	for i := range n {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(rng.IntN(5)) - 2 // small integers: many ties
+		}
+		if !normalize(v) {
+			v = nil
+		}
+		vs.put(vecDoc{path: fmt.Sprintf("entries/s%d/notes/%06d.md", i%3, i), scope: fmt.Sprintf("s%d", i%3), vec: v})
+	}
+	q := []float32{1, 0.5, 0, -1, 0.25, 0, 0, 2}
+	normalize(q)
+	vq := &vecQuery{side: &vecSide{vs: vs}, vec: q}
+	for _, query := range []Query{{}, {Scopes: []string{"s1"}}} {
+		got, err := vq.nearest(query, 50, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := newRowFilter(vs, query)
+		var want []vecHit
+		for i := range vs.rows {
+			if v := vs.vector(i); v != nil && (f == nil || f.pass(&vs.rows[i])) {
+				want = append(want, vecHit{row: i, cos: dot(q, v)})
+			}
+		}
+		slices.SortStableFunc(want, func(a, b vecHit) int {
+			switch {
+			case a.cos > b.cos:
+				return -1
+			case a.cos < b.cos:
+				return 1
+			}
+			return 0
+		})
+		want = want[:50]
+		if !slices.Equal(got, want) {
+			t.Errorf("nearest(%v) differs from a full sort:\n got %v\nwant %v", query.Scopes, got, want)
+		}
+	}
 }

@@ -851,6 +851,12 @@ func (ix *Index) Close() error {
 		return nil
 	}
 	ix.closed = true
+	if vs := ix.vec.vs; vs != nil {
+		// Nothing a search returned points into the vectors.
+		ix.vec.rw.Lock()
+		vs.close()
+		ix.vec.rw.Unlock()
+	}
 	if err := ix.bi.Close(); err != nil {
 		return fmt.Errorf("close index: %w", err)
 	}

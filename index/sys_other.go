@@ -3,6 +3,7 @@
 package index
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"time"
@@ -40,4 +41,9 @@ func lockFile(path string) (unlock func(), err error) {
 		return nil, err
 	}
 	return func() { f.Close() }, nil
+}
+
+// mapFile is not available here: the vectors are read instead.
+func mapFile(f *os.File, size int) ([]byte, func() error, error) {
+	return nil, nil, errors.New("no memory mapping on this system")
 }

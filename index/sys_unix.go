@@ -72,3 +72,17 @@ func lockFile(path string) (unlock func(), err error) {
 	}
 	return func() { f.Close() }, nil
 }
+
+// mapFile maps the first size bytes of f read-only, the pages read in
+// ahead where the system can, and returns them with the function that
+// unmaps them.
+func mapFile(f *os.File, size int) ([]byte, func() error, error) {
+	if size == 0 {
+		return nil, nil, errors.New("empty file")
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED|mapPopulate)
+	if err != nil {
+		return nil, nil, &os.PathError{Op: "mmap", Path: f.Name(), Err: err}
+	}
+	return data, func() error { return unix.Munmap(data) }, nil
+}

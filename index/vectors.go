@@ -16,7 +16,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/kelindar/search"
 	"github.com/miramem/mira/internal/atomicfile"
 )
 
@@ -28,7 +27,7 @@ import (
 
 const (
 	vecMagic   = "MIRAVEC\x00"
-	vecVersion = 1
+	vecVersion = 2
 	vecPrefix  = "vectors-"
 	logSuffix  = ".log"
 
@@ -75,15 +74,18 @@ type vecStore struct {
 	rows     []vecRow
 	nbase    int              // rows[:nbase] come from the base file, sorted by path
 	logIx    map[string]int32 // path → row, for rows from the log
-	vecs     []float32        // vector i is vecs[i*dim : (i+1)*dim]
+	// base holds the base file's vectors (vector i is base[i*dim:(i+1)*dim]
+	// for i < nbaseVec), mapped from the file where possible, and vecs
+	// those the log or an update added after them.
+	base     []float32
+	nbaseVec int
+	vecs     []float32
+	unmap    func() error // releases base when it is mapped
 	// logged counts the records of the log (for compaction).
 	logged int
 	// rowsOnly: the vectors were not read (vecs is empty); a row's vec
 	// says only whether it has one.
 	rowsOnly bool
-	// search is the exact cosine index over every live row with a vector,
-	// its values row numbers; built on first use.
-	search *search.Index[int32]
 }
 
 func newVecStore(embedder string, dim int) *vecStore {
@@ -131,6 +133,10 @@ func (vs *vecStore) vector(i int) []float32 {
 	if v < 0 {
 		return nil
 	}
+	if int(v) < vs.nbaseVec {
+		return vs.base[int(v)*vs.dim : (int(v)+1)*vs.dim : (int(v)+1)*vs.dim]
+	}
+	v -= int32(vs.nbaseVec)
 	return vs.vecs[int(v)*vs.dim : (int(v)+1)*vs.dim : (int(v)+1)*vs.dim]
 }
 
@@ -184,12 +190,11 @@ func (vs *vecStore) put(d vecDoc) {
 	case d.vec != nil && vs.rowsOnly:
 		r.vec = 0
 	case d.vec != nil:
-		r.vec = int32(len(vs.vecs) / vs.dim)
+		r.vec = int32(vs.nbaseVec + len(vs.vecs)/vs.dim)
 		vs.vecs = append(vs.vecs, d.vec...)
 	}
 	vs.logIx[d.path] = int32(len(vs.rows))
 	vs.rows = append(vs.rows, r)
-	vs.search = nil
 }
 
 // unchanged reports whether path already has a live, embedded row for
@@ -221,7 +226,6 @@ func (vs *vecStore) unchanged(d *vecDoc) bool {
 func (vs *vecStore) del(p string) {
 	if i := vs.find(p); i >= 0 {
 		vs.rows[i].dead = true
-		vs.search = nil
 	}
 }
 
@@ -412,6 +416,7 @@ func writeVecBase(name, embedder string, dim int, docs []vecDoc) error {
 	head = append(head, embedder...)
 	head = append(head, rows...)
 	head = binary.LittleEndian.AppendUint32(head, crc32.Checksum(head, castagnoli))
+	head = append(head, make([]byte, vecPad(len(head)))...)
 	return atomicfile.WriteWith(name, 0o644, true, func(w io.Writer) error {
 		if _, err := w.Write(head); err != nil {
 			return err
@@ -442,8 +447,14 @@ func writeVecBase(name, embedder string, dim int, docs []vecDoc) error {
 type vecHeader struct {
 	embedder                 string
 	dim, rows, nvec, rowsLen int
+	vecOff                   int64 // where the vectors start
 	size                     int64 // the file's size the header implies
 }
+
+// vecPad is the number of zero bytes after a base file's row section that
+// start the vectors at a multiple of 4, so that a mapped file can be read
+// as float32s in place.
+func vecPad(n int) int { return (4 - n%4) % 4 }
 
 // readVecHeader reads and checks the header of a base file, and that the
 // file has the size it implies: enough to trust the file's shape at Open
@@ -475,7 +486,9 @@ func readVecHeader(f *os.File) (vecHeader, []byte, error) {
 		return h, nil, errors.New("bad vector file header")
 	}
 	start := int64(vecHeaderSize + k)
-	h.size = start + int64(idLen) + int64(h.rowsLen) + 4 + int64(h.nvec)*int64(h.dim)*4 + 4
+	h.vecOff = start + int64(idLen) + int64(h.rowsLen) + 4
+	h.vecOff += int64(vecPad(int(h.vecOff)))
+	h.size = h.vecOff + int64(h.nvec)*int64(h.dim)*4 + 4
 	if fi.Size() != h.size {
 		return h, nil, fmt.Errorf("vector file has %d bytes, its header says %d", fi.Size(), h.size)
 	}
@@ -577,9 +590,7 @@ func loadVecStore(genDir string, m meta, rowsOnly bool) (*vecStore, error) {
 		// Room for every vector the log may add, so replaying it never
 		// copies the whole base again (a log record holds at most one
 		// vector of dim float32s).
-		spare := 16 + int(m.VecLog)/(4*max(h.dim, 1))
-		vs.vecs = make([]float32, h.nvec*h.dim, (h.nvec+spare)*h.dim)
-		if err := readFloats(f, int64(len(pre)+len(sec)), vs.vecs); err != nil {
+		if err := vs.readBase(f, h); err != nil {
 			return nil, damaged("vectors: %w", err)
 		}
 	}
@@ -587,6 +598,42 @@ func loadVecStore(genDir string, m meta, rowsOnly bool) (*vecStore, error) {
 		return nil, err
 	}
 	return vs, nil
+}
+
+// readBase reads the base file's vectors into vs.base: mapped into memory
+// where the system can (no copy, and the pages come from the page cache),
+// else read. Either way their checksum is checked.
+func (vs *vecStore) readBase(f *os.File, h vecHeader) error {
+	n := h.nvec * h.dim
+	vs.nbaseVec = h.nvec
+	if n == 0 {
+		return nil
+	}
+	if nativeLittleEndian {
+		if data, unmap, err := mapFile(f, int(h.size)); err == nil {
+			raw := data[h.vecOff : h.vecOff+int64(n)*4]
+			sum := binary.LittleEndian.Uint32(data[h.vecOff+int64(n)*4:])
+			if crc32.Checksum(raw, castagnoli) != sum {
+				unmap()
+				return errors.New("vectors: checksum mismatch")
+			}
+			vs.base = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n)
+			vs.unmap = unmap
+			return nil
+		}
+	}
+	vs.base = make([]float32, n)
+	return readFloats(f, h.vecOff, vs.base)
+}
+
+// close releases the mapped vectors. The store's vectors must not be used
+// afterwards.
+func (vs *vecStore) close() {
+	if vs.unmap != nil {
+		vs.base = nil
+		vs.unmap()
+		vs.unmap = nil
+	}
 }
 
 // readFloats reads len(dst) little-endian float32 values at off followed
@@ -715,7 +762,7 @@ func (vs *vecStore) apply(payload []byte, rowsOnly bool) error {
 			vs.rows[i].dead = true
 		}
 		if hasVec && !rowsOnly {
-			row.vec = int32(len(vs.vecs) / vs.dim)
+			row.vec = int32(vs.nbaseVec + len(vs.vecs)/vs.dim)
 			raw := payload[1+rr.off:]
 			for j := 0; j < vs.dim; j++ {
 				vs.vecs = append(vs.vecs, math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:])))
@@ -831,20 +878,4 @@ func removeVecFiles(genDir string, keep int) {
 			os.Remove(filepath.Join(genDir, e.Name()))
 		}
 	}
-}
-
-// buildSearch indexes every live row that has a vector for exact cosine
-// search. The search package normalises vectors in place; they are unit
-// length already, so they change only by rounding.
-func (vs *vecStore) buildSearch() {
-	if vs.search != nil {
-		return
-	}
-	ix := search.NewIndex[int32]()
-	for i := range vs.rows {
-		if v := vs.vector(i); v != nil && !vs.rows[i].dead {
-			ix.Add(v, int32(i))
-		}
-	}
-	vs.search = ix
 }

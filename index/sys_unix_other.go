@@ -1,0 +1,5 @@
+//go:build unix && !linux
+
+package index
+
+const mapPopulate = 0
