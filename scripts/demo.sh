@@ -21,6 +21,8 @@ step "mira-recall postgresql --kind decision --explain"
 mira-recall postgresql --kind decision --explain --output text
 step "mira-recall auth -k 2   # piped: JSONL"
 mira-recall auth -k 2 | cat
+step "mira-recall 'auth tokens' -k 3 | mira-context --meter   # the block a prompt gets"
+mira-recall 'auth tokens' -k 3 | mira-context --meter --query 'auth tokens'
 step "git -C \$MIRA_HOME log --oneline"
 git -C "$MIRA_HOME" log --oneline
 step "git -C \$MIRA_HOME status --short"
