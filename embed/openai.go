@@ -2,7 +2,6 @@ package embed
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/miramem/mira/internal/retry"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -92,7 +92,7 @@ type OpenAIConfig struct {
 type OpenAI struct {
 	model   string
 	client  *openai.Client
-	retry   retryPolicy
+	retry   retry.Policy
 	batch   int
 	timeout time.Duration
 	fixed   bool // the dimension was configured, not learned
@@ -119,17 +119,13 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if err := checkBaseURL(base); err != nil {
 		return nil, fmt.Errorf("openai embedder: %w", err)
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = base
-	oc.HTTPClient = headerDoer{hc}
+	oc.HTTPClient = retry.HeaderDoer{Client: cfg.HTTPClient}
 	o := &OpenAI{
 		model:   cfg.Model,
 		client:  openai.NewClientWithConfig(oc),
-		retry:   newRetryPolicy(cfg.MaxRetries, cfg.Backoff),
+		retry:   retry.New(defaultMaxRetries, defaultBackoff).Override(cfg.MaxRetries, cfg.Backoff),
 		batch:   cfg.BatchSize,
 		timeout: cfg.Timeout,
 		fixed:   cfg.Dim > 0,
@@ -237,13 +233,13 @@ func (o *OpenAI) embedBatch(ctx context.Context, batch []string) ([][]float32, e
 		req.Dimensions = o.Dim()
 	}
 	var resp openai.EmbeddingResponse
-	err := o.retry.do(ctx, func(ctx context.Context) error {
-		h := &replyHeader{}
-		actx, cancel := context.WithTimeout(context.WithValue(ctx, replyHeaderKey{}, h), o.timeout)
+	err := o.retry.Do(ctx, func(ctx context.Context) error {
+		hctx, header := retry.RecordHeader(ctx)
+		actx, cancel := context.WithTimeout(hctx, o.timeout)
 		defer cancel()
 		r, err := o.client.CreateEmbeddings(actx, req)
 		if err != nil {
-			return o.classify(err, h.h, actx)
+			return retry.Classify(err, header(), actx, o.timeout, httpError)
 		}
 		resp = r
 		return nil
@@ -295,49 +291,4 @@ func (o *OpenAI) learnDim(got int) error {
 		return fmt.Errorf("%w: model %s returned %d, index expects %d", ErrDimensionMismatch, o.model, got, want)
 	}
 	return fmt.Errorf("%w: model %s returned %d, earlier replies had %d", ErrDimensionMismatch, o.model, got, want)
-}
-
-// classify turns a go-openai error into a transient or final one. The
-// library reports a failing status as *openai.RequestError (when the body
-// is not OpenAI's error shape; it keeps the body) or *openai.APIError;
-// anything else is the transport's or the decoder's.
-func (o *OpenAI) classify(err error, h http.Header, actx context.Context) error {
-	var (
-		reqErr *openai.RequestError
-		apiErr *openai.APIError
-		syn    *json.SyntaxError
-		typ    *json.UnmarshalTypeError
-	)
-	switch {
-	case errors.As(err, &reqErr) && reqErr.HTTPStatusCode != 0:
-		return statusFailure(reqErr.HTTPStatusCode, serverMessage(reqErr.Body), h)
-	case errors.As(err, &apiErr) && apiErr.HTTPStatusCode != 0:
-		return statusFailure(apiErr.HTTPStatusCode, apiErr.Message, h)
-	case errors.As(err, &syn), errors.As(err, &typ):
-		return fmt.Errorf("unreadable reply (is the base URL an OpenAI-compatible API?): %w", err)
-	}
-	return transportFailure(err, actx, o.timeout)
-}
-
-// replyHeaderKey is the context key under which an attempt leaves a
-// *replyHeader for headerDoer to fill.
-type replyHeaderKey struct{}
-
-// replyHeader receives the headers of an attempt's reply.
-type replyHeader struct{ h http.Header }
-
-// headerDoer hands the reply's headers back to the attempt that sent the
-// request. go-openai's errors keep the status and body of a failed reply
-// but not its headers, and Retry-After is a header.
-type headerDoer struct{ c *http.Client }
-
-// Do sends req and records the reply's headers.
-func (d headerDoer) Do(req *http.Request) (*http.Response, error) {
-	resp, err := d.c.Do(req)
-	if resp != nil {
-		if rh, ok := req.Context().Value(replyHeaderKey{}).(*replyHeader); ok {
-			rh.h = resp.Header
-		}
-	}
-	return resp, err
 }

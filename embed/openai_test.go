@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/miramem/mira/internal/retry"
 )
 
 var _ Embedder = (*OpenAI)(nil)
@@ -228,8 +229,8 @@ func newTestOpenAI(t *testing.T, url string, cfg OpenAIConfig) (*OpenAI, *sleepL
 		t.Fatal(err)
 	}
 	log := &sleepLog{}
-	o.retry.sleep = log.sleep
-	o.retry.jitter = func() float64 { return 0 }
+	o.retry.Sleep = log.sleep
+	o.retry.Jitter = func() float64 { return 0 }
 	return o, log
 }
 
@@ -510,7 +511,7 @@ func TestOpenAIGivesUp(t *testing.T) {
 			"giving up after 3 attempts: server replied 503 Service Unavailable: Loading model"},
 		{"default is 5", 0, step{status: 500, body: "{}"}, 6, "giving up after 6 attempts"},
 		{"negative means never", -1, step{status: 429, body: "openai_error_429.json"}, 1,
-			"giving up after 1 attempts: server replied 429 Too Many Requests: Rate limit reached"},
+			"embed with openai model \"text-embedding-3-small\": server replied 429 Too Many Requests: Rate limit reached"},
 		{"Retry-After too long", 5, step{status: 429, header: map[string]string{"Retry-After": "3600"}, body: "openai_error_429.json"}, 1,
 			"server asks to wait 1h0m0s before retrying: server replied 429"},
 	}
@@ -629,9 +630,9 @@ func TestOpenAICancel(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The real sleep of about an hour, cancelled once it has begun.
-		o.retry.sleep = func(ctx context.Context, d time.Duration) error {
+		o.retry.Sleep = func(ctx context.Context, d time.Duration) error {
 			go cancel()
-			return sleepCtx(ctx, d)
+			return retry.Sleep(ctx, d)
 		}
 		start := time.Now()
 		_, err = o.Embed(ctx, []string{"a text"})

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/miramem/mira/internal/retry"
 )
 
 // defaultRerankTimeout bounds one rerank attempt when RerankConfig.Timeout
@@ -59,7 +61,7 @@ type Reranker struct {
 	key     string
 	model   string
 	hc      *http.Client
-	retry   retryPolicy
+	retry   retry.Policy
 	timeout time.Duration
 	err     error // a configuration error, reported by every Rerank
 }
@@ -72,7 +74,7 @@ func NewReranker(cfg RerankConfig) *Reranker {
 		key:     cfg.APIKey,
 		model:   cfg.Model,
 		hc:      cfg.HTTPClient,
-		retry:   newRetryPolicy(cfg.MaxRetries, cfg.Backoff),
+		retry:   retry.New(defaultMaxRetries, defaultBackoff).Override(cfg.MaxRetries, cfg.Backoff),
 		timeout: cfg.Timeout,
 	}
 	if err := checkBaseURL(cfg.BaseURL); err != nil {
@@ -124,7 +126,7 @@ func (r *Reranker) Rerank(ctx context.Context, query string, docs []string) ([]f
 		return nil, fmt.Errorf("rerank: %w", err)
 	}
 	var reply []byte
-	err = r.retry.do(ctx, func(ctx context.Context) error {
+	err = r.retry.Do(ctx, func(ctx context.Context) error {
 		var perr error
 		reply, perr = r.post(ctx, body)
 		return perr
@@ -154,15 +156,15 @@ func (r *Reranker) post(ctx context.Context, body []byte) ([]byte, error) {
 	}
 	resp, err := r.hc.Do(req)
 	if err != nil {
-		return nil, transportFailure(err, actx, r.timeout)
+		return nil, retry.Transport(err, actx, r.timeout)
 	}
 	defer resp.Body.Close()
 	reply, err := io.ReadAll(io.LimitReader(resp.Body, maxRerankReply+1))
 	if err != nil {
-		return nil, transportFailure(fmt.Errorf("reading reply: %w", err), actx, r.timeout)
+		return nil, retry.Transport(fmt.Errorf("reading reply: %w", err), actx, r.timeout)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, statusFailure(resp.StatusCode, serverMessage(reply), resp.Header)
+		return nil, retry.StatusFailure(retry.ParseReply(resp.StatusCode, reply), resp.Header, httpError)
 	}
 	if len(reply) > maxRerankReply {
 		return nil, fmt.Errorf("reply larger than %d MiB", maxRerankReply>>20)

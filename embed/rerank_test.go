@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/miramem/mira/internal/retry"
 )
 
 // rerankDocs are the documents of the recorded rerank replies, in the
@@ -122,8 +123,8 @@ func checkRerankRequest(r *http.Request, wantModel string) (rerankCall, error) {
 func newTestReranker(url, model string) (*Reranker, *sleepLog) {
 	r := NewReranker(RerankConfig{BaseURL: url + "/v1", APIKey: testKey, Model: model, Backoff: testBackoff})
 	log := &sleepLog{}
-	r.retry.sleep = log.sleep
-	r.retry.jitter = func() float64 { return 0 }
+	r.retry.Sleep = log.sleep
+	r.retry.Jitter = func() float64 { return 0 }
 	return r, log
 }
 
@@ -288,9 +289,9 @@ func TestRerankCancel(t *testing.T) {
 		writeRaw(w, 503, []byte(`{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}`))
 	})
 	r := NewReranker(RerankConfig{BaseURL: srv.url + "/v1", APIKey: testKey, Model: "m", Backoff: time.Hour})
-	r.retry.sleep = func(ctx context.Context, d time.Duration) error {
+	r.retry.Sleep = func(ctx context.Context, d time.Duration) error {
 		go cancel()
-		return sleepCtx(ctx, d)
+		return retry.Sleep(ctx, d)
 	}
 	start := time.Now()
 	_, err := r.Rerank(ctx, "q", []string{"a"})

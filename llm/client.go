@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/miramem/mira/internal/retry"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -27,6 +28,12 @@ const DefaultTimeout = 5 * time.Minute
 // a long prompt is processed can exceed 300; the idle timeout (Timeout
 // without a chunk) is the better judge of a dead stream.
 const streamLineLimit = 100_000
+
+// Defaults of Config.MaxRetries and Config.Backoff.
+const (
+	defaultMaxRetries = 4
+	defaultBackoff    = time.Second
+)
 
 // Config configures a Client.
 type Config struct {
@@ -86,7 +93,7 @@ type Client struct {
 	api     *openai.Client
 	model   string
 	timeout time.Duration
-	retry   retrier
+	retry   retry.Policy
 
 	// Parameters the server refused once are not sent again for the
 	// client's lifetime: every later request would be refused too.
@@ -110,13 +117,9 @@ func New(cfg Config) (*Client, error) {
 	if err := checkBaseURL(base); err != nil {
 		return nil, fmt.Errorf("llm: %w", err)
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = base
-	oc.HTTPClient = headerDoer{hc}
+	oc.HTTPClient = retry.HeaderDoer{Client: cfg.HTTPClient}
 	oc.EmptyMessagesLimit = streamLineLimit
 	timeout := cfg.Timeout
 	if timeout <= 0 {
@@ -126,7 +129,7 @@ func New(cfg Config) (*Client, error) {
 		api:     openai.NewClientWithConfig(oc),
 		model:   model,
 		timeout: timeout,
-		retry:   newRetrier(cfg.MaxRetries, cfg.Backoff),
+		retry:   retry.New(defaultMaxRetries, defaultBackoff).Override(cfg.MaxRetries, cfg.Backoff),
 	}, nil
 }
 
@@ -237,9 +240,9 @@ func (c *Client) Chat(ctx context.Context, req openai.ChatCompletionRequest) (*R
 	req.Stream = false
 	req.StreamOptions = nil
 	var resp openai.ChatCompletionResponse
-	err := c.retry.do(ctx, func(ctx context.Context) error {
-		h := &replyHeader{}
-		actx, cancel := context.WithTimeout(withReplyHeader(ctx, h), c.timeout)
+	err := c.retry.Do(ctx, func(ctx context.Context) error {
+		hctx, header := retry.RecordHeader(ctx)
+		actx, cancel := context.WithTimeout(hctx, c.timeout)
 		defer cancel()
 		r, err := c.api.CreateChatCompletion(actx, req)
 		if err != nil {
@@ -247,7 +250,7 @@ func (c *Client) Chat(ctx context.Context, req openai.ChatCompletionRequest) (*R
 				// The caller gave up: say so rather than blame the server.
 				return fmt.Errorf("request interrupted: %w", context.Cause(ctx))
 			}
-			return classify(err, h.h, actx, c.timeout)
+			return classify(err, header(), actx, c.timeout)
 		}
 		resp = r
 		return nil

@@ -3,7 +3,6 @@ package llm
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -28,8 +27,8 @@ func testClient(t *testing.T, srv *llmtest.Server, model string) (*Client, func(
 		mu    sync.Mutex
 		waits []time.Duration
 	)
-	c.retry.jitter = func() float64 { return 0 }
-	c.retry.sleep = func(ctx context.Context, d time.Duration) error {
+	c.retry.Jitter = func() float64 { return 0 }
+	c.retry.Sleep = func(ctx context.Context, d time.Duration) error {
 		mu.Lock()
 		waits = append(waits, d)
 		mu.Unlock()
@@ -517,42 +516,25 @@ func TestContextLengthError(t *testing.T) {
 	}
 }
 
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+func TestRetryDefaults(t *testing.T) {
 	tests := []struct {
-		name string
-		h    http.Header
-		want time.Duration
+		retries  int
+		backoff  time.Duration
+		wantMax  int
+		wantBase time.Duration
 	}{
-		{"none", http.Header{}, 0},
-		{"seconds", http.Header{"Retry-After": {"3"}}, 3 * time.Second},
-		{"fraction", http.Header{"Retry-After": {"0.5"}}, 500 * time.Millisecond},
-		{"date", http.Header{"Retry-After": {now.Add(10 * time.Second).Format(http.TimeFormat)}}, 10 * time.Second},
-		{"past date", http.Header{"Retry-After": {now.Add(-time.Hour).Format(http.TimeFormat)}}, 0},
-		{"ms wins", http.Header{"Retry-After": {"3"}, "Retry-After-Ms": {"250"}}, 250 * time.Millisecond},
-		{"junk", http.Header{"Retry-After": {"soon"}}, 0},
-		{"negative", http.Header{"Retry-After": {"-4"}}, 0},
+		{0, 0, defaultMaxRetries, defaultBackoff},
+		{-1, -time.Second, 0, defaultBackoff},
+		{2, 50 * time.Millisecond, 2, 50 * time.Millisecond},
 	}
 	for _, tt := range tests {
-		if got := retryAfter(tt.h, now); got != tt.want {
-			t.Errorf("%s: retryAfter = %v, want %v", tt.name, got, tt.want)
+		c, err := New(Config{Model: "m", MaxRetries: tt.retries, Backoff: tt.backoff})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-}
-
-func TestBackoffJitterAndCap(t *testing.T) {
-	r := newRetrier(0, time.Second)
-	r.jitter = func() float64 { return 0.999 }
-	if got := r.backoff(0); got <= 500*time.Millisecond || got > time.Second {
-		t.Errorf("backoff(0) with full jitter = %v, want in (0.5s, 1s]", got)
-	}
-	r.jitter = func() float64 { return 0 }
-	for n, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second} {
-		if got := r.backoff(n); got != want {
-			t.Errorf("backoff(%d) = %v, want %v", n, got, want)
+		if c.retry.Max != tt.wantMax || c.retry.Base != tt.wantBase {
+			t.Errorf("New(MaxRetries %d, Backoff %v): retries %d, base %v, want %d, %v",
+				tt.retries, tt.backoff, c.retry.Max, c.retry.Base, tt.wantMax, tt.wantBase)
 		}
-	}
-	if got := r.backoff(200); got != maxBackoff {
-		t.Errorf("backoff(200) = %v, want the cap", got)
 	}
 }

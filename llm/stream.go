@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/miramem/mira/internal/retry"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -101,17 +102,12 @@ func (c *Client) Stream(ctx context.Context, req openai.ChatCompletionRequest, o
 		on = func(Event) {}
 	}
 	var partial *Reply
-	err := c.retry.do(ctx, func(ctx context.Context) error {
+	err := c.retry.Do(ctx, func(ctx context.Context) error {
 		r, started, err := c.streamOnce(ctx, req, on)
 		if started {
 			partial = r
-			if err != nil {
-				// Too late to retry: stop, whatever the error.
-				var te *transient
-				if errors.As(err, &te) {
-					err = te.err
-				}
-			}
+			// Too late to retry: stop, whatever the error.
+			err = retry.Permanent(err)
 		}
 		return err
 	})
@@ -136,12 +132,12 @@ func (c *Client) streamOnce(ctx context.Context, req openai.ChatCompletionReques
 		if withUsage {
 			req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 		}
-		h := &replyHeader{}
-		stream, err = c.api.CreateChatCompletionStream(withReplyHeader(actx, h), req)
+		hctx, header := retry.RecordHeader(actx)
+		stream, err = c.api.CreateChatCompletionStream(hctx, req)
 		if err == nil {
 			break
 		}
-		err = c.streamFailure(err, h.h, actx, 0)
+		err = c.streamFailure(err, header(), actx, 0)
 		if withUsage && mentions(err, "stream_options", "include_usage") {
 			c.noStreamOptions.Store(true)
 			continue
@@ -192,7 +188,7 @@ func (c *Client) streamFailure(err error, h http.Header, actx context.Context, n
 		cause := context.Cause(actx)
 		switch {
 		case cause == errIdle && n == 0:
-			return &transient{err: fmt.Errorf("no reply within %v", c.timeout)}
+			return retry.Transient(fmt.Errorf("no reply within %v", c.timeout), 0)
 		case cause == errIdle:
 			return fmt.Errorf("the stream stalled: no data for %v after %d chunks", c.timeout, n)
 		case n > 0:
