@@ -87,9 +87,7 @@ func (c *ContextCmd) run(ctx context.Context, o *IO) error {
 	var items []plan.Item
 	bad := 0
 	if !o.InTTY {
-		if bad, err = readContextInput(o, func(it plan.Item) { items = append(items, it) }); err != nil {
-			return err
-		}
+		bad = readContextInput(o, func(it plan.Item) { items = append(items, it) })
 	}
 	now := time.Now()
 	if !c.NoStore {
@@ -144,43 +142,30 @@ func (c *ContextCmd) run(ctx context.Context, o *IO) error {
 }
 
 // readContextInput reads stdin: JSONL records, and plain text lines as
-// ad-hoc items. A line that starts like JSON but does not parse is reported
-// with its line number and skipped; the count of such lines is returned.
-func readContextInput(o *IO, add func(plan.Item)) (int, error) {
-	sc := bufio.NewScanner(o.In)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	bad, line := 0, 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+// ad-hoc items. A line that starts like JSON but does not parse, or a
+// record without text, is reported with its line number and skipped; the
+// count of such lines is returned.
+func readContextInput(o *IO, add func(plan.Item)) int {
+	bad := readLines(o.In, "<stdin>", false, func(_ int, b []byte) error {
+		b = bytes.TrimSpace(b)
 		if b[0] != '{' {
 			add(plan.AdHoc(string(b)))
-			continue
+			return nil
 		}
 		var rec mem.Record
 		if err := json.Unmarshal(b, &rec); err != nil {
-			o.Warnf("%v", &InputError{Name: "<stdin>", Line: line, Err: fmt.Errorf("invalid JSON: %w", jsonReason(err))})
-			bad++
-			continue
+			return fmt.Errorf("invalid JSON: %w", jsonReason(err))
 		}
 		if strings.TrimSpace(rec.Text) == "" {
-			o.Warnf("%v", &InputError{Name: "<stdin>", Line: line, Err: errors.New(`record has no "text"`)})
-			bad++
-			continue
+			return errors.New(`record has no "text"`)
 		}
 		add(plan.FromRecord(rec))
+		return nil
+	})
+	for _, err := range bad {
+		o.Warnf("%v", err)
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			o.Warnf("%v", &InputError{Name: "<stdin>", Line: line + 1, Err: fmt.Errorf("line longer than %d MiB", maxLine>>20)})
-			return bad + 1, nil
-		}
-		return bad, fmt.Errorf("read stdin: %w", err)
-	}
-	return bad, nil
+	return len(bad)
 }
 
 // standing gathers what the store contributes to every context: pinned

@@ -6,12 +6,12 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/miramem/mira/mem"
 	"golang.org/x/term"
@@ -88,6 +88,20 @@ const maxLine = 64 << 20
 // line becomes an *InputError naming name:line; with stopAtFirst the first
 // bad line ends the read.
 func readRecords(r io.Reader, name string, stopAtFirst bool, fn func(line int, rec mem.Record) error) []error {
+	return readLines(r, name, stopAtFirst, func(line int, b []byte) error {
+		var rec mem.Record
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return fmt.Errorf("invalid JSON: %w", jsonReason(err))
+		}
+		return fn(line, rec)
+	})
+}
+
+// readLines calls fn with each non-blank line of r, without its line
+// break; lines may be long (up to maxLine). An error from fn, or a line too
+// long to read, becomes an *InputError naming name:line; with stopAtFirst
+// the first one ends the read.
+func readLines(r io.Reader, name string, stopAtFirst bool, fn func(line int, b []byte) error) []error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	var bad []error
@@ -95,18 +109,10 @@ func readRecords(r io.Reader, name string, stopAtFirst bool, fn func(line int, r
 	for sc.Scan() {
 		line++
 		b := sc.Bytes()
-		if len(strings.TrimSpace(string(b))) == 0 {
+		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
-		var rec mem.Record
-		if err := json.Unmarshal(b, &rec); err != nil {
-			bad = append(bad, &InputError{Name: name, Line: line, Err: fmt.Errorf("invalid JSON: %w", jsonReason(err))})
-			if stopAtFirst {
-				return bad
-			}
-			continue
-		}
-		if err := fn(line, rec); err != nil {
+		if err := fn(line, b); err != nil {
 			bad = append(bad, &InputError{Name: name, Line: line, Err: err})
 			if stopAtFirst {
 				return bad
