@@ -77,80 +77,69 @@ func compareTurns(a, b turnRef) int {
 	return strings.Compare(a.path, b.path)
 }
 
-// turnBefore orders turns by key, then by path (two roles can hold the
-// same name only in a hand-made store).
-func turnBefore(k1, p1, k2, p2 string) bool {
-	if k1 != k2 {
-		return k1 < k2
+// next returns the turn right after p in p's scope, or "".
+func (o *TurnOrder) next(p string) string {
+	scope, key, ok := TurnKey(p)
+	if !ok {
+		return ""
 	}
-	return p1 < p2
+	ts := o.byScope[scope]
+	i, found := slices.BinarySearchFunc(ts, turnRef{key, p}, compareTurns)
+	if found {
+		i++
+	}
+	if i < len(ts) {
+		return ts[i].path
+	}
+	return ""
 }
 
 // addDependents adds to the files to load the turns whose context changes
 // with this update: the turn after each turn that is added, changed or
 // removed. Without it a forgotten turn's text would stay findable through
-// the index entry of the turn after it.
+// the index entry of the turn after it. Only the scopes with a changed
+// turn are looked at.
 func addDependents(ch *changes, man manifest, now int64) {
-	changed := map[string]bool{}
-	scopes := map[string]bool{}
-	for _, o := range ch.load {
-		if s, _, ok := TurnKey(o.Path); ok {
-			changed[o.Path], scopes[s] = true, true
+	var changed, prefixes []string
+	removed, loading := map[string]bool{}, map[string]bool{}
+	note := func(p string) {
+		if s, _, ok := TurnKey(p); ok {
+			changed = append(changed, p)
+			if pre := "entries/" + s + "/turns/"; !slices.Contains(prefixes, pre) {
+				prefixes = append(prefixes, pre)
+			}
 		}
 	}
+	for _, o := range ch.load {
+		loading[o.Path] = true
+		note(o.Path)
+	}
 	for _, p := range ch.remove {
-		if s, _, ok := TurnKey(p); ok {
-			changed[p], scopes[s] = true, true
-		}
+		removed[p] = true
+		note(p)
 	}
 	if len(changed) == 0 {
 		return
 	}
-	removed := map[string]bool{}
-	for _, p := range ch.remove {
-		removed[p] = true
-	}
-	type turn struct{ scope, key, path string }
-	var all []turn
-	seen := map[string]bool{}
-	add := func(p string) {
-		if seen[p] {
-			return
-		}
-		seen[p] = true
-		if s, k, ok := TurnKey(p); ok && scopes[s] {
-			all = append(all, turn{s, k, p})
-		}
-	}
+	// The scopes' turns as indexed, plus the new ones; the removed ones
+	// stay in the order so that their successors are found.
+	var turns []string
 	for p := range man {
-		add(p)
+		for _, pre := range prefixes {
+			if strings.HasPrefix(p, pre) {
+				turns = append(turns, p)
+				break
+			}
+		}
 	}
 	for _, o := range ch.load {
-		add(o.Path)
-	}
-	for _, p := range ch.remove {
-		add(p) // kept in the order so its successor is found; not loaded
-	}
-	slices.SortFunc(all, func(a, b turn) int {
-		if c := strings.Compare(a.scope, b.scope); c != 0 {
-			return c
+		if _, indexed := man[o.Path]; !indexed {
+			turns = append(turns, o.Path)
 		}
-		if turnBefore(a.key, a.path, b.key, b.path) {
-			return -1
-		}
-		return 1
-	})
-	loading := map[string]bool{}
-	for _, o := range ch.load {
-		loading[o.Path] = true
 	}
-	for i, t := range all {
-		if !changed[t.path] {
-			continue
-		}
-		// The next turn of the scope that stays in the index.
-		for j := i + 1; j < len(all) && all[j].scope == t.scope; j++ {
-			next := all[j].path
+	order := NewTurnOrder(turns)
+	for _, p := range changed {
+		for next := order.next(p); next != ""; next = order.next(next) {
 			if removed[next] {
 				continue
 			}
