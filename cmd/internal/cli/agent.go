@@ -172,10 +172,7 @@ func (c *AgentCmd) open(ctx context.Context, o *IO, client *llm.Client, interact
 			return nil, err
 		}
 	}
-	enc := ""
-	if file, err := loadConfig(o.Getenv); err == nil {
-		enc = file.Context.Encoding
-	}
+	enc := o.config().Context.Encoding
 	cfg := agentloop.Config{
 		Store: st, Conversation: c.Conversation, Project: project, Model: model, Tools: reg,
 		Library: s.lib, Summarizer: summarizer,
@@ -307,10 +304,8 @@ func (c *AgentCmd) prices(o *IO, model string) agentloop.Prices {
 	if p != (agentloop.Prices{}) {
 		return p
 	}
-	if file, err := loadConfig(o.Getenv); err == nil {
-		if cp, ok := file.Prices[model]; ok {
-			return agentloop.Prices{Input: cp.Input, CachedInput: cp.CachedInput, Output: cp.Output}
-		}
+	if cp, ok := o.config().Prices[model]; ok {
+		return agentloop.Prices{Input: cp.Input, CachedInput: cp.CachedInput, Output: cp.Output}
 	}
 	return p
 }

@@ -67,10 +67,8 @@ func (c *ContextCmd) run(ctx context.Context, o *IO) error {
 		return usagef("--budget must not be negative")
 	}
 	lim := mode.Defaults()
-	if cfg, err := loadConfig(o.Getenv); err == nil {
-		b := cfg.Context.Budget
-		lim.Budget = cmpOrInt(map[plan.Mode]int{plan.ModeOff: b.Off, plan.ModeLight: b.Light, plan.ModeHeavy: b.Heavy}[mode], lim.Budget)
-	}
+	b := o.config().Context.Budget
+	lim.Budget = cmpOrInt(map[plan.Mode]int{plan.ModeOff: b.Off, plan.ModeLight: b.Light, plan.ModeHeavy: b.Heavy}[mode], lim.Budget)
 	if c.Budget > 0 {
 		lim.Budget = c.Budget
 	}

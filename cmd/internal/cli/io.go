@@ -28,6 +28,21 @@ type IO struct {
 	Getenv   func(string) string
 	Getwd    func() (string, error)
 	progName string
+	cfg      *Config // the configuration Main read
+}
+
+// config returns the configuration file's contents, read once per command
+// (Main has already reported a file that does not parse; it counts as
+// empty here).
+func (o *IO) config() *Config {
+	if o.cfg == nil {
+		c, err := loadConfig(o.Getenv)
+		if err != nil {
+			c = &Config{}
+		}
+		o.cfg = c
+	}
+	return o.cfg
 }
 
 // StdIO returns the process's streams.

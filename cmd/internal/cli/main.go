@@ -50,6 +50,9 @@ func Main(name, description string, grammar any, args []string, o *IO) (code int
 		debug.SetGCPercent(400)
 	}
 	cfg, cfgErr := loadConfig(o.Getenv)
+	if cfgErr == nil {
+		o.cfg = cfg
+	}
 	vars := cfg.vars(o.Getenv)
 	var k *kong.Kong
 	defer func() {

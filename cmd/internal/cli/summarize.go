@@ -166,23 +166,22 @@ func chatClient(o *IO, flagModel string) (*llm.Client, error) {
 	if m := strings.TrimSpace(flagModel); m != "" {
 		cfg.Model = m
 	}
-	if file, err := loadConfig(o.Getenv); err == nil {
-		if cfg.Model == "" {
-			cfg.Model = strings.TrimSpace(file.LLM.Model)
+	file := o.config()
+	if cfg.Model == "" {
+		cfg.Model = strings.TrimSpace(file.LLM.Model)
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = strings.TrimSpace(file.LLM.BaseURL)
+	}
+	if cfg.APIKey == "" {
+		cfg.APIKey = strings.TrimSpace(file.LLM.APIKey)
+	}
+	if file.LLM.Timeout != "" {
+		d, err := time.ParseDuration(file.LLM.Timeout)
+		if err != nil {
+			return nil, usagef("config llm.timeout: %v", err)
 		}
-		if cfg.BaseURL == "" {
-			cfg.BaseURL = strings.TrimSpace(file.LLM.BaseURL)
-		}
-		if cfg.APIKey == "" {
-			cfg.APIKey = strings.TrimSpace(file.LLM.APIKey)
-		}
-		if file.LLM.Timeout != "" {
-			d, err := time.ParseDuration(file.LLM.Timeout)
-			if err != nil {
-				return nil, usagef("config llm.timeout: %v", err)
-			}
-			cfg.Timeout = d
-		}
+		cfg.Timeout = d
 	}
 	if !cfg.Configured() {
 		return nil, nil
@@ -207,10 +206,7 @@ func usageTrailers(c *llm.Client) []mem.Trailer {
 // (context.encoding in the config file), so that the thresholds mean what
 // mira-context counts.
 func summarizeCounter(o *IO) (func(string) int, error) {
-	enc := ""
-	if file, err := loadConfig(o.Getenv); err == nil {
-		enc = file.Context.Encoding
-	}
+	enc := o.config().Context.Encoding
 	tk, err := plan.NewTokenizer(enc)
 	if err != nil {
 		return nil, &UsageError{fmt.Errorf("config context.encoding: %w", err)}
