@@ -104,7 +104,8 @@
 //  3. Commit exactly the changed paths with the message
 //     "<verb>: <what>" (e.g. `remember: decision 01J9… "We chose…"`), a
 //     blank line and trailers: Mira-Command (always), Mira-Source,
-//     Mira-Model (when an LLM decided), Mira-Reason. Move refs/heads/main
+//     Mira-Model (when an LLM decided), Mira-Usage (its tokens:
+//     "requests=N prompt=N completion=N cached=N"), Mira-Reason. Move refs/heads/main
 //     with compare-and-swap and update .git/index for the changed paths so
 //     that `git status` stays clean.
 //  4. Remove the lock.
