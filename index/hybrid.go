@@ -20,20 +20,96 @@ import (
 const damagedMark = "damaged"
 
 // vecSide is an Index's vectors and the embedder of its queries, loaded
-// by the first search that needs them.
+// by the first search that needs them. A side from a Keep is shared by
+// the Indexes that open the same, unchanged generation; refs counts them
+// and the Keep, and the last to let go unmaps the vectors.
 type vecSide struct {
 	once sync.Once
 	err  error
 	vs   *vecStore
 	emb  embed.Embedder
-	// rw keeps searches (readers of the vectors) apart from building the
-	// search index, which normalises the vectors in place.
+	// rw keeps searches (readers of the vectors) apart from closing them.
 	rw sync.RWMutex
+
+	refs int // under keepMu; 0 for a side nobody shares
 }
 
-// load reads the generation's vectors and gets its embedder.
+// keepMu guards every shared side's refs.
+var keepMu sync.Mutex
+
+// Keep holds the vectors and the query embedder of the generation last
+// searched, between Opens, for a process that serves many searches (see
+// Options.Keep). Loading them is most of a hybrid search's work on a
+// fresh Index: at 10k entries several milliseconds, against a fraction of
+// one for the scan. They are kept only for the built-in embedder, whose
+// query embedder comes from the generation itself; an external embedder
+// carries each caller's own settings. The zero Keep is ready to use.
+type Keep struct {
+	key  string
+	side *vecSide
+}
+
+// Release lets go of what k holds.
+func (k *Keep) Release() {
+	keepMu.Lock()
+	side := k.side
+	k.side, k.key = nil, ""
+	keepMu.Unlock()
+	side.release()
+}
+
+// sideFor returns the side for an Index of the generation genDir with
+// meta m, shared through k when it can be.
+func (k *Keep) sideFor(genDir string, m meta) *vecSide {
+	if k == nil || !m.DefaultEmbedder {
+		return &vecSide{}
+	}
+	// Everything that changes the vectors or the model changes the meta:
+	// a new base file (VecSeq), records in the log (VecLog), a refit
+	// (FitDocs, BuiltAt), documents added or removed (Docs, Vectors).
+	key := fmt.Sprintf("%s\x00%s/%d/%d/%d/%d/%d/%d/%d", genDir, m.Embedder, m.Dim, m.VecSeq, m.VecLog,
+		m.FitDocs, m.Docs, m.Vectors, m.BuiltAt.UnixNano())
+	keepMu.Lock()
+	if k.side != nil && k.key == key && k.side.err == nil {
+		k.side.refs++
+		side := k.side
+		keepMu.Unlock()
+		return side
+	}
+	old := k.side
+	k.key, k.side = key, &vecSide{refs: 2} // k's and the caller's
+	side := k.side
+	keepMu.Unlock()
+	old.release()
+	return side
+}
+
+// release drops one reference to a shared side (any reference to one that
+// is not shared), closing the vectors with the last one.
+func (side *vecSide) release() {
+	if side == nil {
+		return
+	}
+	keepMu.Lock()
+	if side.refs > 0 {
+		side.refs--
+	}
+	last := side.refs == 0
+	keepMu.Unlock()
+	if last && side.vs != nil {
+		// Nothing a search returned points into the vectors.
+		side.rw.Lock()
+		side.vs.close()
+		side.vs = nil
+		side.rw.Unlock()
+	}
+}
+
+// loadVectors reads the generation's vectors and gets its embedder, once
+// per side.
 func (ix *Index) loadVectors() (*vecSide, error) {
-	side := &ix.vec
+	ix.vecOnce.Do(func() { ix.vec = ix.c.opt.Keep.sideFor(ix.gen, ix.meta) })
+	side := ix.vec
 	side.once.Do(func() {
 		m := ix.meta
 		// The model and the vectors are read side by side: each takes
@@ -54,11 +130,15 @@ func (ix *Index) loadVectors() (*vecSide, error) {
 			md.err = fmt.Errorf("the vectors are from %s, which is not the configured embedder", m.Embedder)
 		}
 		if md.err != nil {
+			if vs != nil {
+				vs.close()
+			}
 			side.err = ix.markDamaged(md.err)
 			return
 		}
 		if err == nil {
 			if live, _, _ := vs.counts(); live != m.Docs {
+				vs.close()
 				err = damaged("%d documents have vectors, the index holds %d", live, m.Docs)
 			}
 		}

@@ -156,7 +156,7 @@ func TestSearchModes(t *testing.T) {
 		if got := ids(st.Final); !slices.Equal(got, tc.want) {
 			t.Errorf("mode %q: %v, want %v", tc.mode, got, tc.want)
 		}
-		if tc.mode == ModeLexical && (len(st.Vector) > 0 || ix.vec.vs != nil) {
+		if tc.mode == ModeLexical && (len(st.Vector) > 0 || ix.vec != nil) {
 			t.Errorf("lexical mode read vectors")
 		}
 		for _, h := range st.Final {
@@ -803,5 +803,91 @@ func TestNearestScanSplit(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("nearest(%v) differs from a full sort:\n got %v\nwant %v", query.Scopes, got, want)
 		}
+	}
+}
+
+// TestKeep: with a Keep, Indexes of the same unchanged generation share
+// one load of the vectors; a change loads them anew, and the old ones are
+// unmapped once the last Index using them is closed.
+func TestKeep(t *testing.T) {
+	f := newFake(t)
+	for i := range 5 {
+		f.writeDoc(t, fdoc{id: fmt.Sprintf("D%d", i), created: t0, text: fmt.Sprintf("note %d about sql databases and herons", i)})
+	}
+	var keep Keep
+	o := opts(nil)
+	o.Keep = &keep
+	q := Query{Text: "sql herons", Now: t0}
+	search := func(ix *Index) []string {
+		t.Helper()
+		hits, err := ix.Search(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, h := range hits {
+			out = append(out, h.Path)
+		}
+		return out
+	}
+	a := mustOpen(t, f, o)
+	want := search(a)
+	s1 := a.vec
+	a.Close()
+	if s1 == nil || s1.vs == nil {
+		t.Fatal("the kept vectors were closed with their Index")
+	}
+	b := mustOpen(t, f, o)
+	if got := search(b); !slices.Equal(got, want) {
+		t.Errorf("with kept vectors: %v, want %v", got, want)
+	}
+	if b.vec != s1 {
+		t.Error("the second Open loaded the vectors again")
+	}
+	plain := mustOpen(t, f, opts(nil))
+	if got := search(plain); !slices.Equal(got, want) {
+		t.Errorf("without a Keep: %v, want %v", got, want)
+	}
+	plain.Close()
+
+	// b still searches with s1 while a rebuild brings a new generation
+	// (an update would wait for b to close).
+	f.writeDoc(t, fdoc{id: "D9", created: t0, text: "one more note about herons"})
+	if _, err := Rebuild(f, opts(nil)); err != nil {
+		t.Fatal(err)
+	}
+	c := mustOpen(t, f, o)
+	search(c)
+	if c.meta.Docs != 6 {
+		t.Fatalf("the new generation has %d documents, want 6", c.meta.Docs)
+	}
+	if c.vec == s1 {
+		t.Fatal("vectors kept across a change")
+	}
+	if s1.vs == nil {
+		t.Error("vectors unmapped while an open Index still uses them")
+	}
+	b.Close()
+	if s1.vs != nil {
+		t.Error("replaced vectors still mapped after their last Index closed")
+	}
+	s3 := c.vec
+	c.Close()
+
+	// An update in place (a new entry, vectors appended) is a change too.
+	f.writeDoc(t, fdoc{id: "D10", created: t0, text: "herons again"})
+	d := mustOpen(t, f, o)
+	search(d)
+	if d.meta.Docs != 7 || d.vec == s3 {
+		t.Fatalf("after an update: %d documents, same vectors %v", d.meta.Docs, d.vec == s3)
+	}
+	if s3.vs != nil {
+		t.Error("replaced vectors still mapped with no Index using them")
+	}
+	s4 := d.vec
+	d.Close()
+	keep.Release()
+	if s4.vs != nil {
+		t.Error("Release left the vectors mapped")
 	}
 }

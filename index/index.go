@@ -69,6 +69,11 @@ type Options struct {
 	// embedder is a network service); nil means context.Background. It is
 	// an option because Open, Search and Rebuild keep their signatures.
 	Context context.Context
+	// Keep, when set, keeps the loaded vectors and query embedder from
+	// one Index to the next Index of the same unchanged generation (a
+	// long-running process that serves searches). Nil loads them for
+	// every Index.
+	Keep *Keep
 }
 
 // Stats says what an update or rebuild did.
@@ -149,7 +154,9 @@ type Index struct {
 	closed        bool // Close was called
 	// added holds the documents apply loaded, for the vectors.
 	added []vecInput
-	vec   vecSide // the vectors, loaded by the first search that needs them
+	// vec is the vectors, loaded by the first search that needs them.
+	vec     *vecSide
+	vecOnce sync.Once
 }
 
 // Open opens the store's index and brings it up to date with the files:
@@ -851,12 +858,8 @@ func (ix *Index) Close() error {
 		return nil
 	}
 	ix.closed = true
-	if vs := ix.vec.vs; vs != nil {
-		// Nothing a search returned points into the vectors.
-		ix.vec.rw.Lock()
-		vs.close()
-		ix.vec.rw.Unlock()
-	}
+	ix.vecOnce.Do(func() {}) // no search starts loading them now
+	ix.vec.release()
 	if err := ix.bi.Close(); err != nil {
 		return fmt.Errorf("close index: %w", err)
 	}

@@ -25,6 +25,9 @@ const (
 	maxDelay  = time.Second            // longest a busy stream delays a batch
 	heartbeat = 2 * time.Second        // lease refresh and head poll
 	leaseTTL  = 5 * heartbeat          // a lease older than this is not trusted
+	// cookieWait bounds Sync's wait for its cookie's event (it comes in
+	// well under a millisecond).
+	cookieWait = 100 * time.Millisecond
 )
 
 // Event reports one batch applied by Watch.
@@ -82,6 +85,33 @@ func writeLease(dir string, l lease) error {
 	return atomicfile.Write(filepath.Join(dir, leaseName), append(b, '\n'), 0o644, false)
 }
 
+// Syncer lets a process that runs Watch search the index as fresh as the
+// watcher can make it: Sync has the watcher apply, at once, the events it
+// has received and any commit since its last batch, instead of after its
+// debounce or its next head poll.
+type Syncer struct{ c chan chan error }
+
+// NewSyncer returns a Syncer to pass to Watch.
+func NewSyncer() *Syncer { return &Syncer{c: make(chan chan error)} }
+
+// Sync waits until the watcher has applied what it knows of, and returns
+// the error of that batch, if it ran and failed. It waits for a watcher
+// that is still catching up; ctx bounds the wait.
+func (s *Syncer) Sync(ctx context.Context) error {
+	reply := make(chan error, 1)
+	select {
+	case s.c <- reply:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-reply:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // Watch keeps the index fresh until ctx ends: it watches every directory
 // under entries/ (fsnotify watches are not recursive on Linux), gathers
 // bursts of events for ~100 ms, and applies each burst in one batch,
@@ -90,9 +120,10 @@ func writeLease(dir string, l lease) error {
 // of the store is polled every two seconds, when the lease is renewed:
 // commits are applied too. Each batch is reported to events (nil: not
 // reported) and is one call for Options.Warn: a file that breaks is
-// reported by the batch that loads it. Watch returns nil when ctx ends,
-// and removes its lease.
-func Watch(ctx context.Context, src Source, opt Options, events func(Event)) error {
+// reported by the batch that loads it. Requests made through sync (nil:
+// none) are answered once the lease is taken. Watch returns nil when ctx
+// ends, and removes its lease.
+func Watch(ctx context.Context, src Source, opt Options, events func(Event), sync *Syncer) error {
 	root := src.Root()
 	dir := filepath.Join(root, indexDirName)
 	if l, ok := readLease(dir); ok && !(l.PID == os.Getpid() && l.Host == hostname()) {
@@ -142,7 +173,11 @@ func Watch(ctx context.Context, src Source, opt Options, events func(Event)) err
 		}
 	}()
 	w.events(first)
-	return w.loop(ctx, l)
+	var syncC chan chan error
+	if sync != nil {
+		syncC = sync.c
+	}
+	return w.loop(ctx, l, syncC)
 }
 
 // watcher is the state of one Watch call.
@@ -155,6 +190,7 @@ type watcher struct {
 	watched map[string]bool // watched directories, relative slash paths
 	events  func(Event)
 	head    string // the head as of the last good batch
+	cookies int    // cookie files made by Sync
 }
 
 // pending gathers the events of a burst.
@@ -180,7 +216,7 @@ func (p *pending) addDir(rel string) {
 	p.dirs[rel] = true
 }
 
-func (w *watcher) loop(ctx context.Context, l lease) error {
+func (w *watcher) loop(ctx context.Context, l lease, syncC chan chan error) error {
 	var (
 		p     pending
 		first time.Time // first event of the burst
@@ -196,13 +232,14 @@ func (w *watcher) loop(ctx context.Context, l lease) error {
 		}
 		timer.Reset(max(min(debounce, maxDelay-now.Sub(first)), 0))
 	}
-	flush := func() {
+	flush := func() error {
 		ev, ok := w.batch(&p)
 		if ok {
 			p = pending{}
 		}
 		first = time.Time{}
 		w.events(ev)
+		return ev.Err
 	}
 	for {
 		select {
@@ -227,7 +264,18 @@ func (w *watcher) loop(ctx context.Context, l lease) error {
 			}
 			w.events(Event{Time: time.Now(), Err: fmt.Errorf("watch: %w", err)})
 		case <-timer.C:
-			flush()
+			if !p.empty() {
+				flush()
+			}
+		case reply := <-syncC:
+			w.takeIn(&p)
+			var err error
+			head, herr := w.src.Head()
+			if !p.empty() || (herr == nil && head != w.head) {
+				timer.Stop()
+				err = flush()
+			}
+			reply <- err
 		case <-tick.C:
 			l.Heartbeat = time.Now().UTC()
 			if err := writeLease(w.dir, l); err != nil {
@@ -237,6 +285,33 @@ func (w *watcher) loop(ctx context.Context, l lease) error {
 			if !p.empty() || (err == nil && head != w.head) {
 				flush()
 			}
+		}
+	}
+}
+
+// takeIn adds to the burst every event of a change made before it was
+// called. Events reach the channel some time after the change, so it
+// makes one of its own, a cookie file in the root, and reads events until
+// the cookie's: the kernel queues events in order, so everything before
+// the cookie has arrived by then.
+func (w *watcher) takeIn(p *pending) {
+	w.cookies++
+	cookie := filepath.Join(w.root, fmt.Sprintf(".sync-%d-%d", os.Getpid(), w.cookies))
+	if err := os.WriteFile(cookie, nil, 0o600); err != nil {
+		return // the root is read-only: nothing of ours changes there either
+	}
+	defer os.Remove(cookie)
+	deadline := time.NewTimer(cookieWait)
+	defer deadline.Stop()
+	for {
+		select {
+		case ev, ok := <-w.fw.Events:
+			if !ok || ev.Name == cookie {
+				return
+			}
+			w.handle(ev, p)
+		case <-deadline.C:
+			return
 		}
 	}
 }

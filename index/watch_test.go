@@ -3,8 +3,10 @@ package index
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -17,12 +19,13 @@ type watchRun struct {
 	notify chan struct{}
 	done   chan error
 	cancel context.CancelFunc
+	sync   *Syncer
 }
 
 func startWatch(t *testing.T, src Source, o Options) *watchRun {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &watchRun{notify: make(chan struct{}, 100), done: make(chan error, 1), cancel: cancel}
+	w := &watchRun{notify: make(chan struct{}, 100), done: make(chan error, 1), cancel: cancel, sync: NewSyncer()}
 	go func() {
 		w.done <- Watch(ctx, src, o, func(e Event) {
 			w.mu.Lock()
@@ -32,7 +35,7 @@ func startWatch(t *testing.T, src Source, o Options) *watchRun {
 			case w.notify <- struct{}{}:
 			default:
 			}
-		})
+		}, w.sync)
 	}()
 	t.Cleanup(func() { w.stop(t) })
 	return w
@@ -146,6 +149,52 @@ func TestWatch(t *testing.T) {
 	}
 }
 
+// TestWatchSync: an edit is searchable as soon as Sync returns, well
+// before the watcher's debounce would have applied it.
+func TestWatchSync(t *testing.T) {
+	f := newFake(t)
+	old := f.writeDoc(t, fdoc{id: "O", created: t0, text: "existing entry about herons"})
+	w := startWatch(t, f, opts(nil))
+	w.waitFor(t, "the initial catch-up", func(e Event) bool { return e.Full && e.Err == nil && e.Stats.Docs == 1 })
+	ctx := context.Background()
+	for i, word := range []string{"storks", "ibises", "cranes", "plovers", "avocets"} {
+		f.writeFile(t, old, fdoc{id: "O", created: t0, text: "existing entry about " + word}.encode(), oldTime.Add(time.Duration(i+1)*time.Minute))
+		p := f.writeDoc(t, fdoc{id: fmt.Sprintf("N%d", i), scope: "s", created: t0, text: "new entry about " + word + " too"})
+		if err := w.sync.Sync(ctx); err != nil {
+			t.Fatalf("Sync: %v", err)
+		}
+		got := searchPaths(t, f, Options{SkipStat: true}, Query{Text: word})
+		slices.Sort(got)
+		want := []string{old, p}
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("right after Sync, Search(%s) = %v, want %v", word, got, want)
+		}
+	}
+	// A commit is taken in too, without waiting for the head poll.
+	f.commit(old)
+	if err := w.sync.Sync(ctx); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	w.mu.Lock()
+	last := w.events[len(w.events)-1]
+	w.mu.Unlock()
+	if last.Err != nil || last.Stats.Commit != "c001" {
+		t.Errorf("after Sync, the last batch is %+v, want one at commit c001", last)
+	}
+	// Cookies are not left behind.
+	if m, _ := filepath.Glob(filepath.Join(f.root, ".sync-*")); len(m) != 0 {
+		t.Errorf("cookie files left: %v", m)
+	}
+	// A Sync with nobody watching waits only as long as its context.
+	w.stop(t)
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := w.sync.Sync(cctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Sync without a watcher = %v, want the deadline", err)
+	}
+}
+
 func TestWatchRefusesSecondWatcher(t *testing.T) {
 	f := newFake(t)
 	dir := filepath.Join(f.root, ".index")
@@ -157,7 +206,7 @@ func TestWatchRefusesSecondWatcher(t *testing.T) {
 	if err := writeLease(dir, l); err != nil {
 		t.Fatal(err)
 	}
-	err := Watch(context.Background(), f, opts(nil), nil)
+	err := Watch(context.Background(), f, opts(nil), nil, nil)
 	if !errors.Is(err, ErrWatching) {
 		t.Fatalf("Watch with a fresh foreign lease = %v, want ErrWatching", err)
 	}

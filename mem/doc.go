@@ -11,7 +11,7 @@
 // ~/.local/share/mira) that is a git repository with branch main:
 //
 //	.git/
-//	.gitignore        .index/  .lock  .lock.*  *.tmp  plans/
+//	.gitignore        .index/  .lock  .lock.*  *.tmp  .sync-*  plans/
 //	.lock             the writer lock while a command is writing (not committed)
 //	.index/           the disposable search index (not committed)
 //	plans/            context plan log (not committed)

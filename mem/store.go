@@ -27,6 +27,7 @@ const gitignore = `# Derived or transient; never committed.
 .lock
 .lock.*
 *.tmp
+.sync-*
 plans/
 `
 

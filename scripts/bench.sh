@@ -88,6 +88,13 @@ for n in $SIZES; do
 		"sqlite3 $d/fts.db \"SELECT id FROM m WHERE m MATCH '$fq' ORDER BY bm25(m) LIMIT 10\"" >/dev/null
 	$h --export-json "$d/recall-modes.json" "mira-recall -k 10 '$q'" "mira-recall --mode lexical -k 10 '$q'" >/dev/null
 	$h --export-json "$d/recall-rg.json" "mira-recall -k 10 '$q'" "rg -l -i -w $w1 $MIRA_HOME/entries" >/dev/null
+	# The same recalls answered by a running watcher (mira-index watch).
+	mira-index watch & wpid=$!
+	for _ in $(seq 600); do [ -S "$MIRA_HOME/.index/recall.sock" ] && break; sleep 0.1; done
+	$h --export-json "$d/served.json" "mira-recall -k 10 '$q'" \
+		"sqlite3 $d/fts.db \"SELECT id FROM m WHERE m MATCH '$fq' ORDER BY bm25(m) LIMIT 10\"" >/dev/null
+	$h --export-json "$d/served-modes.json" "mira-recall -k 10 '$q'" "mira-recall --mode lexical -k 10 '$q'" >/dev/null
+	kill -INT $wpid; wait $wpid || true
 	git -C "$MIRA_HOME" config user.name bench; git -C "$MIRA_HOME" config user.email bench@localhost
 	$h --export-json "$d/remember.json" \
 		"sh -c 'mira-remember \"bench note \$(date +%s%N)\" >/dev/null'" \
@@ -103,6 +110,8 @@ for n in $SIZES; do
 	echo "| $n entries (p50) | mira | other | ratio |"
 	echo "|---|---|---|---|"
 	row "recall vs sqlite3 FTS5 query" "$d/recall.json"
+	row "recall answered by mira-index watch vs sqlite3 FTS5 query" "$d/served.json"
+	row "recall answered by mira-index watch, hybrid vs --mode lexical" "$d/served-modes.json"
 	row "recall vs rg -l -w" "$d/recall-rg.json"
 	row "recall hybrid vs --mode lexical" "$d/recall-modes.json"
 	row "remember 1 entry vs git add+commit" "$d/remember.json"

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/miramem/mira/agentloop"
+	"github.com/miramem/mira/cmd/internal/paths"
 	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/mem"
 )
@@ -371,7 +372,7 @@ func agentTilde(p string) string {
 		p = "~/"
 	}
 	if strings.HasPrefix(p, "~/") {
-		if h, err := expandHome(p); err == nil {
+		if h, err := paths.ExpandHome(p); err == nil {
 			return h
 		}
 	}

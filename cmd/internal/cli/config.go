@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/alecthomas/kong"
+	"github.com/miramem/mira/cmd/internal/paths"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -79,26 +79,9 @@ type Price struct {
 	Output      float64 `yaml:"output"`
 }
 
-// configPath returns the config file to read and whether it was named
-// explicitly (a missing explicit file is an error; a missing default is not).
-func configPath(getenv func(string) string) (string, bool) {
-	if p := getenv("MIRA_CONFIG"); p != "" {
-		return p, true
-	}
-	dir := getenv("XDG_CONFIG_HOME")
-	if dir == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", false
-		}
-		dir = filepath.Join(h, ".config")
-	}
-	return filepath.Join(dir, "mira", "config.yaml"), false
-}
-
 func loadConfig(getenv func(string) string) (*Config, error) {
 	cfg := &Config{}
-	p, explicit := configPath(getenv)
+	p, explicit := paths.ConfigFile(getenv)
 	if p == "" {
 		return cfg, nil
 	}
@@ -118,18 +101,6 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 	return cfg, nil
 }
 
-// defaultHome is $XDG_DATA_HOME/mira, i.e. ~/.local/share/mira.
-func defaultHome(getenv func(string) string) string {
-	if d := getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "mira")
-	}
-	h, err := os.UserHomeDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(h, ".local", "share", "mira")
-}
-
 // vars turns the configuration into kong defaults, falling back to the
 // built-in ones.
 func (c *Config) vars(getenv func(string) string) kong.Vars {
@@ -144,7 +115,7 @@ func (c *Config) vars(getenv func(string) string) kong.Vars {
 		k = strconv.Itoa(c.Recall.K)
 	}
 	return kong.Vars{
-		"home":         or(c.Home, defaultHome(getenv)),
+		"home":         or(c.Home, paths.DefaultHome(getenv)),
 		"output":       or(c.Output, "auto"),
 		"lock_timeout": or(c.LockTimeout, "10s"),
 		"recall_k":     k,

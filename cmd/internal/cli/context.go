@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/miramem/mira/cmd/internal/paths"
 	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/internal/atomicfile"
@@ -286,7 +287,7 @@ type planLog struct {
 // logPlan writes plans/<id>.json under the store. The file's content depends
 // only on the plan, so writing it again changes nothing.
 func (c *ContextCmd) logPlan(id string, js []byte, prompt string) error {
-	home, err := expandHome(c.Home)
+	home, err := paths.ExpandHome(c.Home)
 	if err != nil {
 		return err
 	}

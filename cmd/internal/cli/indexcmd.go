@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/miramem/mira/cmd/internal/relay"
 	"github.com/miramem/mira/index"
 )
 
@@ -14,11 +16,22 @@ type IndexCmd struct {
 	Status  IndexStatusCmd  `cmd:"" help:"Show entries, index age, stale files and embedder."`
 	Update  IndexUpdateCmd  `cmd:"" help:"Bring the index up to date now (every reading command does this by itself)."`
 	Rebuild IndexRebuildCmd `cmd:"" help:"Rebuild the index from the entry files (into a new directory, then switch over)."`
-	Watch   IndexWatchCmd   `cmd:"" help:"Keep the index fresh as files change, until interrupted."`
+	Watch   IndexWatchCmd   `cmd:"" help:"Keep the index fresh as files change, and answer mira-recall from memory, until interrupted."`
 }
 
-// Index is the main of mira-index.
+// Index is the main of mira-index. With relay.AsFlag first it runs the
+// command named there instead: mira-recall's small client does that when
+// no watcher serves the store.
 func Index(args []string, o *IO) int {
+	if len(args) > 0 && strings.HasPrefix(args[0], relay.AsFlag) {
+		switch name := strings.TrimPrefix(args[0], relay.AsFlag); name {
+		case "mira-recall":
+			return Recall(args[1:], o)
+		default:
+			fmt.Fprintf(o.Err, "mira-index: cannot run %q\n", name)
+			return ExitUsage
+		}
+	}
 	return Main("mira-index", "Inspect and maintain Mira's disposable search index ($MIRA_HOME/.index/).", &IndexCmd{}, args, o)
 }
 
@@ -109,7 +122,8 @@ func (c *IndexRebuildCmd) run(ctx context.Context, o *IO) error {
 // IndexWatchCmd is mira-index watch.
 type IndexWatchCmd struct {
 	Common
-	Verbose bool `short:"v" help:"Print each batch of changes on stderr."`
+	Verbose bool `short:"v" help:"Print each batch of changes, and each recall answered, on stderr."`
+	Serve   bool `help:"Answer mira-recall through .index/recall.sock, from this warm process (--no-serve: only keep the index fresh)." default:"true" negatable:""`
 }
 
 func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
@@ -117,6 +131,15 @@ func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 	if err != nil {
 		return err
 	}
+	var (
+		sync = index.NewSyncer()
+		srv  *recallServer
+	)
+	defer func() {
+		if srv != nil {
+			srv.close()
+		}
+	}()
 	err = index.Watch(ctx, r.src, r.opt, func(ev index.Event) {
 		switch {
 		case ev.Err != nil:
@@ -125,7 +148,15 @@ func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 			o.Warnf("%s indexed %d, removed %d, broken %d (%d entries, %s)", ev.Time.Local().Format(time.TimeOnly),
 				ev.Stats.Indexed, ev.Stats.Removed, ev.Stats.Broken, ev.Stats.Docs, ev.Stats.Took.Round(time.Millisecond))
 		}
-	})
+		if ev.Err == nil && c.Serve && srv == nil {
+			// The first good batch: the lease is ours, the index fresh.
+			var lerr error
+			if srv, lerr = listenRecall(o, r.st.Root, sync, c.Verbose); lerr != nil {
+				o.Warnf("warning: not answering recalls: %v", lerr)
+				c.Serve = false
+			}
+		}
+	}, sync)
 	if ctx.Err() != nil {
 		return nil // interrupted: a normal end for a watcher
 	}

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/mem"
 	"golang.org/x/term"
 )
@@ -29,6 +30,9 @@ type IO struct {
 	Getwd    func() (string, error)
 	progName string
 	cfg      *Config // the configuration Main read
+	// keep, in a process that serves recalls, keeps the vectors loaded
+	// between them (index.Options.Keep).
+	keep *index.Keep
 }
 
 // config returns the configuration file's contents, read once per command

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
 	"time"
 
 	"github.com/alecthomas/kong"
+	"github.com/miramem/mira/cmd/internal/paths"
 	"github.com/miramem/mira/mem"
 )
 
@@ -125,7 +125,7 @@ func (c *Common) openStore(ctx context.Context, command string) (*mem.Store, err
 	if c.Home == "" {
 		return nil, usagef("no store: set MIRA_HOME or --home")
 	}
-	home, err := expandHome(c.Home)
+	home, err := paths.ExpandHome(c.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -134,15 +134,4 @@ func (c *Common) openStore(ctx context.Context, command string) (*mem.Store, err
 		return nil, err
 	}
 	return st, nil
-}
-
-func expandHome(p string) (string, error) {
-	if len(p) >= 2 && p[:2] == "~/" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		p = filepath.Join(h, p[2:])
-	}
-	return filepath.Abs(p)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/miramem/mira/cmd/internal/relay"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -22,7 +23,7 @@ func TestMain(m *testing.M) {
 
 var commands = map[string]func(){
 	"mira-remember": func() { os.Exit(Remember(os.Args[1:], StdIO("mira-remember"))) },
-	"mira-recall":   func() { os.Exit(Recall(os.Args[1:], StdIO("mira-recall"))) },
+	"mira-recall":   func() { os.Exit(relay.Main("mira-recall", "mira-index")) }, // as the real main
 	"mira-forget":   func() { os.Exit(Forget(os.Args[1:], StdIO("mira-forget"))) },
 	"mira-index":    func() { os.Exit(Index(os.Args[1:], StdIO("mira-index"))) },
 

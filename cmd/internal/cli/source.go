@@ -132,7 +132,7 @@ func (w *warnOnce) warn(path string, err error) {
 // of them use the configured embedder: two commands with different ones
 // would make the index re-embed the store back and forth.
 func indexOptions(o *IO, w *warnOnce, c *Common) (index.Options, error) {
-	opt := index.Options{Warn: w.warn, Now: time.Now, LockTimeout: 5 * time.Second}
+	opt := index.Options{Warn: w.warn, Now: time.Now, LockTimeout: 5 * time.Second, Keep: o.keep}
 	if o.ErrTTY {
 		opt.Progress = newProgress(o).update
 	}

@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/miramem/mira/cmd/internal/relay"
+	"github.com/miramem/mira/index"
+)
+
+// recallServer runs mira-recall for relay clients inside the watcher (see
+// package relay): in a process that has the index fresh, the embedding
+// model read and the vectors mapped, a recall is its search alone.
+type recallServer struct {
+	o       *IO // the watcher's, for its own warnings
+	verbose bool
+	sock    string
+	sync *index.Syncer
+	keep index.Keep
+	ln   net.Listener
+	mu   sync.Mutex // one recall at a time: they take milliseconds
+	wg   sync.WaitGroup
+}
+
+// listenRecall starts serving on the store's socket. The caller holds the
+// watcher's lease, so a socket file already there is a dead watcher's.
+func listenRecall(o *IO, root string, sync *index.Syncer, verbose bool) (*recallServer, error) {
+	sock := relay.Socket(root)
+	if len(sock) > relay.MaxSocketPath {
+		return nil, fmt.Errorf("the socket path %s is longer than %d bytes", sock, relay.MaxSocketPath)
+	}
+	if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return nil, err
+	}
+	// Only the store's owner may ask: recalls read the whole memory.
+	if err := os.Chmod(sock, 0o600); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	s := &recallServer{o: o, verbose: verbose, sock: sock, sync: sync, ln: ln}
+	s.wg.Add(1)
+	go s.accept()
+	return s, nil
+}
+
+func (s *recallServer) accept() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			if !errors.Is(err, net.ErrClosed) {
+				s.o.Warnf("warning: recall socket: %v", err)
+			}
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer c.Close()
+			s.serve(c)
+		}()
+	}
+}
+
+// close stops serving, waits for the recalls under way, and removes the
+// socket.
+func (s *recallServer) close() {
+	s.ln.Close() // removes the socket file too
+	s.wg.Wait()
+	s.keep.Release()
+}
+
+func (s *recallServer) serve(c net.Conn) {
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := bufio.NewReaderSize(c, 64<<10).ReadBytes('\n')
+	if err != nil {
+		return
+	}
+	c.SetReadDeadline(time.Time{})
+	var req relay.Request
+	if err := json.Unmarshal(line, &req); err != nil || req.Command != "mira-recall" || req.Dir == "" {
+		// Closing without a frame makes the client run the command itself.
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	start := time.Now()
+	// What changed up to now is in the index before the search.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	serr := s.sync.Sync(ctx)
+	cancel()
+	if serr != nil && errors.Is(serr, context.DeadlineExceeded) {
+		return // the watcher is stuck or gone: the client runs the recall
+	}
+	env := make(map[string]string, len(req.Env))
+	for _, kv := range req.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	var out, errb bytes.Buffer
+	o := &IO{
+		In: strings.NewReader(""), Out: &out, Err: &errb,
+		OutTTY: req.OutTTY || env["MIRA_FORCE_TTY"] == "1", ErrTTY: req.ErrTTY,
+		Getenv: func(k string) string { return env[k] },
+		Getwd:  func() (string, error) { return req.Dir, nil },
+		keep:   &s.keep,
+	}
+	code := Recall(req.Args, o)
+	w := bufio.NewWriterSize(c, 64<<10)
+	// stderr first: warnings belong before the results, as a terminal shows them.
+	if errb.Len() > 0 {
+		relay.WriteFrame(w, relay.Stderr, errb.Bytes())
+	}
+	if out.Len() > 0 {
+		relay.WriteFrame(w, relay.Stdout, out.Bytes())
+	}
+	relay.WriteFrame(w, relay.Exit, []byte(strconv.Itoa(code)))
+	w.Flush() // a client that went away is no error of ours
+	if s.verbose {
+		s.o.Warnf("%s answered mira-recall (exit %d, %s)", start.Local().Format(time.TimeOnly), code, time.Since(start).Round(10*time.Microsecond))
+	}
+}

@@ -1,0 +1,54 @@
+// Package paths finds Mira's files: the configuration file and the store.
+// It is shared by the full commands and by mira-recall's small client,
+// which must find the same store without loading the rest of Mira.
+package paths
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// ConfigFile returns the configuration file to read ($MIRA_CONFIG, else
+// $XDG_CONFIG_HOME/mira/config.yaml, else ~/.config/mira/config.yaml) and
+// whether it was named explicitly: a missing explicit file is an error, a
+// missing default one is not.
+func ConfigFile(getenv func(string) string) (string, bool) {
+	if p := getenv("MIRA_CONFIG"); p != "" {
+		return p, true
+	}
+	dir := getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", false
+		}
+		dir = filepath.Join(h, ".config")
+	}
+	return filepath.Join(dir, "mira", "config.yaml"), false
+}
+
+// DefaultHome is the store when nothing names one: $XDG_DATA_HOME/mira,
+// i.e. ~/.local/share/mira.
+func DefaultHome(getenv func(string) string) string {
+	if d := getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "mira")
+	}
+	h, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(h, ".local", "share", "mira")
+}
+
+// ExpandHome turns a store directory as written by the user (~/ allowed,
+// relative to the working directory) into an absolute path.
+func ExpandHome(p string) (string, error) {
+	if len(p) >= 2 && p[:2] == "~/" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		p = filepath.Join(h, p[2:])
+	}
+	return filepath.Abs(p)
+}
