@@ -25,11 +25,11 @@ type recallServer struct {
 	o       *IO // the watcher's, for its own warnings
 	verbose bool
 	sock    string
-	sync *index.Syncer
-	keep index.Keep
-	ln   net.Listener
-	mu   sync.Mutex // one recall at a time: they take milliseconds
-	wg   sync.WaitGroup
+	sync    *index.Syncer
+	keep    index.Keep
+	ln      net.Listener
+	mu      sync.Mutex // one recall at a time: they take milliseconds
+	wg      sync.WaitGroup
 }
 
 // listenRecall starts serving on the store's socket. The caller holds the
