@@ -891,3 +891,50 @@ func TestKeep(t *testing.T) {
 		t.Error("Release left the vectors mapped")
 	}
 }
+
+// TestFeedback: in hybrid mode the query vector moves toward the best
+// fused hit, so of two entries equally close to the query the one closer
+// to that hit ranks first; in vector mode, and with Feedback 0, nothing
+// moves.
+func TestFeedback(t *testing.T) {
+	f := newFake(t)
+	// Topic vectors (car, cat, database): the query "sql car" is (1,0,1).
+	f.writeDoc(t, fdoc{id: "A", created: t0, text: "sql postgresql database vehicle"}) // (1,0,3), the only BM25 match
+	f.writeDoc(t, fdoc{id: "B", created: t0, text: "automobile vehicle"})               // (2,0,0)
+	f.writeDoc(t, fdoc{id: "C", created: t0, text: "postgresql database"})              // (0,0,2)
+	f.writeDoc(t, fdoc{id: "D", created: t0, text: "kitten feline"})                    // (0,2,0)
+	o := opts(nil)
+	o.Embedder = topicEmbedder{}
+	ix := mustOpen(t, f, o)
+	defer ix.Close()
+	vec := func(r Ranking, mode string) map[string]float64 {
+		t.Helper()
+		st, err := ix.stages(Query{Text: "sql car", Mode: mode, Now: t0}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids := ids(st.Fused); len(ids) == 0 || ids[0] != "A" {
+			t.Fatalf("mode %q: fused %v, want A first", mode, ids)
+		}
+		out := map[string]float64{}
+		for _, h := range st.Fused {
+			out[h.ID] = h.Why.Vector
+		}
+		return out
+	}
+	off := DefaultRanking
+	off.Feedback = 0
+	if v := vec(off, ModeHybrid); v["B"] != v["C"] {
+		t.Fatalf("without feedback B and C should be as close to the query: %v", v)
+	}
+	v := vec(DefaultRanking, ModeHybrid)
+	if !(v["C"] > v["B"]) {
+		t.Errorf("with feedback C (like A) should be closer than B: %v", v)
+	}
+	if _, ok := v["D"]; ok {
+		t.Errorf("feedback brought in an unrelated entry: %v", v)
+	}
+	if v := vec(DefaultRanking, ModeVector); v["B"] != v["C"] {
+		t.Errorf("vector mode moved the query: %v", v)
+	}
+}

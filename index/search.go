@@ -69,7 +69,8 @@ type Query struct {
 // the list.
 type Stages struct {
 	// Lexical and Vector are each retriever's candidates in its own order
-	// (BM25, cosine): max(3K, 30) of each at most.
+	// (BM25, cosine): max(3K, 30) of each at most. In hybrid mode the
+	// vector side is the one after feedback (see Ranking.Feedback).
 	Lexical, Vector []Hit
 	// Fused is the union of the candidates by fused relevance alone.
 	Fused []Hit
@@ -156,11 +157,23 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 	if mode == ModeLexical {
 		return lexicalStages(r, lex, q.Project, now, k), nil
 	}
-	vecs, err := vq.nearest(q, n, r.MinCosine)
+	if mode == ModeVector || r.Feedback <= 0 {
+		vecs, err := vq.nearest(q, n, r.MinCosine)
+		if err != nil {
+			return Stages{}, err
+		}
+		return fuse(r, q, lex, vecs, vq, now, k), nil
+	}
+	// Hybrid: the scan keeps twice the candidates, for the feedback.
+	pool, err := vq.nearest(q, 2*n, r.MinCosine)
 	if err != nil {
 		return Stages{}, err
 	}
-	return fuse(r, q, lex, vecs, vq, now, k), nil
+	st := fuse(r, q, lex, pool[:min(n, len(pool))], vq, now, k)
+	if vq2 := vq.feedback(st.Fused, r.Feedback); vq2 != nil {
+		st = fuse(r, q, lex, vq2.rescore(pool, n, r.MinCosine), vq2, now, k)
+	}
+	return st, nil
 }
 
 // lexical returns the n best BM25 matches that pass the filters.
