@@ -900,9 +900,9 @@ func TestFeedback(t *testing.T) {
 	f := newFake(t)
 	// Topic vectors (car, cat, database): the query "sql car" is (1,0,1).
 	f.writeDoc(t, fdoc{id: "A", created: t0, text: "sql postgresql database vehicle"}) // (1,0,3), the only BM25 match
-	f.writeDoc(t, fdoc{id: "B", created: t0, text: "automobile vehicle"})               // (2,0,0)
-	f.writeDoc(t, fdoc{id: "C", created: t0, text: "postgresql database"})              // (0,0,2)
-	f.writeDoc(t, fdoc{id: "D", created: t0, text: "kitten feline"})                    // (0,2,0)
+	f.writeDoc(t, fdoc{id: "B", created: t0, text: "automobile vehicle"})              // (2,0,0)
+	f.writeDoc(t, fdoc{id: "C", created: t0, text: "postgresql database"})             // (0,0,2)
+	f.writeDoc(t, fdoc{id: "D", created: t0, text: "kitten feline"})                   // (0,2,0)
 	o := opts(nil)
 	o.Embedder = topicEmbedder{}
 	ix := mustOpen(t, f, o)
