@@ -36,7 +36,7 @@ type runner interface {
 // the exit status. All output goes through o. Errors are printed once.
 func Main(name, description string, grammar any, args []string, o *IO) (code int) {
 	o.progName = name
-	if f := os.Getenv("MIRA_CPUPROFILE"); f != "" {
+	if f := os.Getenv("MIRA_CPUPROFILE"); f != "" && o.keep == nil { // not per served recall
 		// For finding where a command's time goes: go tool pprof FILE.
 		if out, err := os.Create(f); err == nil {
 			pprof.StartCPUProfile(out)

@@ -120,7 +120,10 @@ func (s *recallServer) serve(c net.Conn) {
 		Getwd:  func() (string, error) { return req.Dir, nil },
 		keep:   &s.keep,
 	}
-	code := Recall(req.Args, o)
+	code, ok := s.recall(req.Args, o)
+	if !ok {
+		return // no frame: the client runs the recall itself
+	}
 	w := bufio.NewWriterSize(c, 64<<10)
 	// stderr first: warnings belong before the results, as a terminal shows them.
 	if errb.Len() > 0 {
@@ -134,4 +137,16 @@ func (s *recallServer) serve(c net.Conn) {
 	if s.verbose {
 		s.o.Warnf("%s answered mira-recall (exit %d, %s)", start.Local().Format(time.TimeOnly), code, time.Since(start).Round(10*time.Microsecond))
 	}
+}
+
+// recall runs one recall; a panic in it is reported and costs that recall
+// only, not the watcher.
+func (s *recallServer) recall(args []string, o *IO) (code int, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.o.Warnf("warning: a served recall failed: %v", r)
+			ok = false
+		}
+	}()
+	return Recall(args, o), true
 }
