@@ -30,3 +30,12 @@ git -C "$MIRA_HOME" status --short
 echo "(clean)"
 step "mira-index status"
 mira-index status --output text
+step "mira-index watch -v &   # keeps the index fresh and answers recalls"
+mira-index watch -v &
+watcher=$!
+trap 'kill -INT $watcher 2>/dev/null || true' EXIT
+for _ in $(seq 100); do [ -S "$MIRA_HOME/.index/recall.sock" ] && break; sleep 0.1; done
+step "mira-recall 'which login endpoint' -k 1   # answered by the watcher"
+mira-recall 'which login endpoint' -k 1 --output text
+kill -INT $watcher
+wait $watcher || true
