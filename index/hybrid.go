@@ -412,6 +412,7 @@ type cand struct {
 	fused            float64
 	fusionRank       int
 	recency, bonus   float64
+	date             float64 // the date bonus
 	score            float64
 	penalty          float64
 }
@@ -420,13 +421,13 @@ func (c *cand) hit(score float64, rank int) Hit {
 	return Hit{ID: c.ID, Path: c.Path, Score: score, Why: Why{
 		BM25: c.BM25, Relevance: c.lexNorm, Vector: c.cos, Fused: c.fused,
 		FusionRank: c.fusionRank, LexicalRank: c.lexRank, VectorRank: c.vecRank,
-		Recency: c.recency, Project: c.bonus, MMRPenalty: c.penalty, Rank: rank,
+		Recency: c.recency, Project: c.bonus, Date: c.date, MMRPenalty: c.penalty, Rank: rank,
 	}}
 }
 
 // fuse merges the lexical candidates (BM25 order) and the vector ones
 // (cosine order), ranks them and applies MMR.
-func fuse(r Ranking, q Query, lex []Candidate, vecs []vecHit, vq *vecQuery, now time.Time, k int) Stages {
+func fuse(r Ranking, q Query, days []time.Time, lex []Candidate, vecs []vecHit, vq *vecQuery, now time.Time, k int) Stages {
 	vs := vq.side.vs
 	byPath := make(map[string]*cand, len(lex)+len(vecs))
 	var all []*cand
@@ -520,7 +521,8 @@ func fuse(r Ranking, q Query, lex []Candidate, vecs []vecHit, vq *vecQuery, now 
 		if q.Project != "" && c.Project == q.Project {
 			c.bonus = r.ProjectBonus
 		}
-		c.score = r.Relevance*c.fused + r.Recency*c.recency + c.bonus
+		c.date = r.dateBonus(c.CreatedAt, days)
+		c.score = r.Relevance*c.fused + r.Recency*c.recency + c.bonus + c.date
 	}
 	var st Stages
 	for _, l := range lex {

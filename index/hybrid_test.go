@@ -200,7 +200,7 @@ func TestFusion(t *testing.T) {
 	vq := &vecQuery{side: &vecSide{vs: vs}, vec: []float32{1, 0}}
 	lex := []Candidate{{ID: "c", Path: "c", BM25: 4}, {ID: "b", Path: "b", BM25: 2}}
 	vecs := []vecHit{{row: 0, cos: 1}, {row: 1, cos: 0.6}}
-	st := fuse(r, Query{}, lex, vecs, vq, t0, 10)
+	st := fuse(r, Query{}, nil, lex, vecs, vq, t0, 10)
 	// a: 0.6·1 = 0.6; b: 0.4·0 + 0.6·0 = 0; c: 0.4·1 = 0.4.
 	got := map[string]float64{}
 	for _, h := range st.Fused {
@@ -213,7 +213,7 @@ func TestFusion(t *testing.T) {
 		t.Errorf("final %v", g)
 	}
 	// RRF: a 1/61, b 1/62+1/62, c 1/61 → b first.
-	st = fuse(r, Query{Fusion: FusionRRF}, lex, vecs, vq, t0, 10)
+	st = fuse(r, Query{Fusion: FusionRRF}, nil, lex, vecs, vq, t0, 10)
 	if g := ids(st.Final); g[0] != "b" || st.Final[0].Why.Fused != 1 {
 		t.Errorf("rrf final %v (%+v)", g, st.Final[0].Why)
 	}

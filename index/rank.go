@@ -49,6 +49,9 @@ type Why struct {
 	VectorRank  int     `json:"vector_rank"`
 	Recency     float64 `json:"recency"` // exp(-age in days / Ranking.RecencyDays)
 	Project     float64 `json:"project"` // the project bonus: 0 or Ranking.ProjectBonus
+	// Date is the date bonus: up to Ranking.DateBonus for an entry created
+	// on, or near, a day the query names.
+	Date float64 `json:"date"`
 	// MMRPenalty is what maximal marginal relevance subtracted for the
 	// entry's similarity to the hits ranked before it (Hit.Score is after
 	// it).
@@ -58,7 +61,7 @@ type Why struct {
 
 // Ranking holds the weights of the score
 //
-//	score = Relevance·fused + Recency·recency + project bonus − MMR penalty
+//	score = Relevance·fused + Recency·recency + project bonus + date bonus − MMR penalty
 //
 // where fused is the query's relevance in [0, 1] whatever the corpus and
 // the embedder, and recency decays exponentially with the entry's age. A
@@ -124,6 +127,22 @@ type Ranking struct {
 	// Moving the BM25 query as well, by adding the best hit's text at a
 	// boost of 0.1, lost recall (0.653/0.750). 0 turns it off.
 	Feedback float64
+	// DateBonus is added to the score of an entry created on a day the
+	// query names ("what did Maria start on 3 June, 2023?", "decisions of
+	// 2026-03-02"), falling linearly to 0 at DateWindow days away; the
+	// entries of that window that match the query's words are candidates
+	// even when their BM25 alone would not make them one. A memory is
+	// stamped with when it was made, and a question that names a day asks
+	// about that day or the days around it ("the week before", "on 23 May"
+	// for something told on 27 May). On LoCoMo dev, where 64 of the 1,155
+	// questions name a day, hybrid recall@1/@5/@10 went from
+	// 0.309/0.657/0.755 to, with a bonus of 0.1: 0.310/0.659/0.759, 0.2:
+	// 0.311/0.662/0.761, 0.3: 0.315/0.665/0.765, 0.5: 0.318/0.668/0.767
+	// (windows of 3, 7 and 14 days alike). 0.3 lets the day decide among
+	// comparable matches without overriding relevance: an entry of that
+	// day needs fused relevance within 0.375 of the best other one.
+	DateBonus  float64
+	DateWindow float64 // days
 }
 
 // DefaultRanking is the ranking Search uses. The project bonus of 0.05 is
@@ -142,7 +161,7 @@ type Ranking struct {
 var DefaultRanking = Ranking{
 	Relevance: 0.8, Recency: 0.2, RecencyDays: 30, ProjectBonus: 0.05,
 	LexicalShare: 0.5, RRFK: 60, MMRLambda: 0.7, MMRFloor: 0.9, MinCosine: 0.1,
-	Feedback: 0.3,
+	Feedback: 0.3, DateBonus: 0.3, DateWindow: 7,
 }
 
 // Recency is exp(-age/days) for an entry created at created, seen at now;
@@ -162,6 +181,11 @@ func Recency(created, now time.Time, days float64) float64 {
 // id) and returns at most k (all when k <= 0). The candidates' slice is not
 // modified.
 func (r Ranking) Rank(cands []Candidate, project string, now time.Time, k int) []Hit {
+	return r.rank(cands, project, nil, now, k)
+}
+
+// rank is Rank with the days the query names, for the date bonus.
+func (r Ranking) rank(cands []Candidate, project string, days []time.Time, now time.Time, k int) []Hit {
 	best := 0.0
 	for _, c := range cands {
 		best = max(best, c.BM25)
@@ -184,6 +208,8 @@ func (r Ranking) Rank(cands []Candidate, project string, now time.Time, k int) [
 			w.Project = r.ProjectBonus
 			score += w.Project
 		}
+		w.Date = r.dateBonus(c.CreatedAt, days)
+		score += w.Date
 		all[i] = scored{Hit{ID: c.ID, Path: c.Path, Score: score, Why: w}, c.CreatedAt}
 	}
 	slices.SortStableFunc(all, func(a, b scored) int {
@@ -204,4 +230,13 @@ func (r Ranking) Rank(cands []Candidate, project string, now time.Time, k int) [
 		hits[i].Why.Rank = i + 1
 	}
 	return hits
+}
+
+// dateBonus is the date bonus of an entry created at created for a query
+// that names days.
+func (r Ranking) dateBonus(created time.Time, days []time.Time) float64 {
+	if len(days) == 0 || created.IsZero() || r.DateBonus <= 0 || r.DateWindow <= 0 {
+		return 0
+	}
+	return r.DateBonus * dateCloseness(created, days, r.DateWindow)
 }

@@ -54,6 +54,7 @@ type Query struct {
 	// (Ranking.ProjectBonus); it does not filter.
 	Project string
 	Since   time.Time // only entries created at or after Since
+	until   time.Time // only entries created before until (zero: no bound)
 	Now     time.Time // the moment recency is measured from; zero: Options.Now
 	// Mode is ModeHybrid (""), ModeLexical or ModeVector. Without usable
 	// vectors (none can be embedded, or they are damaged) hybrid and
@@ -146,34 +147,83 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		vq.side.rw.RLock()
 		defer vq.side.rw.RUnlock()
 	}
+	days := queryDates(q.Text)
 	var lex []Candidate
 	if mode != ModeVector {
-		res, err := ix.lexical(q, n)
-		if err != nil {
+		var err error
+		if lex, err = ix.lexicalCandidates(q, n, days, r); err != nil {
 			return Stages{}, err
 		}
-		lex = bleveCandidates(res, true)
 	}
 	if mode == ModeLexical {
-		return lexicalStages(r, lex, q.Project, now, k), nil
+		return lexicalStages(r, lex, q.Project, days, now, k), nil
 	}
 	if mode == ModeVector || r.Feedback <= 0 {
 		vecs, err := vq.nearest(q, n, r.MinCosine)
 		if err != nil {
 			return Stages{}, err
 		}
-		return fuse(r, q, lex, vecs, vq, now, k), nil
+		return fuse(r, q, days, lex, vecs, vq, now, k), nil
 	}
 	// Hybrid: the scan keeps twice the candidates, for the feedback.
 	pool, err := vq.nearest(q, 2*n, r.MinCosine)
 	if err != nil {
 		return Stages{}, err
 	}
-	st := fuse(r, q, lex, pool[:min(n, len(pool))], vq, now, k)
+	st := fuse(r, q, days, lex, pool[:min(n, len(pool))], vq, now, k)
 	if vq2 := vq.feedback(st.Fused, r.Feedback); vq2 != nil {
-		st = fuse(r, q, lex, vq2.rescore(pool, n, r.MinCosine), vq2, now, k)
+		st = fuse(r, q, days, lex, vq2.rescore(pool, n, r.MinCosine), vq2, now, k)
 	}
 	return st, nil
+}
+
+// lexicalCandidates returns the n best BM25 matches that pass the
+// filters, best first; when the query names days, the n best of the days
+// around them (Ranking.DateWindow) are candidates too, so that the date
+// bonus has them to lift.
+func (ix *Index) lexicalCandidates(q Query, n int, days []time.Time, r Ranking) ([]Candidate, error) {
+	res, err := ix.lexical(q, n)
+	if err != nil {
+		return nil, err
+	}
+	lex := bleveCandidates(res, true)
+	if len(days) == 0 || r.DateBonus <= 0 || r.DateWindow <= 0 {
+		return lex, nil
+	}
+	win := time.Duration(r.DateWindow * float64(24*time.Hour))
+	wq := q
+	wq.Since, wq.until = days[0], days[0]
+	for _, d := range days[1:] {
+		if d.Before(wq.Since) {
+			wq.Since = d
+		}
+		if d.After(wq.until) {
+			wq.until = d
+		}
+	}
+	wq.Since, wq.until = wq.Since.Add(-win), wq.until.Add(24*time.Hour+win)
+	if q.Since.After(wq.Since) {
+		wq.Since = q.Since
+	}
+	if !wq.until.After(wq.Since) {
+		return lex, nil
+	}
+	if res, err = ix.lexical(wq, n); err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(lex))
+	for _, c := range lex {
+		seen[c.Path] = true
+	}
+	for _, c := range bleveCandidates(res, true) {
+		if !seen[c.Path] {
+			lex = append(lex, c)
+		}
+	}
+	// The same query scores both lists alike: merged by BM25, ties in
+	// the order found.
+	slices.SortStableFunc(lex, func(a, b Candidate) int { return cmp.Compare(b.BM25, a.BM25) })
+	return lex, nil
 }
 
 // lexical returns the n best BM25 matches that pass the filters.
@@ -212,8 +262,8 @@ func bleveCandidates(res *bleve.SearchResult, scored bool) []Candidate {
 
 // lexicalStages ranks BM25 candidates alone, as the index did before it
 // had vectors: relevance is BM25 over the best BM25, and there is no MMR.
-func lexicalStages(r Ranking, lex []Candidate, project string, now time.Time, k int) Stages {
-	ranked := r.Rank(lex, project, now, 0)
+func lexicalStages(r Ranking, lex []Candidate, project string, days []time.Time, now time.Time, k int) Stages {
+	ranked := r.rank(lex, project, days, now, 0)
 	lexRank := make(map[string]int, len(lex))
 	for i, c := range lex {
 		lexRank[c.Path] = i + 1
@@ -319,9 +369,9 @@ func filterQuery(q Query) query.Query {
 	anyOf(fieldKind, q.Kinds)
 	anyOf(fieldScope, q.Scopes)
 	anyOf(fieldTags, q.Tags)
-	if !q.Since.IsZero() {
-		inclusive := true
-		r := query.NewDateRangeInclusiveQuery(q.Since, time.Time{}, &inclusive, nil)
+	if !q.Since.IsZero() || !q.until.IsZero() {
+		inclusive, exclusive := true, false
+		r := query.NewDateRangeInclusiveQuery(q.Since, q.until, &inclusive, &exclusive)
 		r.SetField(fieldCreated)
 		parts = append(parts, r)
 	}

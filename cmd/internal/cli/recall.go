@@ -23,7 +23,7 @@ type RecallCmd struct {
 	Since   string   `help:"Only memories created at or after this time: RFC 3339, a date, or a duration ago such as 72h or 30d." placeholder:"WHEN"`
 	Tag     []string `short:"t" help:"Only memories with one of these tags (repeatable or comma-separated)." sep:","`
 	Mode    string   `help:"Retrieval: lexical (BM25), vector (embeddings) or hybrid (both, fused)." enum:"lexical,vector,hybrid" default:"${recall_mode}"`
-	Explain bool     `help:"Show each stage's part of every score: bm25, vector, fusion, recency, project bonus, MMR penalty, rerank."`
+	Explain bool     `help:"Show each stage's part of every score: bm25, vector, fusion, recency, project and date bonuses, MMR penalty, rerank."`
 
 	Eval        string `help:"Measure retrieval: read JSONL questions ({\"query\",\"scope\",\"expect\":[ids] or \"expect_tags\":[tags]}) and print recall@1/5/10, hit@k and MRR." placeholder:"FILE" type:"path"`
 	EvalResults string `name:"eval-results" help:"With --eval, write each question's ranked ids as {\"qid\",\"ids\"} JSONL to FILE." placeholder:"FILE" type:"path"`
@@ -168,6 +168,9 @@ func whyOf(h index.Hit) any {
 	if y.Project != 0 {
 		w["project"] = round(y.Project, 4)
 	}
+	if y.Date != 0 {
+		w["date"] = round(y.Date, 4)
+	}
 	if y.MMRPenalty != 0 {
 		w["mmr_penalty"] = round(y.MMRPenalty, 4)
 	}
@@ -184,7 +187,7 @@ func explainText(why any) string {
 		keys = append(keys, k)
 	}
 	order := map[string]int{"rank": 0, "bm25": 1, "lexical_rank": 2, "relevance": 3, "vector": 4, "vector_rank": 5,
-		"fused": 6, "fusion_rank": 7, "recency": 8, "project": 9, "mmr_penalty": 10, "rerank": 11}
+		"fused": 6, "fusion_rank": 7, "recency": 8, "project": 9, "date": 10, "mmr_penalty": 11, "rerank": 12}
 	sort.Slice(keys, func(i, j int) bool {
 		oi, iok := order[keys[i]]
 		oj, jok := order[keys[j]]
@@ -202,7 +205,7 @@ func explainText(why any) string {
 	}
 	s := strings.Join(parts, " ")
 	if _, ok := m["fused"]; ok {
-		s += "  (score = 0.8·fused + 0.2·recency + project − mmr_penalty)"
+		s += "  (score = 0.8·fused + 0.2·recency + project + date − mmr_penalty)"
 	}
 	return s
 }

@@ -1,0 +1,109 @@
+package index
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func ymd(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
+
+func TestQueryDates(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want []time.Time
+	}{
+		{"What did Maria start on 3 June, 2023?", []time.Time{ymd(2023, 6, 3)}},
+		{"What painting did Melanie show on October 13, 2023?", []time.Time{ymd(2023, 10, 13)}},
+		{"the 13th of October 2023", []time.Time{ymd(2023, 10, 13)}},
+		{"Sept. 5, 2024 and 2026-03-02", []time.Time{ymd(2024, 9, 5), ymd(2026, 3, 2)}},
+		{"between 1 Feb 2023 and 2 feb 2023", []time.Time{ymd(2023, 2, 1), ymd(2023, 2, 2)}},
+		{"31 June, 2023", nil},   // no such day
+		{"in June 2023", nil},    // a month is not a day
+		{"version 3 may 2023", []time.Time{ymd(2023, 5, 3)}}, // "may" is a month here
+		{"it may 12 times", nil},
+		{"uuid 2023-13-01", nil},
+		{"", nil},
+	} {
+		if got := queryDates(tc.text); !slices.EqualFunc(got, tc.want, time.Time.Equal) {
+			t.Errorf("queryDates(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+}
+
+func TestDateCloseness(t *testing.T) {
+	days := []time.Time{ymd(2023, 6, 3)}
+	for _, tc := range []struct {
+		created time.Time
+		want    float64
+	}{
+		{ymd(2023, 6, 3).Add(23 * time.Hour), 1},
+		{ymd(2023, 6, 3), 1},
+		{ymd(2023, 6, 6).Add(12 * time.Hour), 1 - 2.5/7},  // three days later
+		{ymd(2023, 5, 31).Add(12 * time.Hour), 1 - 2.5/7}, // three days before
+		{ymd(2023, 6, 11), 0},
+		{ymd(2022, 6, 3), 0},
+	} {
+		if got := dateCloseness(tc.created, days, 7); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("dateCloseness(%v) = %v, want %v", tc.created, got, tc.want)
+		}
+	}
+}
+
+// TestDateBonus: a query that names a day lifts the entries of that day,
+// and makes candidates of those that match its words too weakly to be
+// among the best BM25 matches otherwise.
+func TestDateBonus(t *testing.T) {
+	f := newFake(t)
+	on := time.Date(2023, 6, 3, 15, 0, 0, 0, time.UTC)
+	// Two entries alike but for their day.
+	f.writeDoc(t, fdoc{id: "MAY", created: time.Date(2023, 5, 1, 15, 0, 0, 0, time.UTC), text: "We painted the boat red"})
+	f.writeDoc(t, fdoc{id: "JUNE", created: on, text: "We painted the boat blue"})
+	// Forty better matches of other days, and one weak match of the day.
+	for i := range 40 {
+		f.writeDoc(t, fdoc{id: fmt.Sprintf("B%02d", i), created: time.Date(2023, 1, 1+i%28, 0, 0, 0, 0, time.UTC),
+			text: fmt.Sprintf("boat boat painted boat number %d", i)})
+	}
+	f.writeDoc(t, fdoc{id: "WEAK", created: on.Add(-time.Hour), text: "a long note about the harbour, the weather, the crew, the sails and, at the very end, a boat " + strings.Repeat("and more words ", 10)})
+	ix := mustOpen(t, f, opts(nil))
+	defer ix.Close()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	find := func(hits []Hit, id string) (int, Hit) {
+		for i, h := range hits {
+			if h.ID == id {
+				return i, h
+			}
+		}
+		return -1, Hit{}
+	}
+	for _, mode := range []string{ModeLexical, ModeHybrid} {
+		st, err := ix.SearchStages(Query{Text: "boat painted on 3 June, 2023", K: 1, Mode: mode, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		iJune, june := find(st.Ranked, "JUNE")
+		iMay, _ := find(st.Ranked, "MAY")
+		if iJune < 0 || iMay >= 0 && iMay < iJune || june.Why.Date != DefaultRanking.DateBonus {
+			t.Errorf("%s: JUNE at %d (why %+v), MAY at %d: want JUNE first with the full bonus", mode, iJune, june.Why, iMay)
+		}
+		if i, h := find(st.Ranked, "WEAK"); i < 0 || h.Why.Date <= 0 {
+			t.Errorf("%s: the weak match of the day is not a candidate with a bonus (%d)", mode, i)
+		}
+		// Without the day: no bonus, and the weak match is no candidate.
+		st, err = ix.SearchStages(Query{Text: "boat painted", K: 1, Mode: mode, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i, _ := find(st.Ranked, "WEAK"); i >= 0 {
+			t.Errorf("%s: the weak match is a candidate without the day", mode)
+		}
+		for _, h := range st.Ranked {
+			if h.Why.Date != 0 {
+				t.Errorf("%s: date bonus %v without a day in the query", mode, h.Why.Date)
+			}
+		}
+	}
+}
