@@ -21,8 +21,8 @@ func TestQueryDates(t *testing.T) {
 		{"the 13th of October 2023", []time.Time{ymd(2023, 10, 13)}},
 		{"Sept. 5, 2024 and 2026-03-02", []time.Time{ymd(2024, 9, 5), ymd(2026, 3, 2)}},
 		{"between 1 Feb 2023 and 2 feb 2023", []time.Time{ymd(2023, 2, 1), ymd(2023, 2, 2)}},
-		{"31 June, 2023", nil},   // no such day
-		{"in June 2023", nil},    // a month is not a day
+		{"31 June, 2023", nil},                               // no such day
+		{"in June 2023", nil},                                // a month is not a day
 		{"version 3 may 2023", []time.Time{ymd(2023, 5, 3)}}, // "may" is a month here
 		{"it may 12 times", nil},
 		{"uuid 2023-13-01", nil},
