@@ -70,8 +70,9 @@ type Query struct {
 // the list.
 type Stages struct {
 	// Lexical and Vector are each retriever's candidates in its own order
-	// (BM25, cosine): max(3K, 30) of each at most. In hybrid mode the
-	// vector side is the one after feedback (see Ranking.Feedback).
+	// (BM25, cosine): max(3K, 30) of each at most. Vector is the ranking
+	// by the query as given; in hybrid mode the fusion uses the one after
+	// feedback (see Ranking.Feedback), and the hits' Why shows that one.
 	Lexical, Vector []Hit
 	// Fused is the union of the candidates by fused relevance alone.
 	Fused []Hit
@@ -172,7 +173,9 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 	}
 	st := fuse(r, q, days, lex, pool[:min(n, len(pool))], vq, now, k)
 	if vq2 := vq.feedback(st.Fused, r.Feedback); vq2 != nil {
+		first := st.Vector
 		st = fuse(r, q, days, lex, vq2.rescore(pool, n, r.MinCosine), vq2, now, k)
+		st.Vector = first // the vector retriever's own ranking, for --eval
 	}
 	return st, nil
 }
