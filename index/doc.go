@@ -2,8 +2,10 @@
 // disposable BM25 index (bleve, scorch) and a vector per entry, brought up
 // to date with the files on every Open, rebuilt when it is missing,
 // damaged or of an older format, and kept fresh by Watch while a watcher
-// runs. Search is hybrid: lexical and vector candidates, fused, weighted
-// by recency and diversified by MMR (see Ranking). A conversation turn's
+// runs. Search is hybrid: lexical and vector candidates, fused, the query
+// vector moved toward the best fused hit and the vector side fused again,
+// weighted by recency (and by closeness to a day the query names) and
+// diversified by MMR (see Ranking). A conversation turn's
 // BM25 text carries the turn before it (Doc.Context, TurnOrder); vectors
 // are found by an exact scan of the stored unit vectors.
 //
@@ -16,6 +18,8 @@
 //
 //	.index/CURRENT            one line: the name of the active generation
 //	.index/watch              the watcher's lease (JSON), while one runs
+//	.index/recall.sock        the socket a serving watcher answers recalls on
+//	                          (not this package's; see cmd/internal/relay)
 //	.index/cache/             vectors of external embedders, by text (below)
 //	.index/g-<unixnano>/      a generation:
 //	    meta.json             format version, indexed commit, counts, times
@@ -135,4 +139,12 @@
 // {"pid", "host", "started", "heartbeat"}, renewed every two seconds. A
 // lease less than ten seconds old whose process is alive (when it runs on
 // this host) lets readers skip the stat pass.
+//
+// A process that searches beside its own watcher passes Watch a Syncer:
+// Sync has the watcher take in every change made so far before a search.
+// Events reach the watcher a little after the change, so Sync writes a
+// cookie file .sync-<pid>-<n> in the root and reads events until the
+// cookie's: the kernel queues them in order. Such a process also passes
+// Options.Keep, which keeps the vectors and the model loaded from one Open
+// to the next while the generation is unchanged.
 package index
