@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"slices"
 )
@@ -71,7 +72,7 @@ var ErrBadModel = errors.New("bad embedding model")
 // ReadModel reads a model written by WriteTo. A damaged or foreign file is
 // an error wrapping ErrBadModel.
 func ReadModel(r io.Reader) (*Model, error) {
-	data, err := io.ReadAll(r)
+	data, err := readAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("read embedding model: %w", err)
 	}
@@ -99,7 +100,7 @@ func ReadModel(r io.Reader) (*Model, error) {
 		return nil, fmt.Errorf("read embedding model: %w: bad header", ErrBadModel)
 	}
 	m.dfBits = uint8(bitsN)
-	m.dfTab = slices.Clone(d.bytes(1 << bitsN))
+	m.dfTab = d.bytes(1 << bitsN) // data is ours: no copy
 	nterms := int(d.u32())
 	if d.err != nil || nterms > len(d.b)/8 {
 		return nil, fmt.Errorf("read embedding model: %w: bad term count", ErrBadModel)
@@ -131,6 +132,20 @@ func ReadModel(r io.Reader) (*Model, error) {
 	copy(known[:], sum)
 	m.finishWith(known)
 	return m, nil
+}
+
+// readAll reads r to its end into one buffer of the file's size when r is
+// a file: io.ReadAll grows its buffer step by step, copying megabytes at
+// every query that loads a model.
+func readAll(r io.Reader) ([]byte, error) {
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+			b := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
+			_, err := b.ReadFrom(r)
+			return b.Bytes(), err
+		}
+	}
+	return io.ReadAll(r)
 }
 
 // decoder reads little-endian values from a byte slice, remembering the

@@ -107,3 +107,26 @@ func TestDateBonus(t *testing.T) {
 		}
 	}
 }
+
+// TestUntil: the upper bound of a window filters both retrievers alike.
+func TestUntil(t *testing.T) {
+	f := newFake(t)
+	for d := 1; d <= 9; d++ {
+		f.writeDoc(t, fdoc{id: fmt.Sprintf("D%d", d), created: time.Date(2023, 6, d, 12, 0, 0, 0, time.UTC), text: "boat trip notes"})
+	}
+	ix := mustOpen(t, f, opts(nil))
+	defer ix.Close()
+	for _, mode := range []string{ModeLexical, ModeVector} {
+		q := Query{Text: "boat trip", K: 20, Mode: mode, Now: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC),
+			Since: time.Date(2023, 6, 3, 0, 0, 0, 0, time.UTC), until: time.Date(2023, 6, 6, 0, 0, 0, 0, time.UTC)}
+		st, err := ix.SearchStages(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ids(st.Final)
+		slices.Sort(got)
+		if want := []string{"D3", "D4", "D5"}; !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", mode, got, want)
+		}
+	}
+}

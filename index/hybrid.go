@@ -232,6 +232,8 @@ type rowFilter struct {
 	kinds, scopes, tags map[int32]bool // nil: no filter on the field
 	since               int64
 	hasSince            bool
+	until               int64 // unix ns, exclusive
+	hasUntil            bool
 }
 
 // newRowFilter compiles the query's filters, nil when it has none. A value
@@ -254,7 +256,10 @@ func newRowFilter(vs *vecStore, q Query) *rowFilter {
 	if !q.Since.IsZero() {
 		f.since, f.hasSince = q.Since.UnixNano(), true
 	}
-	if f.kinds == nil && f.scopes == nil && f.tags == nil && !f.hasSince {
+	if !q.until.IsZero() {
+		f.until, f.hasUntil = q.until.UnixNano(), true
+	}
+	if f.kinds == nil && f.scopes == nil && f.tags == nil && !f.hasSince && !f.hasUntil {
 		return nil
 	}
 	return f
@@ -265,6 +270,9 @@ func (f *rowFilter) pass(r *vecRow) bool {
 		return false
 	}
 	if f.hasSince && (!r.hasCreated || r.created < f.since) {
+		return false
+	}
+	if f.hasUntil && (!r.hasCreated || r.created >= f.until) {
 		return false
 	}
 	if f.tags != nil {
