@@ -119,6 +119,13 @@ for n in $SIZES; do
 	row "index rebuild vs FTS5 table load" "$d/rebuild.json"
 done
 
+# --- The built-in embedder alone: texts embedded per second on all cores,
+# and fitting a model on 100,000 texts (Go benchmarks, embed/bench_test.go).
+echo
+echo "## built-in embedder (go test -bench, ~30-word texts)"
+go test ./embed -run '^$' -bench 'EmbedHashing|EmbedModel|EmbedSequence|Fit100k' -benchtime 3x |
+	grep -E '^Benchmark' | sed 's/^/    /'
+
 # --- mira-context: planning 1,000 candidates of a few KB into an 8k budget,
 # beside merely counting their tokens once with the same tokenizer.
 echo
