@@ -24,6 +24,9 @@ type agentLibrary struct {
 	project      mem.Project
 	conversation string
 	w            *warnOnce
+	// keep holds the vectors and the model between the agent's searches
+	// (two or more a turn, for a session that lasts hours).
+	keep index.Keep
 }
 
 // agentRecallKinds are the kinds the agent searches: everything but turns,
@@ -46,6 +49,7 @@ func (l *agentLibrary) open(ctx context.Context) (*index.Index, error) {
 		return nil, err
 	}
 	opt.Context = ctx
+	opt.Keep = &l.keep
 	ix, err := index.Open(newSource(l.st), opt)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open index: %w", err)
