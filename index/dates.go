@@ -7,6 +7,10 @@ import (
 	"time"
 )
 
+// span is a stretch of time a query names: a day, or a month; to is
+// exclusive. Times are UTC.
+type span struct{ from, to time.Time }
+
 var months = map[string]time.Month{
 	"january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
 	"august": 8, "september": 9, "october": 10, "november": 11, "december": 12,
@@ -20,55 +24,65 @@ var (
 	dayMonthYear = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?\s+` + monthRE + `,?\s+(\d{4})\b`)
 	monthDayYear = regexp.MustCompile(`(?i)\b` + monthRE + `\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b`)
 	isoDate      = regexp.MustCompile(`\b(\d{4})-(\d{2})-(\d{2})\b`)
+	monthYear    = regexp.MustCompile(`(?i)\b` + monthRE + `,?\s+(\d{4})\b`)
 )
 
-// queryDates returns the calendar days a query names ("on 3 June, 2023",
-// "October 13, 2023", "2023-10-13"), in UTC.
-func queryDates(text string) []time.Time {
-	var out []time.Time
-	add := func(y, m, d string, month time.Month) {
-		year, err1 := strconv.Atoi(y)
-		day, err2 := strconv.Atoi(d)
-		if month == 0 {
-			mm, err := strconv.Atoi(m)
-			if err != nil {
-				return
-			}
-			month = time.Month(mm)
-		}
-		if err1 != nil || err2 != nil || month < 1 || month > 12 || day < 1 || day > 31 {
+// querySpans returns the days a query names ("on 3 June, 2023", "October
+// 13, 2023", "2023-10-13") and the months it names without a day ("in
+// May 2023").
+func querySpans(text string) []span {
+	var out []span
+	blank := []byte(text) // the text with the days found so far blanked
+	addDay := func(y, d int, m time.Month) {
+		if y < 1 || m < 1 || m > 12 || d < 1 || d > 31 {
 			return
 		}
-		t := time.Date(year, month, day, 0, 0, 0, 0, time.UTC)
-		if t.Day() != day {
+		t := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+		if t.Day() != d {
 			return // 31 June
 		}
-		out = append(out, t)
+		out = append(out, span{t, t.AddDate(0, 0, 1)})
 	}
-	for _, m := range dayMonthYear.FindAllStringSubmatch(text, -1) {
-		add(m[3], "", m[1], months[strings.ToLower(m[2])])
+	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
+	each := func(re *regexp.Regexp, f func(m []string)) {
+		for _, ix := range re.FindAllStringSubmatchIndex(string(blank), -1) {
+			m := make([]string, len(ix)/2)
+			for i := range m {
+				if ix[2*i] >= 0 {
+					m[i] = text[ix[2*i]:ix[2*i+1]]
+				}
+			}
+			f(m)
+			for i := ix[0]; i < ix[1]; i++ {
+				blank[i] = ' '
+			}
+		}
 	}
-	for _, m := range monthDayYear.FindAllStringSubmatch(text, -1) {
-		add(m[3], "", m[2], months[strings.ToLower(m[1])])
-	}
-	for _, m := range isoDate.FindAllStringSubmatch(text, -1) {
-		add(m[1], m[2], m[3], 0)
-	}
+	each(dayMonthYear, func(m []string) { addDay(atoi(m[3]), atoi(m[1]), months[strings.ToLower(m[2])]) })
+	each(monthDayYear, func(m []string) { addDay(atoi(m[3]), atoi(m[2]), months[strings.ToLower(m[1])]) })
+	each(isoDate, func(m []string) { addDay(atoi(m[1]), atoi(m[3]), time.Month(atoi(m[2]))) })
+	each(monthYear, func(m []string) {
+		if y := atoi(m[2]); y > 0 {
+			t := time.Date(y, months[strings.ToLower(m[1])], 1, 0, 0, 0, 0, time.UTC)
+			out = append(out, span{t, t.AddDate(0, 1, 0)})
+		}
+	})
 	return out
 }
 
-// dateCloseness is 1 for an entry created on one of the days, falling
-// linearly to 0 at window days away; 0 without days.
-func dateCloseness(created time.Time, days []time.Time, window float64) float64 {
+// dateCloseness is 1 for a time within one of the spans, falling linearly
+// to 0 at window days from the nearest; 0 without spans.
+func dateCloseness(created time.Time, spans []span, window float64) float64 {
 	best := 0.0
-	for _, d := range days {
-		mid := d.Add(12 * time.Hour)
-		off := created.Sub(mid).Hours() / 24
-		if off < 0 {
-			off = -off
+	for _, s := range spans {
+		var off time.Duration
+		switch {
+		case created.Before(s.from):
+			off = s.from.Sub(created)
+		case !created.Before(s.to):
+			off = created.Sub(s.to)
 		}
-		off = max(0, off-0.5) // the whole day counts as the day
-		best = max(best, 1-off/window)
+		best = max(best, 1-off.Hours()/24/window)
 	}
 	return best
 }

@@ -11,44 +11,56 @@ import (
 
 func ymd(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
 
-func TestQueryDates(t *testing.T) {
+func dayOf(y int, m time.Month, d int) span { return span{ymd(y, m, d), ymd(y, m, d+1)} }
+
+func monthOf(y int, m time.Month) span { return span{ymd(y, m, 1), ymd(y, m+1, 1)} }
+
+func TestQuerySpans(t *testing.T) {
 	for _, tc := range []struct {
 		text string
-		want []time.Time
+		want []span
 	}{
-		{"What did Maria start on 3 June, 2023?", []time.Time{ymd(2023, 6, 3)}},
-		{"What painting did Melanie show on October 13, 2023?", []time.Time{ymd(2023, 10, 13)}},
-		{"the 13th of October 2023", []time.Time{ymd(2023, 10, 13)}},
-		{"Sept. 5, 2024 and 2026-03-02", []time.Time{ymd(2024, 9, 5), ymd(2026, 3, 2)}},
-		{"between 1 Feb 2023 and 2 feb 2023", []time.Time{ymd(2023, 2, 1), ymd(2023, 2, 2)}},
-		{"31 June, 2023", nil},                               // no such day
-		{"in June 2023", nil},                                // a month is not a day
-		{"version 3 may 2023", []time.Time{ymd(2023, 5, 3)}}, // "may" is a month here
+		{"What did Maria start on 3 June, 2023?", []span{dayOf(2023, 6, 3)}},
+		{"What painting did Melanie show on October 13, 2023?", []span{dayOf(2023, 10, 13)}},
+		{"the 13th of October 2023", []span{dayOf(2023, 10, 13)}},
+		{"Sept. 5, 2024 and 2026-03-02", []span{dayOf(2024, 9, 5), dayOf(2026, 3, 2)}},
+		{"between 1 Feb 2023 and 2 feb 2023", []span{dayOf(2023, 2, 1), dayOf(2023, 2, 2)}},
+		{"on 31 December, 2023", []span{dayOf(2023, 12, 31)}},
+		{"31 June, 2023", nil}, // no such day, and not a month either
+		{"What did John host in May 2023?", []span{monthOf(2023, 5)}},
+		{"as of December, 2023", []span{monthOf(2023, 12)}},
+		{"on 3 June, 2023, not in July 2023", []span{dayOf(2023, 6, 3), monthOf(2023, 7)}},
+		{"version 3 may 2023", []span{dayOf(2023, 5, 3)}}, // "may" is a month here
 		{"it may 12 times", nil},
+		{"in 2023", nil}, // a year is too wide to favour
 		{"uuid 2023-13-01", nil},
 		{"", nil},
 	} {
-		if got := queryDates(tc.text); !slices.EqualFunc(got, tc.want, time.Time.Equal) {
-			t.Errorf("queryDates(%q) = %v, want %v", tc.text, got, tc.want)
+		if got := querySpans(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("querySpans(%q) = %v, want %v", tc.text, got, tc.want)
 		}
 	}
 }
 
 func TestDateCloseness(t *testing.T) {
-	days := []time.Time{ymd(2023, 6, 3)}
+	days := []span{dayOf(2023, 6, 3)}
 	for _, tc := range []struct {
 		created time.Time
+		spans   []span
 		want    float64
 	}{
-		{ymd(2023, 6, 3).Add(23 * time.Hour), 1},
-		{ymd(2023, 6, 3), 1},
-		{ymd(2023, 6, 6).Add(12 * time.Hour), 1 - 2.5/7},  // three days later
-		{ymd(2023, 5, 31).Add(12 * time.Hour), 1 - 2.5/7}, // three days before
-		{ymd(2023, 6, 11), 0},
-		{ymd(2022, 6, 3), 0},
+		{ymd(2023, 6, 3).Add(23 * time.Hour), days, 1},
+		{ymd(2023, 6, 3), days, 1},
+		{ymd(2023, 6, 6).Add(12 * time.Hour), days, 1 - 2.5/7},  // three days later
+		{ymd(2023, 5, 31).Add(12 * time.Hour), days, 1 - 2.5/7}, // three days before
+		{ymd(2023, 6, 11), days, 0},
+		{ymd(2022, 6, 3), days, 0},
+		{ymd(2023, 5, 20), []span{monthOf(2023, 5)}, 1},
+		{ymd(2023, 6, 1).Add(84 * time.Hour), []span{monthOf(2023, 5)}, 0.5},
+		{ymd(2023, 6, 3), nil, 0},
 	} {
-		if got := dateCloseness(tc.created, days, 7); math.Abs(got-tc.want) > 1e-9 {
-			t.Errorf("dateCloseness(%v) = %v, want %v", tc.created, got, tc.want)
+		if got := dateCloseness(tc.created, tc.spans, 7); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("dateCloseness(%v, %v) = %v, want %v", tc.created, tc.spans, got, tc.want)
 		}
 	}
 }

@@ -4,7 +4,7 @@
 // damaged or of an older format, and kept fresh by Watch while a watcher
 // runs. Search is hybrid: lexical and vector candidates, fused, the query
 // vector moved toward the best fused hit and the vector side fused again,
-// weighted by recency (and by closeness to a day the query names) and
+// weighted by recency (and by closeness to a day or month the query names) and
 // diversified by MMR (see Ranking). A conversation turn's
 // BM25 text carries the turn before it (Doc.Context, TurnOrder); vectors
 // are found by an exact scan of the stored unit vectors.

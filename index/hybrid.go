@@ -435,7 +435,7 @@ func (c *cand) hit(score float64, rank int) Hit {
 
 // fuse merges the lexical candidates (BM25 order) and the vector ones
 // (cosine order), ranks them and applies MMR.
-func fuse(r Ranking, q Query, days []time.Time, lex []Candidate, vecs []vecHit, vq *vecQuery, now time.Time, k int) Stages {
+func fuse(r Ranking, q Query, days []span, lex []Candidate, vecs []vecHit, vq *vecQuery, now time.Time, k int) Stages {
 	vs := vq.side.vs
 	byPath := make(map[string]*cand, len(lex)+len(vecs))
 	var all []*cand

@@ -148,7 +148,7 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		vq.side.rw.RLock()
 		defer vq.side.rw.RUnlock()
 	}
-	days := queryDates(q.Text)
+	days := querySpans(q.Text)
 	var lex []Candidate
 	if mode != ModeVector {
 		var err error
@@ -184,7 +184,7 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 // filters, best first; when the query names days, the n best of the days
 // around them (Ranking.DateWindow) are candidates too, so that the date
 // bonus has them to lift.
-func (ix *Index) lexicalCandidates(q Query, n int, days []time.Time, r Ranking) ([]Candidate, error) {
+func (ix *Index) lexicalCandidates(q Query, n int, days []span, r Ranking) ([]Candidate, error) {
 	res, err := ix.lexical(q, n)
 	if err != nil {
 		return nil, err
@@ -195,16 +195,16 @@ func (ix *Index) lexicalCandidates(q Query, n int, days []time.Time, r Ranking) 
 	}
 	win := time.Duration(r.DateWindow * float64(24*time.Hour))
 	wq := q
-	wq.Since, wq.until = days[0], days[0]
+	wq.Since, wq.until = days[0].from, days[0].to
 	for _, d := range days[1:] {
-		if d.Before(wq.Since) {
-			wq.Since = d
+		if d.from.Before(wq.Since) {
+			wq.Since = d.from
 		}
-		if d.After(wq.until) {
-			wq.until = d
+		if d.to.After(wq.until) {
+			wq.until = d.to
 		}
 	}
-	wq.Since, wq.until = wq.Since.Add(-win), wq.until.Add(24*time.Hour+win)
+	wq.Since, wq.until = wq.Since.Add(-win), wq.until.Add(win)
 	if q.Since.After(wq.Since) {
 		wq.Since = q.Since
 	}
@@ -265,7 +265,7 @@ func bleveCandidates(res *bleve.SearchResult, scored bool) []Candidate {
 
 // lexicalStages ranks BM25 candidates alone, as the index did before it
 // had vectors: relevance is BM25 over the best BM25, and there is no MMR.
-func lexicalStages(r Ranking, lex []Candidate, project string, days []time.Time, now time.Time, k int) Stages {
+func lexicalStages(r Ranking, lex []Candidate, project string, days []span, now time.Time, k int) Stages {
 	ranked := r.rank(lex, project, days, now, 0)
 	lexRank := make(map[string]int, len(lex))
 	for i, c := range lex {
