@@ -28,9 +28,11 @@ var (
 )
 
 // querySpans returns the days a query names ("on 3 June, 2023", "October
-// 13, 2023", "2023-10-13") and the months it names without a day ("in
-// May 2023").
-func querySpans(text string) []span {
+// 13, 2023", "2023-10-13"), the months it names without a day ("in May
+// 2023"), and the times it names relative to now, in now's time zone
+// ("today", "yesterday", "3 days ago", "this week", "last week", "2 weeks
+// ago", "this month", "last month"; weeks start on Monday).
+func querySpans(text string, now time.Time) []span {
 	var out []span
 	blank := []byte(text) // the text with the days found so far blanked
 	addDay := func(y, d int, m time.Month) {
@@ -67,8 +69,53 @@ func querySpans(text string) []span {
 			out = append(out, span{t, t.AddDate(0, 1, 0)})
 		}
 	})
+	if now.IsZero() {
+		return out
+	}
+	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
+	day := func(back int) span { d := midnight.AddDate(0, 0, -back); return span{d, d.AddDate(0, 0, 1)} }
+	monday := midnight.AddDate(0, 0, -((int(midnight.Weekday()) + 6) % 7))
+	week := func(back int) span { d := monday.AddDate(0, 0, -7*back); return span{d, d.AddDate(0, 0, 7)} }
+	first := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, now.Location())
+	month := func(back int) span { d := first.AddDate(0, -back, 0); return span{d, d.AddDate(0, 1, 0)} }
+	each(relative, func(m []string) {
+		w := strings.ToLower(m[0])
+		switch {
+		case w == "today":
+			out = append(out, day(0))
+		case w == "yesterday":
+			out = append(out, day(1))
+		case strings.HasSuffix(w, "ago"):
+			n := atoi(m[1])
+			if n == 0 {
+				n = numberWords[strings.ToLower(m[1])]
+			}
+			if n < 1 || n > 366 {
+				return
+			}
+			if strings.HasPrefix(strings.ToLower(m[2]), "day") {
+				out = append(out, day(n))
+			} else {
+				out = append(out, week(n))
+			}
+		default: // this/last week/month
+			back := 0
+			if strings.HasPrefix(w, "last") {
+				back = 1
+			}
+			if strings.HasSuffix(w, "week") {
+				out = append(out, week(back))
+			} else {
+				out = append(out, month(back))
+			}
+		}
+	})
 	return out
 }
+
+var relative = regexp.MustCompile(`(?i)\b(?:today|yesterday|(\d{1,3}|a|one|two|three|four|five|six|seven|eight|nine|ten)\s+(days?|weeks?)\s+ago|(?:this|last)\s+(?:week|month))\b`)
+
+var numberWords = map[string]int{"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 
 // dateCloseness is 1 for a time within one of the spans, falling linearly
 // to 0 at window days from the nearest; 0 without spans.

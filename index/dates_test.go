@@ -36,9 +36,44 @@ func TestQuerySpans(t *testing.T) {
 		{"uuid 2023-13-01", nil},
 		{"", nil},
 	} {
-		if got := querySpans(tc.text); !slices.Equal(got, tc.want) {
+		if got := querySpans(tc.text, time.Time{}); !slices.Equal(got, tc.want) {
 			t.Errorf("querySpans(%q) = %v, want %v", tc.text, got, tc.want)
 		}
+	}
+}
+
+func TestQuerySpansRelative(t *testing.T) {
+	zone := time.FixedZone("UTC+2", 2*3600)
+	now := time.Date(2026, 11, 18, 15, 4, 0, 0, zone) // a Wednesday
+	at := func(m time.Month, d int) time.Time { return time.Date(2026, m, d, 0, 0, 0, 0, zone) }
+	sp := func(m time.Month, d, days int) span { return span{at(m, d), at(m, d).AddDate(0, 0, days)} }
+	for _, tc := range []struct {
+		text string
+		want []span
+	}{
+		{"what did we decide today", []span{sp(11, 18, 1)}},
+		{"Yesterday's deploy", []span{sp(11, 17, 1)}},
+		{"the fix from 3 days ago", []span{sp(11, 15, 1)}},
+		{"a day ago", []span{sp(11, 17, 1)}},
+		{"two weeks ago", []span{sp(11, 2, 7)}},
+		{"this week", []span{sp(11, 16, 7)}},
+		{"last week's outage", []span{sp(11, 9, 7)}},
+		{"last month", []span{{at(10, 1), at(11, 1)}}},
+		{"this month", []span{{at(11, 1), at(12, 1)}}},
+		{"last weekend before April 10, 2023", []span{dayOf(2023, 4, 10)}}, // a weekend is not a week
+		{"the daily standup", nil},
+		{"400 days ago", nil},
+	} {
+		if got := querySpans(tc.text, now); !slices.EqualFunc(got, tc.want, func(a, b span) bool { return a.from.Equal(b.from) && a.to.Equal(b.to) }) {
+			t.Errorf("querySpans(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+	// On a Monday, this week starts today; on a Sunday, six days ago.
+	if got := querySpans("this week", time.Date(2026, 11, 16, 9, 0, 0, 0, zone)); len(got) != 1 || !got[0].from.Equal(at(11, 16)) {
+		t.Errorf("this week on a Monday: %v", got)
+	}
+	if got := querySpans("this week", time.Date(2026, 11, 22, 9, 0, 0, 0, zone)); len(got) != 1 || !got[0].from.Equal(at(11, 16)) {
+		t.Errorf("this week on a Sunday: %v", got)
 	}
 }
 
@@ -116,6 +151,14 @@ func TestDateBonus(t *testing.T) {
 			if h.Why.Date != 0 {
 				t.Errorf("%s: date bonus %v without a day in the query", mode, h.Why.Date)
 			}
+		}
+		// "Yesterday", asked the day after.
+		st, err = ix.SearchStages(Query{Text: "boat painted yesterday", K: 1, Mode: mode, Now: on.Add(20 * time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i, h := find(st.Ranked, "JUNE"); i != 0 || h.Why.Date != DefaultRanking.DateBonus {
+			t.Errorf("%s: yesterday: JUNE at %d (why %+v), want first with the full bonus", mode, i, h.Why)
 		}
 	}
 }

@@ -129,8 +129,10 @@ type Ranking struct {
 	Feedback float64
 	// DateBonus is added to the score of an entry created on a day the
 	// query names ("what did Maria start on 3 June, 2023?", "decisions of
-	// 2026-03-02"), or in a month it names without a day ("in May 2023"),
-	// falling linearly to 0 at DateWindow days outside; the entries of
+	// 2026-03-02"), in a month it names without a day ("in May 2023"), or
+	// in a time it names relative to the query's Now ("yesterday", "3 days
+	// ago", "last week", "this month"), falling linearly to 0 at
+	// DateWindow days outside; the entries of
 	// that stretch that match the query's words are candidates even when
 	// their BM25 alone would not make them one. A memory is stamped with
 	// when it was made, and a question that names a day or a month asks

@@ -148,7 +148,7 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		vq.side.rw.RLock()
 		defer vq.side.rw.RUnlock()
 	}
-	days := querySpans(q.Text)
+	days := querySpans(q.Text, now)
 	var lex []Candidate
 	if mode != ModeVector {
 		var err error
