@@ -435,7 +435,7 @@ func (c *cand) hit(score float64, rank int) Hit {
 
 // fuse merges the lexical candidates (BM25 order) and the vector ones
 // (cosine order), ranks them and applies MMR.
-func fuse(r Ranking, q Query, days []span, lex []Candidate, vecs []vecHit, vq *vecQuery, now time.Time, k int) Stages {
+func fuse(r Ranking, q Query, spans []span, lex []Candidate, vecs []vecHit, vq *vecQuery, now time.Time, k int) Stages {
 	vs := vq.side.vs
 	byPath := make(map[string]*cand, len(lex)+len(vecs))
 	var all []*cand
@@ -529,7 +529,7 @@ func fuse(r Ranking, q Query, days []span, lex []Candidate, vecs []vecHit, vq *v
 		if q.Project != "" && c.Project == q.Project {
 			c.bonus = r.ProjectBonus
 		}
-		c.date = r.dateBonus(c.CreatedAt, days)
+		c.date = r.dateBonus(c.CreatedAt, spans)
 		c.score = r.Relevance*c.fused + r.Recency*c.recency + c.bonus + c.date
 	}
 	var st Stages

@@ -190,8 +190,8 @@ func (r Ranking) Rank(cands []Candidate, project string, now time.Time, k int) [
 	return r.rank(cands, project, nil, now, k)
 }
 
-// rank is Rank with the days the query names, for the date bonus.
-func (r Ranking) rank(cands []Candidate, project string, days []span, now time.Time, k int) []Hit {
+// rank is Rank with the times the query names, for the date bonus.
+func (r Ranking) rank(cands []Candidate, project string, spans []span, now time.Time, k int) []Hit {
 	best := 0.0
 	for _, c := range cands {
 		best = max(best, c.BM25)
@@ -214,7 +214,7 @@ func (r Ranking) rank(cands []Candidate, project string, days []span, now time.T
 			w.Project = r.ProjectBonus
 			score += w.Project
 		}
-		w.Date = r.dateBonus(c.CreatedAt, days)
+		w.Date = r.dateBonus(c.CreatedAt, spans)
 		score += w.Date
 		all[i] = scored{Hit{ID: c.ID, Path: c.Path, Score: score, Why: w}, c.CreatedAt}
 	}
@@ -240,9 +240,9 @@ func (r Ranking) rank(cands []Candidate, project string, days []span, now time.T
 
 // dateBonus is the date bonus of an entry created at created for a query
 // that names days.
-func (r Ranking) dateBonus(created time.Time, days []span) float64 {
-	if len(days) == 0 || created.IsZero() || r.DateBonus <= 0 || r.DateWindow <= 0 {
+func (r Ranking) dateBonus(created time.Time, spans []span) float64 {
+	if len(spans) == 0 || created.IsZero() || r.DateBonus <= 0 || r.DateWindow <= 0 {
 		return 0
 	}
-	return r.DateBonus * dateCloseness(created, days, r.DateWindow)
+	return r.DateBonus * dateCloseness(created, spans, r.DateWindow)
 }

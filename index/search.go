@@ -148,55 +148,55 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		vq.side.rw.RLock()
 		defer vq.side.rw.RUnlock()
 	}
-	days := querySpans(q.Text, now)
+	spans := querySpans(q.Text, now)
 	var lex []Candidate
 	if mode != ModeVector {
 		var err error
-		if lex, err = ix.lexicalCandidates(q, n, days, r); err != nil {
+		if lex, err = ix.lexicalCandidates(q, n, spans, r); err != nil {
 			return Stages{}, err
 		}
 	}
 	if mode == ModeLexical {
-		return lexicalStages(r, lex, q.Project, days, now, k), nil
+		return lexicalStages(r, lex, q.Project, spans, now, k), nil
 	}
 	if mode == ModeVector || r.Feedback <= 0 {
 		vecs, err := vq.nearest(q, n, r.MinCosine)
 		if err != nil {
 			return Stages{}, err
 		}
-		return fuse(r, q, days, lex, vecs, vq, now, k), nil
+		return fuse(r, q, spans, lex, vecs, vq, now, k), nil
 	}
 	// Hybrid: the scan keeps twice the candidates, for the feedback.
 	pool, err := vq.nearest(q, 2*n, r.MinCosine)
 	if err != nil {
 		return Stages{}, err
 	}
-	st := fuse(r, q, days, lex, pool[:min(n, len(pool))], vq, now, k)
+	st := fuse(r, q, spans, lex, pool[:min(n, len(pool))], vq, now, k)
 	if vq2 := vq.feedback(st.Fused, r.Feedback); vq2 != nil {
 		first := st.Vector
-		st = fuse(r, q, days, lex, vq2.rescore(pool, n, r.MinCosine), vq2, now, k)
+		st = fuse(r, q, spans, lex, vq2.rescore(pool, n, r.MinCosine), vq2, now, k)
 		st.Vector = first // the vector retriever's own ranking, for --eval
 	}
 	return st, nil
 }
 
 // lexicalCandidates returns the n best BM25 matches that pass the
-// filters, best first; when the query names days, the n best of the days
-// around them (Ranking.DateWindow) are candidates too, so that the date
+// filters, best first; when the query names times, the n best of those
+// times and the days around them (Ranking.DateWindow) are candidates too, so that the date
 // bonus has them to lift.
-func (ix *Index) lexicalCandidates(q Query, n int, days []span, r Ranking) ([]Candidate, error) {
+func (ix *Index) lexicalCandidates(q Query, n int, spans []span, r Ranking) ([]Candidate, error) {
 	res, err := ix.lexical(q, n)
 	if err != nil {
 		return nil, err
 	}
 	lex := bleveCandidates(res, true)
-	if len(days) == 0 || r.DateBonus <= 0 || r.DateWindow <= 0 {
+	if len(spans) == 0 || r.DateBonus <= 0 || r.DateWindow <= 0 {
 		return lex, nil
 	}
 	win := time.Duration(r.DateWindow * float64(24*time.Hour))
 	wq := q
-	wq.Since, wq.until = days[0].from, days[0].to
-	for _, d := range days[1:] {
+	wq.Since, wq.until = spans[0].from, spans[0].to
+	for _, d := range spans[1:] {
 		if d.from.Before(wq.Since) {
 			wq.Since = d.from
 		}
@@ -265,8 +265,8 @@ func bleveCandidates(res *bleve.SearchResult, scored bool) []Candidate {
 
 // lexicalStages ranks BM25 candidates alone, as the index did before it
 // had vectors: relevance is BM25 over the best BM25, and there is no MMR.
-func lexicalStages(r Ranking, lex []Candidate, project string, days []span, now time.Time, k int) Stages {
-	ranked := r.rank(lex, project, days, now, 0)
+func lexicalStages(r Ranking, lex []Candidate, project string, spans []span, now time.Time, k int) Stages {
+	ranked := r.rank(lex, project, spans, now, 0)
 	lexRank := make(map[string]int, len(lex))
 	for i, c := range lex {
 		lexRank[c.Path] = i + 1
