@@ -24,7 +24,6 @@ import (
 type recallServer struct {
 	o       *IO // the watcher's, for its own warnings
 	verbose bool
-	sock    string
 	sync    *index.Syncer
 	keep    index.Keep
 	ln      net.Listener
@@ -51,7 +50,7 @@ func listenRecall(o *IO, root string, sync *index.Syncer, verbose bool) (*recall
 		ln.Close()
 		return nil, err
 	}
-	s := &recallServer{o: o, verbose: verbose, sock: sock, sync: sync, ln: ln}
+	s := &recallServer{o: o, verbose: verbose, sync: sync, ln: ln}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -61,11 +60,15 @@ func (s *recallServer) accept() {
 	defer s.wg.Done()
 	for {
 		c, err := s.ln.Accept()
-		if err != nil {
-			if !errors.Is(err, net.ErrClosed) {
-				s.o.Warnf("warning: recall socket: %v", err)
-			}
+		if errors.Is(err, net.ErrClosed) {
 			return
+		}
+		if err != nil {
+			// Out of file descriptors, say: clients run their recalls
+			// themselves meanwhile, and serving goes on.
+			s.o.Warnf("warning: recall socket: %v", err)
+			time.Sleep(100 * time.Millisecond)
+			continue
 		}
 		s.wg.Add(1)
 		go func() {

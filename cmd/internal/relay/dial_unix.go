@@ -4,6 +4,7 @@ package relay
 
 import (
 	"errors"
+	"io"
 	"syscall"
 )
 
@@ -40,7 +41,7 @@ func (c conn) Read(p []byte) (int, error) {
 		case err != nil:
 			return 0, err
 		case n == 0 && len(p) > 0:
-			return 0, errEOF
+			return 0, io.EOF
 		}
 		return n, nil
 	}

@@ -57,9 +57,6 @@ const (
 	Exit   = 'x'
 )
 
-// errEOF is io.EOF, named for the system-call reader.
-var errEOF = io.EOF
-
 // maxFrame bounds a frame's length, so a confused peer cannot make the
 // other allocate without end.
 const maxFrame = 64 << 20
