@@ -5,6 +5,7 @@
 #
 #   SIZES="10000 100000"   store sizes to time (default both)
 #   RUNS=10                hyperfine runs per command
+#   SERVED_RUNS=200        runs of the recalls answered by a watcher
 #   LOCOMO=../shared/bench/locomo
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,7 @@ export PATH=$root/bin:$PATH
 export GOTOOLCHAIN=${GOTOOLCHAIN:-$(sed -n 's/^toolchain //p' go.mod)}
 SIZES=${SIZES-"10000 100000"}
 RUNS=${RUNS:-10}
+SERVED_RUNS=${SERVED_RUNS:-200}
 LOCOMO=${LOCOMO:-$root/../shared/bench/locomo}
 work=$(mktemp -d "${TMPDIR:-/tmp}/mira-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -81,9 +83,11 @@ for n in $SIZES; do
 	sqlite3 "$d/fts.db" < "$d/fts.sql"
 	q=$(head -1 "$d/queries.txt")
 	w1=${q%% *}
-	fq=$(echo "$q" | sed 's/ / OR /g')
+	# Each word as an FTS5 string ("v1.5" is no bareword), ORed like
+	# mira-recall's query; the quotes are escaped for hyperfine's splitting.
+	fq=$(echo "$q" | sed 's/^/\\"/; s/ /\\" OR \\"/g; s/$/\\"/')
 	runs=$RUNS; [ "$n" -ge 100000 ] && runs=$(( RUNS < 5 ? RUNS : 5 ))
-	h="hyperfine -N -i --style none --warmup 2 --runs $runs"
+	h="hyperfine -N --style none --warmup 2 --runs $runs"
 	$h --export-json "$d/recall.json" "mira-recall -k 10 '$q'" \
 		"sqlite3 $d/fts.db \"SELECT id FROM m WHERE m MATCH '$fq' ORDER BY bm25(m) LIMIT 10\"" >/dev/null
 	$h --export-json "$d/recall-modes.json" "mira-recall -k 10 '$q'" "mira-recall --mode lexical -k 10 '$q'" >/dev/null
@@ -91,9 +95,11 @@ for n in $SIZES; do
 	# The same recalls answered by a running watcher (mira-index watch).
 	mira-index watch & wpid=$!
 	for _ in $(seq 600); do [ -S "$MIRA_HOME/.index/recall.sock" ] && break; sleep 0.1; done
-	$h --export-json "$d/served.json" "mira-recall -k 10 '$q'" \
+	# These take milliseconds, where a few runs are mostly noise.
+	hs="hyperfine -N --style none --warmup 10 --runs $SERVED_RUNS"
+	$hs --export-json "$d/served.json" "mira-recall -k 10 '$q'" \
 		"sqlite3 $d/fts.db \"SELECT id FROM m WHERE m MATCH '$fq' ORDER BY bm25(m) LIMIT 10\"" >/dev/null
-	$h --export-json "$d/served-modes.json" "mira-recall -k 10 '$q'" "mira-recall --mode lexical -k 10 '$q'" >/dev/null
+	$hs --export-json "$d/served-modes.json" "mira-recall -k 10 '$q'" "mira-recall --mode lexical -k 10 '$q'" >/dev/null
 	kill -INT $wpid; wait $wpid || true
 	git -C "$MIRA_HOME" config user.name bench; git -C "$MIRA_HOME" config user.email bench@localhost
 	$h --export-json "$d/remember.json" \
@@ -104,7 +110,7 @@ for n in $SIZES; do
 	# yet tell a later same-size rewrite apart), so this times no change.
 	mira-index update; sleep 3
 	$h --export-json "$d/fresh.json" "mira-index update" "git -C $MIRA_HOME status --porcelain" >/dev/null
-	hyperfine -N -i --style none --warmup 0 --runs 3 --export-json "$d/rebuild.json" "mira-index rebuild" \
+	hyperfine -N --style none --warmup 0 --runs 3 --export-json "$d/rebuild.json" "mira-index rebuild" \
 		"sh -c 'rm -f $d/fts2.db; sqlite3 $d/fts2.db < $d/fts.sql'" >/dev/null
 	echo
 	echo "| $n entries (p50) | mira | other | ratio |"
@@ -133,10 +139,10 @@ echo "## mira-context: 1,000 candidates of ~3 KB, 8k budget"
 go build -o "$work/tokcount" ./scripts/tokcount
 python3 scripts/gen.py candidates 1000 > "$work/cands.jsonl"
 echo "input: $(wc -c < "$work/cands.jsonl") bytes"
-hyperfine -N -i --style none --warmup 1 --runs "$RUNS" --export-json "$work/ctx-heavy.json" \
+hyperfine -N --style none --warmup 1 --runs "$RUNS" --export-json "$work/ctx-heavy.json" \
 	"sh -c 'mira-context --no-store --mode heavy --budget 8000 < $work/cands.jsonl'" \
 	"sh -c '$work/tokcount < $work/cands.jsonl'" >/dev/null
-hyperfine -N -i --style none --warmup 1 --runs "$RUNS" --export-json "$work/ctx-light.json" \
+hyperfine -N --style none --warmup 1 --runs "$RUNS" --export-json "$work/ctx-light.json" \
 	"sh -c 'mira-context --no-store --mode light --budget 8000 < $work/cands.jsonl'" \
 	"sh -c '$work/tokcount < $work/cands.jsonl'" >/dev/null
 echo
