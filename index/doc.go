@@ -145,6 +145,9 @@
 // Events reach the watcher a little after the change, so Sync writes a
 // cookie file .sync-<pid>-<n> in the root and reads events until the
 // cookie's: the kernel queues them in order. Such a process also passes
-// Options.Keep, which keeps the vectors and the model loaded from one Open
-// to the next while the generation is unchanged.
+// Options.Keep, to its own batches too: it keeps the vectors and the model
+// loaded from one Open to the next while the generation is unchanged, and
+// the bleve index open read-only. That holds bolt's shared lock, so the
+// handle goes before any writer could wait on it: before this process
+// opens the generation for writing, and after half a second unused.
 package index

@@ -43,10 +43,13 @@ var keepMu sync.Mutex
 // fresh Index: at 10k entries several milliseconds, against a fraction of
 // one for the scan. They are kept only for the built-in embedder, whose
 // query embedder comes from the generation itself; an external embedder
-// carries each caller's own settings. The zero Keep is ready to use.
+// carries each caller's own settings. The bleve index is kept open too,
+// for every embedder (see keptBleve). The zero Keep is ready to use; the
+// Opens that write in the same process must be given the same Keep.
 type Keep struct {
 	key  string
 	side *vecSide
+	bl   *keptBleve // the bleve index, for every embedder
 }
 
 // Release lets go of what k holds.
@@ -54,8 +57,10 @@ func (k *Keep) Release() {
 	keepMu.Lock()
 	side := k.side
 	k.side, k.key = nil, ""
+	bi := k.detachLocked()
 	keepMu.Unlock()
 	side.release()
+	closeBleve(bi)
 }
 
 // sideFor returns the side for an Index of the generation genDir with
@@ -208,23 +213,6 @@ func normalize(v []float32) bool {
 		v[i] *= inv
 	}
 	return true
-}
-
-// dot is the cosine of two unit vectors.
-func dot(a, b []float32) float64 {
-	var s0, s1, s2, s3 float32
-	b = b[:len(a)]
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return float64(s0 + s1 + s2 + s3)
 }
 
 // rowFilter is a query's filters over the vector store's rows.
@@ -414,6 +402,7 @@ func insertTop(top []vecHit, h vecHit, n int) []vecHit {
 type cand struct {
 	Candidate
 	vec              []float32
+	row              int // in the vector store, -1: none
 	cos              float64
 	lexRank, vecRank int
 	lexNorm, vecNorm float64
@@ -439,13 +428,18 @@ func fuse(r Ranking, q Query, spans []span, lex []Candidate, vecs []vecHit, vq *
 	vs := vq.side.vs
 	byPath := make(map[string]*cand, len(lex)+len(vecs))
 	var all []*cand
-	get := func(path string) *cand {
+	// get returns the candidate of path, at row+1 vrow of the vectors
+	// (0: to be looked up, -1: none).
+	get := func(path string, vrow int) *cand {
 		if c, ok := byPath[path]; ok {
 			return c
 		}
-		c := &cand{Candidate: Candidate{Path: path}}
-		if i := vs.find(path); i >= 0 {
-			c.vec = vs.vector(i)
+		if vrow == 0 {
+			vrow = vs.find(path) + 1
+		}
+		c := &cand{Candidate: Candidate{Path: path}, row: vrow - 1}
+		if c.row >= 0 {
+			c.vec = vs.vector(c.row)
 			if c.vec != nil && vq.vec != nil {
 				c.cos = dot(vq.vec, c.vec)
 			}
@@ -455,12 +449,12 @@ func fuse(r Ranking, q Query, spans []span, lex []Candidate, vecs []vecHit, vq *
 		return c
 	}
 	for i, l := range lex {
-		c := get(l.Path)
+		c := get(l.Path, l.vrow)
 		c.Candidate, c.lexRank = l, i+1
 	}
 	for i, h := range vecs {
 		row := &vs.rows[h.row]
-		c := get(row.path)
+		c := get(row.path, h.row+1)
 		if c.lexRank == 0 {
 			c.ID, c.Project = row.id, vs.dict[row.project]
 			if row.hasCreated {

@@ -69,10 +69,10 @@ type Options struct {
 	// embedder is a network service); nil means context.Background. It is
 	// an option because Open, Search and Rebuild keep their signatures.
 	Context context.Context
-	// Keep, when set, keeps the loaded vectors and query embedder from
-	// one Index to the next Index of the same unchanged generation (a
-	// long-running process that serves searches). Nil loads them for
-	// every Index.
+	// Keep, when set, keeps the loaded vectors and query embedder, and
+	// the bleve index, from one Index to the next Index of the same
+	// unchanged generation (a long-running process that serves searches).
+	// Nil loads them for every Index.
 	Keep *Keep
 }
 
@@ -145,6 +145,7 @@ type Index struct {
 	dir   string // <root>/.index
 	gen   string // active generation directory
 	bi    bleve.Index
+	kb    *keptBleve // bi is Options.Keep's, given back at Close
 	meta  meta
 	last  Stats
 	stale int // changes known and not applied (busy index)
@@ -470,7 +471,16 @@ func (ix *Index) refresh(want probe) error {
 			}
 		}
 		writable := !ch.empty()
-		bi, err := ix.openGen(genDir, !writable)
+		var (
+			bi bleve.Index
+			kb *keptBleve
+		)
+		if writable {
+			ix.c.opt.Keep.dropBleve(genDir) // our own shared lock would stop us
+			bi, err = ix.openGen(genDir, false)
+		} else {
+			bi, kb, err = ix.c.opt.Keep.bleveFor(genDir, func() (bleve.Index, error) { return ix.openGen(genDir, true) })
+		}
 		if errors.Is(err, errBusy) && writable {
 			bi, err = ix.openGen(genDir, true)
 			if err == nil {
@@ -496,10 +506,15 @@ func (ix *Index) refresh(want probe) error {
 			return err
 		}
 		if err := ix.underLock(bi, genDir, m, man, head, pr, ch, writable); err != nil {
-			bi.Close()
+			if kb != nil {
+				ix.c.opt.Keep.dropBleve(genDir)
+				ix.c.opt.Keep.releaseBleve(kb)
+			} else {
+				bi.Close()
+			}
 			return err
 		}
-		ix.bi, ix.gen = bi, genDir
+		ix.bi, ix.kb, ix.gen = bi, kb, genDir
 		ix.tidy(gen)
 		return nil
 	}
@@ -860,6 +875,10 @@ func (ix *Index) Close() error {
 	ix.closed = true
 	ix.vecOnce.Do(func() {}) // no search starts loading them now
 	ix.vec.release()
+	if ix.kb != nil {
+		ix.c.opt.Keep.releaseBleve(ix.kb)
+		return nil
+	}
 	if err := ix.bi.Close(); err != nil {
 		return fmt.Errorf("close index: %w", err)
 	}

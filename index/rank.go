@@ -13,6 +13,9 @@ type Candidate struct {
 	Project   string    // the entry's project, for the project bonus
 	BM25      float64   // the retriever's raw score; 0 when there was no query text
 	CreatedAt time.Time // zero when unknown: no recency
+	// vrow is the entry's row in the vector store plus one, found once
+	// per query: 0 not looked up yet, -1 none.
+	vrow int
 }
 
 // Hit is one ranked result.

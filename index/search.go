@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -149,27 +150,42 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		defer vq.side.rw.RUnlock()
 	}
 	spans := querySpans(q.Text, now)
-	var lex []Candidate
-	if mode != ModeVector {
-		var err error
-		if lex, err = ix.lexicalCandidates(q, n, spans, r); err != nil {
-			return Stages{}, err
-		}
-	}
 	if mode == ModeLexical {
-		return lexicalStages(r, lex, q.Project, spans, now, k), nil
-	}
-	if mode == ModeVector || r.Feedback <= 0 {
-		vecs, err := vq.nearest(q, n, r.MinCosine)
+		lex, err := ix.lexicalCandidates(q, n, spans, r, true)
 		if err != nil {
 			return Stages{}, err
 		}
-		return fuse(r, q, spans, lex, vecs, vq, now, k), nil
+		return lexicalStages(r, lex, q.Project, spans, now, k), nil
 	}
-	// Hybrid: the scan keeps twice the candidates, for the feedback.
-	pool, err := vq.nearest(q, 2*n, r.MinCosine)
+	// The BM25 search runs beside the vector scan. Its hits take their
+	// id, project and time from the vector rows (see fuse), which is
+	// cheaper than loading bleve's stored fields.
+	var (
+		lex    []Candidate
+		lexErr error
+		wg     sync.WaitGroup
+	)
+	if mode != ModeVector {
+		wg.Go(func() { lex, lexErr = ix.lexicalCandidates(q, n, spans, r, false) })
+	}
+	feedback := mode == ModeHybrid && r.Feedback > 0
+	nv := n
+	if feedback {
+		nv = 2 * n // the pool the moved query is scored again over
+	}
+	pool, err := vq.nearest(q, nv, r.MinCosine)
+	wg.Wait()
 	if err != nil {
 		return Stages{}, err
+	}
+	if lexErr != nil {
+		return Stages{}, lexErr
+	}
+	if err := ix.rowFields(lex, vq.side.vs); err != nil {
+		return Stages{}, err
+	}
+	if !feedback {
+		return fuse(r, q, spans, lex, pool, vq, now, k), nil
 	}
 	st := fuse(r, q, spans, lex, pool[:min(n, len(pool))], vq, now, k)
 	if vq2 := vq.feedback(st.Fused, r.Feedback); vq2 != nil {
@@ -184,8 +200,8 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 // filters, best first; when the query names times, the n best of those
 // times and the days around them (Ranking.DateWindow) are candidates too, so that the date
 // bonus has them to lift.
-func (ix *Index) lexicalCandidates(q Query, n int, spans []span, r Ranking) ([]Candidate, error) {
-	res, err := ix.lexical(q, n)
+func (ix *Index) lexicalCandidates(q Query, n int, spans []span, r Ranking, fields bool) ([]Candidate, error) {
+	res, err := ix.lexical(q, n, fields)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +227,7 @@ func (ix *Index) lexicalCandidates(q Query, n int, spans []span, r Ranking) ([]C
 	if !wq.until.After(wq.Since) {
 		return lex, nil
 	}
-	if res, err = ix.lexical(wq, n); err != nil {
+	if res, err = ix.lexical(wq, n, fields); err != nil {
 		return nil, err
 	}
 	seen := make(map[string]bool, len(lex))
@@ -229,8 +245,49 @@ func (ix *Index) lexicalCandidates(q Query, n int, spans []span, r Ranking) ([]C
 	return lex, nil
 }
 
-// lexical returns the n best BM25 matches that pass the filters.
-func (ix *Index) lexical(q Query, n int) (*bleve.SearchResult, error) {
+// rowFields gives the BM25 candidates, found without bleve's stored
+// fields, their id, project and time from their vector rows, and notes
+// each row for fuse. A candidate with no row (an index caught half-way)
+// has its fields loaded from bleve instead.
+func (ix *Index) rowFields(lex []Candidate, vs *vecStore) error {
+	var ids []string
+	for i := range lex {
+		c := &lex[i]
+		r := vs.find(c.Path)
+		if r < 0 {
+			c.vrow = -1
+			ids = append(ids, c.Path)
+			continue
+		}
+		c.vrow = r + 1
+		row := &vs.rows[r]
+		c.ID, c.Project = row.id, vs.dict[row.project]
+		if row.hasCreated {
+			c.CreatedAt = time.Unix(0, row.created).UTC()
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	res, err := ix.run(bleve.NewSearchRequestOptions(query.NewDocIDQuery(ids), len(ids), 0, false))
+	if err != nil {
+		return err
+	}
+	byPath := make(map[string]Candidate, len(res.Hits))
+	for _, c := range bleveCandidates(res, false) {
+		byPath[c.Path] = c
+	}
+	for i := range lex {
+		if f, ok := byPath[lex[i].Path]; ok {
+			lex[i].ID, lex[i].Project, lex[i].CreatedAt = f.ID, f.Project, f.CreatedAt
+		}
+	}
+	return nil
+}
+
+// lexical returns the n best BM25 matches that pass the filters, with
+// their stored fields when fields is set.
+func (ix *Index) lexical(q Query, n int, fields bool) (*bleve.SearchResult, error) {
 	mq := query.NewMatchQuery(q.Text)
 	mq.SetField(fieldText)
 	mq.SetOperator(query.MatchQueryOperatorOr)
@@ -241,7 +298,11 @@ func (ix *Index) lexical(q Query, n int) (*bleve.SearchResult, error) {
 		bq.AddFilter(filter)
 		top = bq
 	}
-	return ix.run(bleve.NewSearchRequestOptions(top, n, 0, false))
+	req := bleve.NewSearchRequestOptions(top, n, 0, false)
+	if !fields {
+		return ix.bi.Search(req)
+	}
+	return ix.run(req)
 }
 
 // bleveCandidates turns bleve's hits into candidates, with their scores

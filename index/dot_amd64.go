@@ -1,0 +1,13 @@
+package index
+
+import "golang.org/x/sys/cpu"
+
+// useSIMD is whether this processor runs dotSIMD. A variable, so that
+// tests can take the portable path too.
+var useSIMD = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// dotSIMD returns the dot product of the n floats at a and b; n is a
+// positive multiple of simdBlock.
+//
+//go:noescape
+func dotSIMD(a, b *float32, n int) float32

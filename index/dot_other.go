@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package index
+
+const useSIMD = false
+
+func dotSIMD(a, b *float32, n int) float32 { panic("index: no SIMD dot product on this architecture") }

@@ -1,0 +1,155 @@
+package index
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestKeepBleve: a Keep holds the bleve index open between Opens of an
+// unchanged generation, and lets go of it whenever a writer needs the
+// lock: at once for a writer in this process, when idle for one
+// elsewhere, and when released.
+func TestKeepBleve(t *testing.T) {
+	f := newFake(t)
+	for i := range 3 {
+		f.writeDoc(t, fdoc{id: fmt.Sprintf("D%d", i), created: t0, text: fmt.Sprintf("note %d about herons", i)})
+	}
+	var keep Keep
+	o := opts(nil)
+	o.Keep = &keep
+	o.LockTimeout = 5 * time.Second
+	plain := opts(nil)
+	plain.LockTimeout = 5 * time.Second
+	count := func(ix *Index) int {
+		t.Helper()
+		hits, err := ix.Search(Query{Text: "herons", K: 10, Now: t0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(hits)
+	}
+
+	a := mustOpen(t, f, o)
+	first := a.bi
+	if a.kb == nil || count(a) != 3 {
+		t.Fatalf("first Open: kept %v, %d hits", a.kb != nil, count(a))
+	}
+	a.Close()
+	b := mustOpen(t, f, o)
+	if b.bi != first {
+		t.Error("the second Open of an unchanged generation opened bleve again")
+	}
+	if count(b) != 3 {
+		t.Error("searching the kept index")
+	}
+	b.Close()
+
+	// A writer in this process: the handle is dropped, the change applied,
+	// and the next Open keeps the updated index.
+	f.writeDoc(t, fdoc{id: "D3", created: t0, text: "a fourth heron"})
+	c := mustOpen(t, f, o)
+	if c.last.Indexed != 1 || c.stale != 0 {
+		t.Fatalf("the update with a kept handle: indexed %d, stale %d", c.last.Indexed, c.stale)
+	}
+	if count(c) != 4 {
+		t.Error("the update is not searched")
+	}
+	c.Close()
+	d := mustOpen(t, f, o)
+	if d.kb == nil || d.bi == first {
+		t.Error("after the update: not kept, or the old handle")
+	}
+
+	// A writer while the kept handle is being searched waits for that
+	// search to end, then gets the lock.
+	f.writeDoc(t, fdoc{id: "D4", created: t0, text: "a fifth heron"})
+	done := make(chan *Index)
+	go func() {
+		ix, err := Open(f, o)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- ix
+	}()
+	time.Sleep(100 * time.Millisecond)
+	d.Close()
+	e := <-done
+	if e == nil || e.last.Indexed != 1 || e.stale != 0 {
+		t.Fatalf("the writer behind a search: %+v", e)
+	}
+	e.Close()
+
+	// A writer without the Keep (another process) waits for the idle
+	// handle to be closed.
+	g := mustOpen(t, f, o)
+	g.Close()
+	f.writeDoc(t, fdoc{id: "D5", created: t0, text: "a sixth heron"})
+	start := time.Now()
+	h := mustOpen(t, f, plain)
+	if h.last.Indexed != 1 || h.stale != 0 {
+		t.Fatalf("the other writer: indexed %d, stale %d", h.last.Indexed, h.stale)
+	}
+	if waited := time.Since(start); waited > 3*time.Second {
+		t.Errorf("the other writer waited %v for an idle kept handle", waited)
+	}
+	h.Close()
+	keepMu.Lock()
+	left := keep.bl
+	keepMu.Unlock()
+	if left != nil {
+		t.Error("an idle kept handle was not closed")
+	}
+
+	// Release closes the handle at once.
+	i := mustOpen(t, f, o)
+	i.Close()
+	keep.Release()
+	f.writeDoc(t, fdoc{id: "D6", created: t0, text: "a seventh heron"})
+	quick := plain
+	quick.LockTimeout = 50 * time.Millisecond
+	j := mustOpen(t, f, quick)
+	if j.last.Indexed != 1 || j.stale != 0 {
+		t.Errorf("after Release: indexed %d, stale %d", j.last.Indexed, j.stale)
+	}
+	j.Close()
+}
+
+// TestRowFields: BM25 candidates searched without bleve's stored fields
+// get the same id, project and time from the vector rows, or from bleve
+// when they have no row.
+func TestRowFields(t *testing.T) {
+	f := newFake(t)
+	for i := range 4 {
+		f.writeDoc(t, fdoc{id: fmt.Sprintf("D%d", i), project: fmt.Sprintf("p%d", i%2),
+			created: t0.Add(-time.Duration(i) * time.Hour), text: fmt.Sprintf("note %d about herons", i)})
+	}
+	ix := mustOpen(t, f, opts(nil))
+	q := Query{Text: "herons", K: 10, Now: t0}
+	want, err := ix.lexicalCandidates(q, 10, nil, DefaultRanking, true)
+	if err != nil || len(want) != 4 {
+		t.Fatalf("with fields: %d candidates, %v", len(want), err)
+	}
+	side, err := ix.loadVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, vs := range map[string]*vecStore{"rows": side.vs, "no rows": {}} {
+		got, err := ix.lexicalCandidates(q, 10, nil, DefaultRanking, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0].ID != "" {
+			t.Fatalf("%s: fields loaded when not asked for", name)
+		}
+		if err := ix.rowFields(got, vs); err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			g, w := got[i], want[i]
+			if g.Path != w.Path || g.ID != w.ID || g.Project != w.Project || !g.CreatedAt.Equal(w.CreatedAt) || g.BM25 != w.BM25 {
+				t.Errorf("%s: candidate %d = %+v, want %+v", name, i, g, w)
+			}
+		}
+	}
+}
