@@ -2,7 +2,6 @@ package relay
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/miramem/mira/cmd/internal/paths"
-	"go.yaml.in/yaml/v3"
 	"golang.org/x/term"
 )
 
@@ -45,11 +43,7 @@ func Run(command string, args []string) (code int, ok bool) {
 		Command: command, Args: args, Dir: dir, Env: os.Environ(),
 		OutTTY: term.IsTerminal(int(os.Stdout.Fd())), ErrTTY: term.IsTerminal(int(os.Stderr.Fd())),
 	}
-	b, err := json.Marshal(req)
-	if err != nil {
-		return 0, false
-	}
-	if _, err := conn.Write(append(b, '\n')); err != nil {
+	if _, err := conn.Write(append(appendRequest(nil, req), '\n')); err != nil {
 		return 0, false
 	}
 	r := bufio.NewReaderSize(conn, 64<<10)
@@ -130,13 +124,11 @@ func storeDir(args []string, getenv func(string) string) (string, bool) {
 			b, err := os.ReadFile(p)
 			switch {
 			case err == nil:
-				var c struct {
-					Home string `yaml:"home"`
+				h, ok := configHome(b)
+				if !ok {
+					return "", false // the command reads it
 				}
-				if yaml.Unmarshal(b, &c) != nil {
-					return "", false // the command reports it
-				}
-				raw, found = c.Home, c.Home != ""
+				raw, found = h, h != ""
 			case !os.IsNotExist(err):
 				return "", false
 			}

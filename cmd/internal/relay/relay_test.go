@@ -103,7 +103,13 @@ func TestStoreDir(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("recall: [unclosed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	check("broken config", []string{"q"}, "", false)
+	// The client reads only home:; the command, served or not, reports
+	// the rest of the file.
+	check("broken config", []string{"q"}, "/data/mira", true)
+	if err := os.WriteFile(cfg, []byte("home: [unclosed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check("broken home", []string{"q"}, "", false)
 	env["MIRA_CONFIG"] = filepath.Join(dir, "missing.yaml")
 	check("default", []string{"q"}, "/data/mira", true)
 	h, err := os.UserHomeDir()
