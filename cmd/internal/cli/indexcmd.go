@@ -127,6 +127,11 @@ type IndexWatchCmd struct {
 }
 
 func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
+	// The watcher's batches and the recalls it serves share what is kept
+	// open: a batch that writes must first let go of the kept index.
+	keep := new(index.Keep)
+	defer keep.Release()
+	o.keep = keep
 	r, err := c.openReader(ctx, o, "mira-index")
 	if err != nil {
 		return err
@@ -151,7 +156,7 @@ func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 		if ev.Err == nil && c.Serve && srv == nil {
 			// The first good batch: the lease is ours, the index fresh.
 			var lerr error
-			if srv, lerr = listenRecall(o, r.st.Root, sync, c.Verbose); lerr != nil {
+			if srv, lerr = listenRecall(o, r.st.Root, sync, keep, c.Verbose); lerr != nil {
 				o.Warnf("warning: not answering recalls: %v", lerr)
 				c.Serve = false
 			}

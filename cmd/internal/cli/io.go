@@ -33,6 +33,11 @@ type IO struct {
 	// keep, in a process that serves recalls, keeps the vectors loaded
 	// between them (index.Options.Keep).
 	keep *index.Keep
+	// parsers, in the same process, keeps the commands' parsers.
+	parsers *parsers
+	// ready, when set, is waited for before the store and the index are
+	// opened: a served recall's taking in of the latest changes.
+	ready func() error
 }
 
 // config returns the configuration file's contents, read once per command
@@ -97,8 +102,23 @@ func newRecordWriter(w io.Writer) *recordWriter {
 	return &recordWriter{w: bw, enc: enc}
 }
 
-func (rw *recordWriter) Write(v any) error { return rw.enc.Encode(v) }
-func (rw *recordWriter) Flush() error      { return rw.w.Flush() }
+// Write writes v as one JSON line. A value that marshals itself (a
+// record) is written as it marshals, which is compact already: checking
+// and compacting it again took half of the time of writing a recall.
+func (rw *recordWriter) Write(v any) error {
+	m, ok := v.(json.Marshaler)
+	if !ok {
+		return rw.enc.Encode(v)
+	}
+	b, err := m.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	rw.w.Write(b)
+	return rw.w.WriteByte('\n')
+}
+
+func (rw *recordWriter) Flush() error { return rw.w.Flush() }
 
 // maxLine bounds one JSONL line: memories can be long, a prompt's worth.
 const maxLine = 64 << 20

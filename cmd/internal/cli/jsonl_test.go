@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -78,4 +79,36 @@ func FuzzReadRecords(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRecordWriterAsEncoder: records are written as their own
+// MarshalJSON gives them, which must be what an encoder without HTML
+// escaping writes, one line each.
+func TestRecordWriterAsEncoder(t *testing.T) {
+	score := 0.5
+	recs := []any{
+		mem.Record{ID: "01A", Text: "a <b> & \"c\"\nline", Tags: []string{"x"}, Score: &score,
+			Why:   map[string]any{"bm25": 1.5, "rank": 1},
+			Extra: map[string]any{"zeta": []any{1.0, "two"}, "alpha": map[string]any{"k": nil}}},
+		mem.Record{ID: "01B", Kind: "fact", Text: "plain"},
+		map[string]string{"not": "a record"},
+	}
+	var got, want strings.Builder
+	w := newRecordWriter(&got)
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("record writer wrote\n%s\nan encoder writes\n%s", got.String(), want.String())
+	}
 }

@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/alecthomas/kong"
 	"github.com/miramem/mira/cmd/internal/paths"
 	"github.com/miramem/mira/mem"
 )
@@ -54,7 +53,6 @@ func Main(name, description string, grammar any, args []string, o *IO) (code int
 		o.cfg = cfg
 	}
 	vars := cfg.vars(o.Getenv)
-	var k *kong.Kong
 	defer func() {
 		if r := recover(); r != nil {
 			if ke, ok := r.(kongExit); ok {
@@ -64,15 +62,17 @@ func Main(name, description string, grammar any, args []string, o *IO) (code int
 			panic(r)
 		}
 	}()
-	k, err := kong.New(grammar,
-		kong.Name(name),
-		kong.Description(description),
-		kong.Vars(vars),
-		kong.Writers(o.Out, o.Err),
-		kong.Exit(func(c int) { panic(kongExit{c}) }),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: false}),
-		kong.UsageOnError(),
+	var (
+		p   *parser
+		err error
 	)
+	if o.parsers != nil {
+		if p, err = o.parsers.get(name, description, grammar, vars, o); err == nil {
+			defer p.mu.Unlock()
+		}
+	} else {
+		p, err = newParser(name, description, grammar, vars, o)
+	}
 	if err != nil {
 		fmt.Fprintf(o.Err, "%s: internal error: %v\n", name, err)
 		return ExitFailure
@@ -81,7 +81,8 @@ func Main(name, description string, grammar any, args []string, o *IO) (code int
 		o.Warnf("%v", cfgErr)
 		return ExitUsage
 	}
-	kctx, err := k.Parse(args)
+	grammar = p.grammar
+	kctx, err := p.k.Parse(args)
 	if err != nil {
 		o.Warnf("%v", err)
 		fmt.Fprintf(o.Err, "%s: hint: see %s --help\n", name, name)

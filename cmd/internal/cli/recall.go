@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/miramem/mira/embed"
@@ -88,9 +89,10 @@ func (c *RecallCmd) run(ctx context.Context, o *IO) error {
 	if err != nil {
 		return err
 	}
+	entries, errs := readHits(st, hits)
 	recs := make([]mem.Record, 0, len(hits))
 	for i, h := range hits {
-		e, err := st.Read(h.Path)
+		e, err := entries[i], errs[i]
 		if err != nil {
 			w.warn(h.Path, err) // changed or removed since the index saw it
 			continue
@@ -105,6 +107,24 @@ func (c *RecallCmd) run(ctx context.Context, o *IO) error {
 		recs = append(recs, r)
 	}
 	return writeRecords(o, c.Output, recs, c.Explain)
+}
+
+// readHits reads the hits' files, two at a time: reading and parsing ten
+// files is a fifth of a served recall's work.
+func readHits(st *mem.Store, hits []index.Hit) ([]*mem.Entry, []error) {
+	entries, errs := make([]*mem.Entry, len(hits)), make([]error, len(hits))
+	read := func(i int) { entries[i], errs[i] = st.Read(hits[i].Path) }
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 1; i < len(hits); i += 2 {
+			read(i)
+		}
+	})
+	for i := 0; i < len(hits); i += 2 {
+		read(i)
+	}
+	wg.Wait()
+	return entries, errs
 }
 
 // search runs the query and, when a rerank endpoint is configured, reorders

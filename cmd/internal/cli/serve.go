@@ -25,7 +25,8 @@ type recallServer struct {
 	o       *IO // the watcher's, for its own warnings
 	verbose bool
 	sync    *index.Syncer
-	keep    index.Keep
+	keep    *index.Keep // shared with the watcher's batches
+	parsers parsers
 	ln      net.Listener
 	mu      sync.Mutex // one recall at a time: they take milliseconds
 	wg      sync.WaitGroup
@@ -33,7 +34,7 @@ type recallServer struct {
 
 // listenRecall starts serving on the store's socket. The caller holds the
 // watcher's lease, so a socket file already there is a dead watcher's.
-func listenRecall(o *IO, root string, sync *index.Syncer, verbose bool) (*recallServer, error) {
+func listenRecall(o *IO, root string, sync *index.Syncer, keep *index.Keep, verbose bool) (*recallServer, error) {
 	sock := relay.Socket(root)
 	if len(sock) > relay.MaxSocketPath {
 		return nil, fmt.Errorf("the socket path %s is longer than %d bytes", sock, relay.MaxSocketPath)
@@ -50,7 +51,7 @@ func listenRecall(o *IO, root string, sync *index.Syncer, verbose bool) (*recall
 		ln.Close()
 		return nil, err
 	}
-	s := &recallServer{o: o, verbose: verbose, sync: sync, ln: ln}
+	s := &recallServer{o: o, verbose: verbose, sync: sync, keep: keep, ln: ln}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -84,10 +85,19 @@ func (s *recallServer) accept() {
 func (s *recallServer) close() {
 	s.ln.Close() // removes the socket file too
 	s.wg.Wait()
-	s.keep.Release()
 }
 
 func (s *recallServer) serve(c net.Conn) {
+	// What changed up to now is to be in the index before the search:
+	// the client connected after every change it may look for. Taking it
+	// in runs while the request is read and parsed.
+	start := time.Now()
+	synced := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		synced <- s.sync.Sync(ctx)
+	}()
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	line, err := bufio.NewReaderSize(c, 64<<10).ReadBytes('\n')
 	if err != nil {
@@ -101,13 +111,14 @@ func (s *recallServer) serve(c net.Conn) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	start := time.Now()
-	// What changed up to now is in the index before the search.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	serr := s.sync.Sync(ctx)
-	cancel()
-	if serr != nil && errors.Is(serr, context.DeadlineExceeded) {
-		return // the watcher is stuck or gone: the client runs the recall
+	stuck := false
+	ready := func() error {
+		serr := <-synced
+		if errors.Is(serr, context.DeadlineExceeded) {
+			stuck = true // the watcher is stuck or gone: the client runs the recall
+			return serr
+		}
+		return nil // a batch that failed is reported by the watcher
 	}
 	env := make(map[string]string, len(req.Env))
 	for _, kv := range req.Env {
@@ -121,10 +132,10 @@ func (s *recallServer) serve(c net.Conn) {
 		OutTTY: req.OutTTY || env["MIRA_FORCE_TTY"] == "1", ErrTTY: req.ErrTTY,
 		Getenv: func(k string) string { return env[k] },
 		Getwd:  func() (string, error) { return req.Dir, nil },
-		keep:   &s.keep,
+		keep:   s.keep, parsers: &s.parsers, ready: ready,
 	}
 	code, ok := s.recall(req.Args, o)
-	if !ok {
+	if !ok || stuck {
 		return // no frame: the client runs the recall itself
 	}
 	w := bufio.NewWriterSize(c, 64<<10)

@@ -242,6 +242,11 @@ type reader struct {
 
 // openReader opens the store and prepares the index options.
 func (c *Common) openReader(ctx context.Context, o *IO, command string) (*reader, error) {
+	if o.ready != nil {
+		if err := o.ready(); err != nil {
+			return nil, err
+		}
+	}
 	st, err := c.openStore(ctx, command)
 	if err != nil {
 		return nil, err
