@@ -35,6 +35,8 @@ type IO struct {
 	keep *index.Keep
 	// parsers, in the same process, keeps the commands' parsers.
 	parsers *parsers
+	// records, in the same process, keeps the records of files read.
+	records *recordCache
 	// ready, when set, is waited for before the store and the index are
 	// opened: a served recall's taking in of the latest changes.
 	ready func() error

@@ -89,15 +89,14 @@ func (c *RecallCmd) run(ctx context.Context, o *IO) error {
 	if err != nil {
 		return err
 	}
-	entries, errs := readHits(st, hits)
+	read, errs := readHits(o.records, st, hits)
 	recs := make([]mem.Record, 0, len(hits))
 	for i, h := range hits {
-		e, err := entries[i], errs[i]
-		if err != nil {
+		if err := errs[i]; err != nil {
 			w.warn(h.Path, err) // changed or removed since the index saw it
 			continue
 		}
-		r := e.Record()
+		r := read[i]
 		score := round(h.Score, 4)
 		r.Score = &score
 		r.Why = whyOf(h)
@@ -109,11 +108,11 @@ func (c *RecallCmd) run(ctx context.Context, o *IO) error {
 	return writeRecords(o, c.Output, recs, c.Explain)
 }
 
-// readHits reads the hits' files, two at a time: reading and parsing ten
-// files is a fifth of a served recall's work.
-func readHits(st *mem.Store, hits []index.Hit) ([]*mem.Entry, []error) {
-	entries, errs := make([]*mem.Entry, len(hits)), make([]error, len(hits))
-	read := func(i int) { entries[i], errs[i] = st.Read(hits[i].Path) }
+// readHits reads the hits' records, two at a time, through the cache of
+// a process that keeps one (nil: none).
+func readHits(cache *recordCache, st *mem.Store, hits []index.Hit) ([]mem.Record, []error) {
+	recs, errs := make([]mem.Record, len(hits)), make([]error, len(hits))
+	read := func(i int) { recs[i], errs[i] = cache.read(st, hits[i].Path) }
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for i := 1; i < len(hits); i += 2 {
@@ -124,7 +123,7 @@ func readHits(st *mem.Store, hits []index.Hit) ([]*mem.Entry, []error) {
 		read(i)
 	}
 	wg.Wait()
-	return entries, errs
+	return recs, errs
 }
 
 // search runs the query and, when a rerank endpoint is configured, reorders

@@ -27,6 +27,7 @@ type recallServer struct {
 	sync    *index.Syncer
 	keep    *index.Keep // shared with the watcher's batches
 	parsers parsers
+	records recordCache
 	ln      net.Listener
 	mu      sync.Mutex // one recall at a time: they take milliseconds
 	wg      sync.WaitGroup
@@ -132,7 +133,7 @@ func (s *recallServer) serve(c net.Conn) {
 		OutTTY: req.OutTTY || env["MIRA_FORCE_TTY"] == "1", ErrTTY: req.ErrTTY,
 		Getenv: func(k string) string { return env[k] },
 		Getwd:  func() (string, error) { return req.Dir, nil },
-		keep:   s.keep, parsers: &s.parsers, ready: ready,
+		keep:   s.keep, parsers: &s.parsers, records: &s.records, ready: ready,
 	}
 	code, ok := s.recall(req.Args, o)
 	if !ok || stuck {

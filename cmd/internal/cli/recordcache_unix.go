@@ -1,0 +1,27 @@
+//go:build unix
+
+package cli
+
+import (
+	"syscall"
+	"time"
+)
+
+// fileKey is what says a file is unchanged.
+type fileKey struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime time.Time
+}
+
+func statKey(path string) (fileKey, bool) {
+	var s syscall.Stat_t
+	if err := syscall.Stat(path, &s); err != nil || s.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return fileKey{}, false
+	}
+	return fileKey{
+		dev: uint64(s.Dev), ino: uint64(s.Ino), size: s.Size,
+		mtime: time.Unix(int64(s.Mtim.Sec), int64(s.Mtim.Nsec)),
+		ctime: time.Unix(int64(s.Ctim.Sec), int64(s.Ctim.Nsec)),
+	}, true
+}
