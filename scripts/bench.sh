@@ -100,6 +100,19 @@ for n in $SIZES; do
 	$hs --export-json "$d/served.json" "mira-recall -k 10 '$q'" \
 		"sqlite3 $d/fts.db \"SELECT id FROM m WHERE m MATCH '$fq' ORDER BY bm25(m) LIMIT 10\"" >/dev/null
 	$hs --export-json "$d/served-modes.json" "mira-recall -k 10 '$q'" "mira-recall --mode lexical -k 10 '$q'" >/dev/null
+	# Every generated query, not only the first: each runs 10 times beside
+	# its FTS5 query; the row is the median of all those runs.
+	i=0
+	while read -r qq; do
+		i=$((i + 1))
+		fqq=$(echo "$qq" | sed 's/^/\\"/; s/ /\\" OR \\"/g; s/$/\\"/')
+		hyperfine -N --style none --warmup 1 --runs 10 --export-json "$d/served-q$i.json" "mira-recall -k 10 '$qq'" \
+			"sqlite3 $d/fts.db \"SELECT id FROM m WHERE m MATCH '$fqq' ORDER BY bm25(m) LIMIT 10\"" </dev/null >/dev/null
+	done < "$d/queries.txt"
+	python3 -c "import json,sys,statistics as s; t=[[],[]]
+for f in sys.argv[2:]:
+    for k,r in enumerate(json.load(open(f))['results']): t[k]+=r['times']
+json.dump({'results':[{'median':s.median(x)} for x in t]},open(sys.argv[1],'w'))" "$d/served-all.json" "$d"/served-q*.json
 	kill -INT $wpid; wait $wpid || true
 	git -C "$MIRA_HOME" config user.name bench; git -C "$MIRA_HOME" config user.email bench@localhost
 	$h --export-json "$d/remember.json" \
@@ -117,6 +130,7 @@ for n in $SIZES; do
 	echo "|---|---|---|---|"
 	row "recall vs sqlite3 FTS5 query" "$d/recall.json"
 	row "recall answered by mira-index watch vs sqlite3 FTS5 query" "$d/served.json"
+	row "the same, each of the $(wc -l < "$d/queries.txt") generated queries (median of all runs)" "$d/served-all.json"
 	row "recall answered by mira-index watch, hybrid vs --mode lexical" "$d/served-modes.json"
 	row "recall vs rg -l -w" "$d/recall-rg.json"
 	row "recall hybrid vs --mode lexical" "$d/recall-modes.json"
