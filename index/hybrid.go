@@ -456,10 +456,7 @@ func fuse(r Ranking, q Query, spans []span, lex []Candidate, vecs []vecHit, vq *
 		row := &vs.rows[h.row]
 		c := get(row.path, h.row+1)
 		if c.lexRank == 0 {
-			c.ID, c.Project = row.id, vs.dict[row.project]
-			if row.hasCreated {
-				c.CreatedAt = time.Unix(0, row.created).UTC()
-			}
+			vs.fields(h.row, &c.Candidate)
 		}
 		c.cos, c.vecRank = h.cos, i+1
 	}

@@ -158,7 +158,7 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		return lexicalStages(r, lex, q.Project, spans, now, k), nil
 	}
 	// The BM25 search runs beside the vector scan. Its hits take their
-	// id, project and time from the vector rows (see fuse), which is
+	// id, project and time from the vector rows (rowFields), which is
 	// cheaper than loading bleve's stored fields.
 	var (
 		lex    []Candidate
@@ -260,11 +260,7 @@ func (ix *Index) rowFields(lex []Candidate, vs *vecStore) error {
 			continue
 		}
 		c.vrow = r + 1
-		row := &vs.rows[r]
-		c.ID, c.Project = row.id, vs.dict[row.project]
-		if row.hasCreated {
-			c.CreatedAt = time.Unix(0, row.created).UTC()
-		}
+		vs.fields(r, c)
 	}
 	if len(ids) == 0 {
 		return nil

@@ -112,6 +112,15 @@ func (vs *vecStore) internBytes(b []byte) int32 {
 	return vs.intern(string(b))
 }
 
+// fields sets c's id, project and creation time from row r.
+func (vs *vecStore) fields(r int, c *Candidate) {
+	row := &vs.rows[r]
+	c.ID, c.Project = row.id, vs.dict[row.project]
+	if row.hasCreated {
+		c.CreatedAt = time.Unix(0, row.created).UTC()
+	}
+}
+
 // find returns the live row of path, or -1.
 func (vs *vecStore) find(p string) int {
 	if i, ok := vs.logIx[p]; ok {

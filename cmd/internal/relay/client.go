@@ -114,7 +114,7 @@ func storeDir(args []string, getenv func(string) string) (string, bool) {
 		}
 	}
 	if !found {
-		if v, set := os.LookupEnv("MIRA_HOME"); set {
+		if v := os.Getenv("MIRA_HOME"); v != "" { // empty counts as unset, as in the command
 			raw, found = v, true
 		}
 	}

@@ -98,6 +98,8 @@ func TestStoreDir(t *testing.T) {
 	check("env", []string{"q"}, "/from/env", true)
 	check("relative flag", []string{"--home", "rel/dir"}, "", false)
 	check("flag without value", []string{"--home"}, "", false)
+	t.Setenv("MIRA_HOME", "")
+	check("empty env", []string{"q"}, "/from/config", true)
 	os.Unsetenv("MIRA_HOME")
 	check("config", []string{"q"}, "/from/config", true)
 	if err := os.WriteFile(cfg, []byte("recall: [unclosed\n"), 0o644); err != nil {
