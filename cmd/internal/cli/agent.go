@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/miramem/mira"
+	"github.com/miramem/mira/index"
 	"io"
 	"os"
 	"path/filepath"
@@ -85,7 +87,7 @@ func (c *AgentCmd) run(ctx context.Context, o *IO) error {
 	}
 	slashOnly := !interactive && strings.HasPrefix(strings.TrimSpace(text), "/")
 
-	client, err := chatClient(o, c.Model)
+	client, err := mira.NewChatModel(c.Model, o.config(), o.Getenv)
 	if err != nil {
 		return err
 	}
@@ -134,17 +136,22 @@ func (c *AgentCmd) check() error {
 // open builds the session: store, project, model, tools, library,
 // summarizer and the agent over them.
 func (c *AgentCmd) open(ctx context.Context, o *IO, client *llm.Client, interactive bool) (*agentSession, error) {
-	st, err := c.openStore(ctx, "mira-agent")
-	if err != nil {
-		return nil, err
-	}
 	wd, err := o.Getwd()
 	if err != nil {
 		return nil, fmt.Errorf("working directory: %w", err)
 	}
 	project := mem.DetectProject(wd, o.Getenv("MIRA_PROJECT"))
+	// The session keeps the vectors and the model loaded between its
+	// searches (two or more a turn, for a session that lasts hours).
+	o.keep = new(index.Keep)
+	m, err := c.Common.open(ctx, o, "mira-agent", project.Name)
+	if err != nil {
+		return nil, err
+	}
+	st := m.Store()
 	s := &agentSession{c: c, o: o, st: st, interactive: interactive}
-	s.lib = &agentLibrary{o: o, c: &c.Common, st: st, project: project, conversation: c.Conversation}
+	s.lib = &agentLibrary{m: m, project: project, conversation: c.Conversation}
+	warn := &warnOnce{o: o}
 
 	var model agentloop.Model = agentNoModel{}
 	if client != nil {
@@ -160,7 +167,7 @@ func (c *AgentCmd) open(ctx context.Context, o *IO, client *llm.Client, interact
 	if err != nil {
 		return nil, err
 	}
-	counter, err := summarizeCounter(o)
+	counter, err := m.TokenCounter()
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +175,7 @@ func (c *AgentCmd) open(ctx context.Context, o *IO, client *llm.Client, interact
 	if c.Summarizer == "model" && client != nil {
 		// A client of its own, so that each summary's commit records
 		// what that summary cost.
-		if summarizer.client, err = chatClient(o, c.Model); err != nil {
+		if summarizer.client, err = mira.NewChatModel(c.Model, o.config(), o.Getenv); err != nil {
 			return nil, err
 		}
 	}
@@ -183,7 +190,7 @@ func (c *AgentCmd) open(ctx context.Context, o *IO, client *llm.Client, interact
 		Warn: func(err error) {
 			var pe *mem.ParseError
 			if errors.As(err, &pe) {
-				s.lib.warn().warn("", err) // once per broken file
+				warn.warn("", err) // once per broken file
 				return
 			}
 			o.Warnf("warning: %v", err)

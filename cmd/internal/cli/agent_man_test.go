@@ -27,7 +27,7 @@ func TestAgentManPage(t *testing.T) {
 			t.Errorf("mira-agent.1.md EXIT STATUS does not list %s", code)
 		}
 	}
-	k, err := kong.New(&AgentCmd{}, kong.Vars((&Config{}).vars(func(string) string { return "" })), kong.Exit(func(int) {}))
+	k, err := kong.New(&AgentCmd{}, kong.Vars(configVars(&Config{}, func(string) string { return "" })), kong.Exit(func(int) {}))
 	if err != nil {
 		t.Fatal(err)
 	}

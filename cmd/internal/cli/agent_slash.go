@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/miramem/mira/agentloop"
-	"github.com/miramem/mira/cmd/internal/paths"
 	plan "github.com/miramem/mira/ctx"
+	"github.com/miramem/mira/internal/paths"
 	"github.com/miramem/mira/mem"
 )
 

@@ -39,7 +39,7 @@ prices:
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars := cfg.vars(getenv)
+	vars := configVars(cfg, getenv)
 	for k, want := range map[string]string{
 		"recall_k": "7", "context_mode": "heavy", "context_log": "true", "max_entries": "200",
 		"agent_conversation": "work", "agent_max_steps": "9", "agent_allow": "edit_file,bash",

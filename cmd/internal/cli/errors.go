@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/miramem/mira"
 	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/internal/gitrepo"
 	"github.com/miramem/mira/mem"
@@ -57,6 +58,10 @@ func exitCode(err error) int {
 	if errors.As(err, &ec) {
 		return ec.ExitCode()
 	}
+	var inv *mira.InvalidError
+	if errors.As(err, &inv) {
+		return ExitUsage
+	}
 	return ExitFailure
 }
 
@@ -65,6 +70,10 @@ func hint(err error) string {
 	var le *mem.LockedError
 	if errors.As(err, &le) {
 		return "retry later, raise --lock-timeout, or remove " + le.Path + " if that process is gone"
+	}
+	var se *mira.SecretError
+	if errors.As(err, &se) {
+		return "use --allow-secret if you are sure"
 	}
 	return ""
 }

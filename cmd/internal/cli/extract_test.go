@@ -572,11 +572,11 @@ func TestExtractStoredTurns(t *testing.T) {
 		t.Fatalf("requests: %d\n%v", len(reqs), reqs)
 	}
 	ut := userTurns()
-	if len(recs) != 1 || recs[0].Extra[fieldExtractedFrom] != ut["In Paris."].ID {
+	if len(recs) != 1 || recs[0].Extra["extracted_from"] != ut["In Paris."].ID {
 		t.Errorf("stored %+v, want the fact with extracted_from %s", recs, ut["In Paris."].ID)
 	}
 	for body, read := range map[string]bool{"In Paris.": true, "Thanks!": true, "Tea, always.": false} {
-		if _, ok := ut[body].Fields()[fieldExtractedAt]; ok != read {
+		if _, ok := ut[body].Fields()["extracted_at"]; ok != read {
 			t.Errorf("turn %q: extracted_at present %v, want %v", body, ok, read)
 		}
 	}
@@ -609,25 +609,5 @@ func TestExtractStoredTurns(t *testing.T) {
 	}
 	if st := git(t, x.home, "status", "--porcelain"); st != "" {
 		t.Errorf("git status not clean:\n%s", st)
-	}
-}
-
-func TestExtractSubject(t *testing.T) {
-	adds := []mem.Op{{Op: "add", Kind: "fact", ID: "A"}, {Op: "update", Kind: "fact", ID: "B"}, {Op: "add", Kind: "goal", ID: "C"}}
-	tests := []struct {
-		ops    []mem.Op
-		counts map[string]int
-		turns  int
-		want   string
-	}{
-		{adds, map[string]int{"add": 2, "update": 1}, 0, "extract: 2 memories (1 fact, 1 goal); 1 updated"},
-		{adds[:1], map[string]int{"add": 1, "delete": 2}, 3, "extract: fact A; 2 deleted, 3 turns read"},
-		{nil, map[string]int{"none": 2}, 4, "extract: nothing new; 4 turns read"},
-		{nil, nil, 1, "extract: nothing new; 1 turn read"},
-	}
-	for _, tt := range tests {
-		if got := extractSubject(tt.ops, tt.counts, tt.turns); got != tt.want {
-			t.Errorf("extractSubject(%v) = %q, want %q", tt.counts, got, tt.want)
-		}
 	}
 }

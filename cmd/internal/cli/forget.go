@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/miramem/mira"
 	"strings"
 
 	"github.com/miramem/mira/mem"
@@ -36,46 +38,19 @@ func (c *ForgetCmd) run(ctx context.Context, o *IO) error {
 			return usagef("nothing to forget: no ids on stdin")
 		}
 	}
-	st, err := c.openStore(ctx, "mira-forget")
+	m, err := c.open(ctx, o, "mira-forget", "")
 	if err != nil {
 		return err
 	}
-	var lock *mem.Lock
-	if !c.DryRun {
-		if lock, err = st.Lock(ctx, c.LockTimeout); err != nil {
-			return err
-		}
-		defer lock.Unlock()
-	}
-	ix := openIndexQuiet(st, o, &c.Common)
-	defer ix.close()
-	tx := st.Begin(c.DryRun)
-	var gone []*mem.Entry
-	seen := map[string]bool{}
-	for _, id := range ids {
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		e, err := st.FindID(id, ix.pathOf(id))
-		if err != nil {
-			tx.Rollback()
-			return &UsageError{err}
-		}
-		if err := tx.Tombstone(e, c.Reason, ""); err != nil {
-			tx.Rollback()
-			return &UsageError{err}
-		}
-		gone = append(gone, e)
-	}
-	if c.DryRun {
-		return writeOps(o, tx.Ops)
-	}
-	if _, err := tx.Commit(mem.Subject("forget", tx.Ops), mem.Trailer{Key: "Mira-Reason", Value: c.Reason}); err != nil {
+	defer m.Close()
+	res, err := m.Forget(ctx, ids, mira.ForgetOptions{Reason: c.Reason, DryRun: c.DryRun})
+	if err != nil {
 		return err
 	}
-	lock.Unlock()
-	return writeEntries(o, c.Output, gone)
+	if c.DryRun {
+		return writeOps(o, res.Ops)
+	}
+	return writeEntries(o, c.Output, res.Entries)
 }
 
 // readIDs reads ids from stdin: JSONL records (their id field) or one bare

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -39,23 +38,12 @@ func Index(args []string, o *IO) int {
 type IndexStatusCmd struct{ Common }
 
 func (c *IndexStatusCmd) run(ctx context.Context, o *IO) error {
-	r, err := c.openReader(ctx, o, "mira-index")
+	m, err := c.open(ctx, o, "mira-index", "")
 	if err != nil {
 		return err
 	}
-	st, opt := r.st, r.opt
-	opt.NoRefresh = true
-	ix, err := index.Open(r.src, opt)
-	if errors.Is(err, index.ErrNoIndex) {
-		// Nothing to look at yet: build it, as any reader would.
-		opt.NoRefresh = false
-		ix, err = index.Open(r.src, opt)
-	}
-	if err != nil {
-		return fmt.Errorf("cannot open index: %w", err)
-	}
-	defer ix.Close()
-	s, err := ix.Status()
+	defer m.Close()
+	s, err := m.IndexStatus(ctx)
 	if err != nil {
 		return err
 	}
@@ -68,7 +56,7 @@ func (c *IndexStatusCmd) run(ctx context.Context, o *IO) error {
 	if !s.Updated.IsZero() {
 		age = time.Since(s.Updated).Round(time.Second).String() + " ago"
 	}
-	fmt.Fprintf(o.Out, "store:    %s\n", st.Root)
+	fmt.Fprintf(o.Out, "store:    %s\n", m.Root())
 	fmt.Fprintf(o.Out, "entries:  %d indexed\n", s.Entries)
 	fmt.Fprintf(o.Out, "updated:  %s (built %s)\n", age, s.Built.Local().Format(time.DateTime))
 	fmt.Fprintf(o.Out, "stale:    %d files\n", s.Stale)
@@ -84,27 +72,26 @@ func (c *IndexStatusCmd) run(ctx context.Context, o *IO) error {
 type IndexUpdateCmd struct{ Common }
 
 func (c *IndexUpdateCmd) run(ctx context.Context, o *IO) error {
-	r, err := c.openReader(ctx, o, "mira-index")
+	m, err := c.open(ctx, o, "mira-index", "")
 	if err != nil {
 		return err
 	}
-	ix, err := index.Open(r.src, r.opt)
-	if err != nil {
-		return fmt.Errorf("cannot open index: %w", err)
-	}
-	return ix.Close()
+	defer m.Close()
+	_, err = m.UpdateIndex(ctx)
+	return err
 }
 
 // IndexRebuildCmd is mira-index rebuild.
 type IndexRebuildCmd struct{ Common }
 
 func (c *IndexRebuildCmd) run(ctx context.Context, o *IO) error {
-	r, err := c.openReader(ctx, o, "mira-index")
+	m, err := c.open(ctx, o, "mira-index", "")
 	if err != nil {
 		return err
 	}
+	defer m.Close()
 	start := time.Now()
-	stats, err := index.Rebuild(r.src, r.opt)
+	stats, err := m.RebuildIndex(ctx)
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
@@ -132,10 +119,11 @@ func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 	keep := new(index.Keep)
 	defer keep.Release()
 	o.keep = keep
-	r, err := c.openReader(ctx, o, "mira-index")
+	m, err := c.open(ctx, o, "mira-index", "")
 	if err != nil {
 		return err
 	}
+	defer m.Close()
 	var (
 		sync = index.NewSyncer()
 		srv  *recallServer
@@ -145,7 +133,7 @@ func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 			srv.close()
 		}
 	}()
-	err = index.Watch(ctx, r.src, r.opt, func(ev index.Event) {
+	err = m.Watch(ctx, func(ev index.Event) {
 		switch {
 		case ev.Err != nil:
 			o.Warnf("warning: %v (retried with the next change)", ev.Err)
@@ -156,7 +144,7 @@ func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 		if ev.Err == nil && c.Serve && srv == nil {
 			// The first good batch: the lease is ours, the index fresh.
 			var lerr error
-			if srv, lerr = listenRecall(o, r.st.Root, sync, keep, c.Verbose); lerr != nil {
+			if srv, lerr = listenRecall(o, m.Root(), sync, keep, c.Verbose); lerr != nil {
 				o.Warnf("warning: not answering recalls: %v", lerr)
 				c.Serve = false
 			}

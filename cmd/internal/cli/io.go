@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/miramem/mira"
 	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/mem"
 	"golang.org/x/term"
@@ -36,7 +37,7 @@ type IO struct {
 	// parsers, in the same process, keeps the commands' parsers.
 	parsers *parsers
 	// records, in the same process, keeps the records of files read.
-	records *recordCache
+	records *mira.RecordCache
 	// ready, when set, is waited for before the store and the index are
 	// opened: a served recall's taking in of the latest changes.
 	ready func() error

@@ -9,9 +9,6 @@ import (
 	"runtime/pprof"
 	"syscall"
 	"time"
-
-	"github.com/miramem/mira/cmd/internal/paths"
-	"github.com/miramem/mira/mem"
 )
 
 // Common holds the options every command takes.
@@ -52,7 +49,7 @@ func Main(name, description string, grammar any, args []string, o *IO) (code int
 	if cfgErr == nil {
 		o.cfg = cfg
 	}
-	vars := cfg.vars(o.Getenv)
+	vars := configVars(cfg, o.Getenv)
 	defer func() {
 		if r := recover(); r != nil {
 			if ke, ok := r.(kongExit); ok {
@@ -119,20 +116,4 @@ func report(o *IO, err error) int {
 		o.Warnf("hint: %s", h)
 	}
 	return exitCode(err)
-}
-
-// openStore opens (creating on first use) the store named by the options.
-func (c *Common) openStore(ctx context.Context, command string) (*mem.Store, error) {
-	if c.Home == "" {
-		return nil, usagef("no store: set MIRA_HOME or --home")
-	}
-	home, err := paths.ExpandHome(c.Home)
-	if err != nil {
-		return nil, err
-	}
-	st, err := mem.Open(ctx, home, command, c.LockTimeout)
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
 }

@@ -37,7 +37,7 @@ func TestManPagesListEveryFlag(t *testing.T) {
 					t.Errorf("%s.1.md EXIT STATUS does not list %s", name, code)
 				}
 			}
-			k, err := kong.New(grammar, kong.Vars((&Config{}).vars(func(string) string { return "" })), kong.Exit(func(int) {}))
+			k, err := kong.New(grammar, kong.Vars(configVars(&Config{}, func(string) string { return "" })), kong.Exit(func(int) {}))
 			if err != nil {
 				t.Fatal(err)
 			}

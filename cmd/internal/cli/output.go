@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/miramem/mira"
 	"strings"
 
 	"github.com/miramem/mira/mem"
@@ -57,7 +58,7 @@ func writeRecords(o *IO, mode string, recs []mem.Record, explain bool) error {
 			b.WriteString("    " + l + "\n")
 		}
 		if explain && r.Why != nil {
-			b.WriteString("    " + style("2", explainText(r.Why)) + "\n")
+			b.WriteString("    " + style("2", mira.ExplainText(r.Why)) + "\n")
 		}
 	}
 	_, err := fmt.Fprint(o.Out, b.String())

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/miramem/mira/internal/secret"
+	"github.com/miramem/mira"
 	"github.com/miramem/mira/mem"
 )
 
@@ -44,114 +44,45 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 	if c.Extract {
 		return c.runExtract(ctx, o)
 	}
-	// Kind and scope default here rather than in the grammar, so that
-	// --replace can tell a kind or scope given from one left out.
-	kindGiven, scopeGiven := c.Kind != "", c.Scope != ""
-	c.Kind = cmp.Or(c.Kind, mem.KindNote)
-	c.Scope = cmp.Or(c.Scope, mem.DefaultScope)
 	entries, err := c.collect(o)
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	for _, e := range entries {
-		if err := c.check(e, now, o); err != nil {
-			return err
+	var until time.Time
+	if c.Until != "" {
+		if c.Pin != mem.PinLeased {
+			return usagef("--until applies only to --pin leased")
 		}
+		if until, err = mira.ParseUntil(c.Until, time.Now()); err != nil {
+			return usagef("--until: %v", err)
+		}
+	} else if c.Pin == mem.PinLeased {
+		return usagef("--pin leased needs --until")
 	}
-	st, err := c.openStore(ctx, "mira-remember")
+	m, err := c.open(ctx, o, "mira-remember", project(o, ""))
 	if err != nil {
 		return err
 	}
-	var lock *mem.Lock
-	if !c.DryRun {
-		lock, err = st.Lock(ctx, c.LockTimeout)
-		if err != nil {
-			return err
+	defer m.Close()
+	res, err := m.Remember(ctx, entries, mira.RememberOptions{
+		Replace: c.Replace, DryRun: c.DryRun, AllowSecret: c.AllowSecret, Source: c.Source, Until: until,
+	})
+	if err != nil {
+		var inv *mira.InvalidError
+		if c.Replace != "" && errors.As(err, &inv) && strings.HasPrefix(err.Error(), "replace: ") {
+			return usagef("--%v", err)
 		}
-		defer lock.Unlock()
-	}
-	ix := openIndexQuiet(st, o, &c.Common)
-	defer ix.close()
-
-	var old *mem.Entry
-	if c.Replace != "" {
-		old, err = st.FindID(c.Replace, ix.pathOf(c.Replace))
-		if err != nil {
-			return usagef("--replace: %v", err)
-		}
-		if old.Deleted() {
-			return usagef("--replace: memory %s is already deleted", old.ID)
-		}
-	}
-
-	tx := st.Begin(c.DryRun)
-	var out []*mem.Entry
-	seen := map[string]*mem.Entry{}
-	added := 0
-	for _, e := range entries {
-		if old != nil {
-			if !kindGiven {
-				e.Kind = old.Kind
-			}
-			if !scopeGiven {
-				e.Scope = old.Scope
-			}
-			if len(e.Tags) == 0 {
-				e.Tags = old.Tags
-			}
-		}
-		key := e.Scope + "\x00" + e.Kind + "\x00" + mem.ContentHash(e.Body)
-		if prev := seen[key]; prev != nil {
-			continue // the same text twice in one input
-		}
-		if dup := ix.duplicate(st, e); dup != nil && (old == nil || dup.ID != old.ID) {
-			seen[key] = dup
-			tx.Ops = append(tx.Ops, mem.Op{Op: "none", ID: dup.ID, Kind: dup.Kind, Scope: dup.Scope, Path: dup.Path, Text: dup.Body, Duplicate: dup.ID})
-			if !c.DryRun {
-				o.Warnf("already remembered as %s (%s); not stored twice", dup.ID, dup.Path)
-			}
-			out = append(out, dup)
-			continue
-		}
-		if err := tx.Add(e); err != nil {
-			tx.Rollback()
-			return err
-		}
-		seen[key] = e
-		out = append(out, e)
-		added++
-	}
-	if old != nil && added > 0 {
-		if err := tx.Tombstone(old, "replaced", out[len(out)-1].ID); err != nil {
-			tx.Rollback()
-			return err
-		}
+		return err
 	}
 	if c.DryRun {
-		return writeOps(o, tx.Ops)
+		return writeOps(o, res.Ops)
 	}
-	if !tx.Empty() {
-		verb := "remember"
-		if old != nil {
-			verb = "replace"
-		}
-		var addOps []mem.Op
-		for _, op := range tx.Ops {
-			if op.Op == "add" {
-				addOps = append(addOps, op)
-			}
-		}
-		subject := mem.Subject(verb, addOps)
-		if old != nil {
-			subject += " (replaces " + old.ID + ")"
-		}
-		if _, err := tx.Commit(subject, mem.Trailer{Key: "Mira-Source", Value: c.Source}); err != nil {
-			return err
+	for _, it := range res.Items {
+		if it.Duplicate {
+			o.Warnf("already remembered as %s (%s); not stored twice", it.Entry.ID, it.Entry.Path)
 		}
 	}
-	lock.Unlock()
-	return writeEntries(o, c.Output, out)
+	return writeEntries(o, c.Output, res.Entries())
 }
 
 // collect builds the entries to store from arguments or stdin.
@@ -160,7 +91,7 @@ func (c *RememberCmd) collect(o *IO) ([]*mem.Entry, error) {
 		return nil, usagef("--lines and --jsonl cannot be used together")
 	}
 	base := func(text string) *mem.Entry {
-		return &mem.Entry{Kind: c.Kind, Scope: c.Scope, Tags: cleanTags(c.Tag), Body: strings.TrimSpace(text), Role: c.Role, Pin: c.Pin, Source: c.Source}
+		return &mem.Entry{Kind: c.Kind, Scope: c.Scope, Tags: c.Tag, Body: strings.TrimSpace(text), Role: c.Role, Pin: c.Pin, Source: c.Source}
 	}
 	if len(c.Text) > 0 {
 		if c.Lines || c.JSONL {
@@ -185,7 +116,7 @@ func (c *RememberCmd) collect(o *IO) ([]*mem.Entry, error) {
 			if e.Scope == "" {
 				e.Scope = c.Scope
 			}
-			e.Tags = cleanTags(append(append([]string{}, e.Tags...), c.Tag...))
+			e.Tags = append(append([]string{}, e.Tags...), c.Tag...)
 			if e.Source == "" {
 				e.Source = c.Source
 			}
@@ -195,7 +126,10 @@ func (c *RememberCmd) collect(o *IO) ([]*mem.Entry, error) {
 			if e.Role == "" {
 				e.Role = c.Role
 			}
-			if err := mem.Validate(e); err != nil {
+			v := *e
+			v.Kind = cmp.Or(v.Kind, mem.KindNote)
+			v.Scope = cmp.Or(v.Scope, mem.DefaultScope)
+			if err := mem.Validate(&v); err != nil {
 				return err
 			}
 			out = append(out, e)
@@ -229,69 +163,4 @@ func (c *RememberCmd) collect(o *IO) ([]*mem.Entry, error) {
 		return nil, usagef("nothing to remember: stdin is empty")
 	}
 	return []*mem.Entry{base(string(data))}, nil
-}
-
-// check validates one entry, fills the project and pin end, and refuses
-// secrets.
-func (c *RememberCmd) check(e *mem.Entry, now time.Time, o *IO) error {
-	if e.Project == "" {
-		if wd, err := o.Getwd(); err == nil {
-			e.Project = mem.DetectProject(wd, o.Getenv("MIRA_PROJECT")).Name
-		}
-	}
-	if e.Pin == mem.PinLeased && e.PinUntil.IsZero() {
-		if c.Until == "" {
-			return usagef("--pin leased needs --until")
-		}
-		t, err := parseWhen(c.Until, now)
-		if err != nil {
-			return usagef("--until: %v", err)
-		}
-		e.PinUntil = t
-	} else if c.Until != "" && e.Pin != mem.PinLeased {
-		return usagef("--until applies only to --pin leased")
-	}
-	if err := mem.Validate(e); err != nil {
-		return &UsageError{err}
-	}
-	if !c.AllowSecret {
-		if f := secret.Scan(e.Body); len(f) > 0 {
-			var b strings.Builder
-			for i, x := range f {
-				if i > 0 {
-					b.WriteString("; ")
-				}
-				fmt.Fprintf(&b, "line %d, column %d: %s (%s): %s", x.Line, x.Column, x.Desc, x.Rule, x.Redacted)
-			}
-			return &UsageError{fmt.Errorf("refusing to store what looks like a secret: %s (the store is committed to git and pasted into prompts; use --allow-secret if you are sure)", b.String())}
-		}
-	}
-	return nil
-}
-
-// parseWhen reads an absolute time or a duration from now.
-func parseWhen(s string, now time.Time) (time.Time, error) {
-	if d, err := time.ParseDuration(s); err == nil {
-		return now.Add(d).UTC().Truncate(time.Second), nil
-	}
-	if strings.HasSuffix(s, "d") {
-		var n int
-		if _, err := fmt.Sscanf(s, "%dd", &n); err == nil {
-			return now.AddDate(0, 0, n).UTC().Truncate(time.Second), nil
-		}
-	}
-	return mem.ParseTime(s)
-}
-
-func cleanTags(tags []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, t := range tags {
-		t = strings.TrimSpace(t)
-		if t != "" && !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/miramem/mira"
 	"github.com/miramem/mira/cmd/internal/relay"
 	"github.com/miramem/mira/index"
 )
@@ -27,7 +28,7 @@ type recallServer struct {
 	sync    *index.Syncer
 	keep    *index.Keep // shared with the watcher's batches
 	parsers parsers
-	records recordCache
+	records mira.RecordCache
 	ln      net.Listener
 	mu      sync.Mutex // one recall at a time: they take milliseconds
 	wg      sync.WaitGroup

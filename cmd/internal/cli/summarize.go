@@ -5,9 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
-	plan "github.com/miramem/mira/ctx"
+	"github.com/miramem/mira"
 	"github.com/miramem/mira/llm"
 	"github.com/miramem/mira/mem"
 	"github.com/miramem/mira/summarize"
@@ -48,37 +47,38 @@ func (c *SummarizeCmd) run(ctx context.Context, o *IO) error {
 	if err := mem.ValidScope(scope); err != nil {
 		return &UsageError{err}
 	}
-	st, err := c.openStore(ctx, "mira-summarize")
-	if err != nil {
-		return err
-	}
-	w := &warnOnce{o: o}
-	bad := func(err error) { w.warn("", err) }
 	if c.Show {
-		return c.show(o, st, scope, bad)
-	}
-	opt := summarize.Options{MaxEntries: c.MaxEntries, LockTimeout: c.LockTimeout, DryRun: c.DryRun, Bad: bad}
-	if opt.Count, err = summarizeCounter(o); err != nil {
-		return err
-	}
-	if !c.Extractive {
-		client, err := chatClient(o, c.Model)
+		m, err := c.open(ctx, o, "mira-summarize", "")
 		if err != nil {
 			return err
 		}
-		if client != nil {
-			opt.Model = client
-			opt.Trailers = func() []mem.Trailer { return usageTrailers(client) }
-			if c.Verbose {
-				defer func() { o.Warnf("model %s: %v", client.Model(), client.Usage()) }()
-			}
+		defer m.Close()
+		es, err := m.SummaryState(scope)
+		if err != nil {
+			return err
+		}
+		return writeEntries(o, c.Output, es)
+	}
+	var client *llm.Client
+	if !c.Extractive {
+		var err error
+		if client, err = mira.NewChatModel(c.Model, o.config(), o.Getenv); err != nil {
+			return err
+		}
+		if client != nil && c.Verbose {
+			defer func() { o.Warnf("model %s: %v", client.Model(), client.Usage()) }()
 		}
 	}
-	var scopes []string
-	if !c.All {
-		scopes = []string{scope}
+	m, err := c.open(ctx, o, "mira-summarize", "")
+	if err != nil {
+		return err
 	}
-	res, err := summarize.Run(ctx, st, scopes, opt)
+	defer m.Close()
+	opt := mira.SummarizeOptions{MaxEntries: c.MaxEntries, NoEviction: c.MaxEntries == 0, Chat: client, Extractive: c.Extractive || client == nil, DryRun: c.DryRun}
+	if !c.All {
+		opt.Scopes = []string{scope}
+	}
+	res, err := m.Summarize(ctx, opt)
 	if res != nil {
 		if c.DryRun {
 			if werr := writeOps(o, res.Ops); werr != nil {
@@ -145,72 +145,4 @@ func (c *SummarizeCmd) report(o *IO, res *summarize.Result) {
 	default:
 		o.Warnf("nothing new to summarize")
 	}
-}
-
-// show prints a scope's summary state: what a prompt needs so that it
-// misses nothing of the conversation.
-func (c *SummarizeCmd) show(o *IO, st *mem.Store, scope string, bad func(error)) error {
-	state, err := summarize.Load(st, scope, nil, bad)
-	if err != nil {
-		return err
-	}
-	return writeEntries(o, c.Output, append(state.Summaries, state.Buffer...))
-}
-
-// chatClient returns the configured chat model, or nil when there is
-// none: the model named by flag (or MIRA_MODEL, else the config file's
-// llm.model), at OPENAI_BASE_URL (else llm.base_url) with OPENAI_API_KEY
-// (else llm.api_key) and llm.timeout.
-func chatClient(o *IO, flagModel string) (*llm.Client, error) {
-	cfg := llm.ConfigFromEnv(o.Getenv)
-	if m := strings.TrimSpace(flagModel); m != "" {
-		cfg.Model = m
-	}
-	file := o.config()
-	if cfg.Model == "" {
-		cfg.Model = strings.TrimSpace(file.LLM.Model)
-	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = strings.TrimSpace(file.LLM.BaseURL)
-	}
-	if cfg.APIKey == "" {
-		cfg.APIKey = strings.TrimSpace(file.LLM.APIKey)
-	}
-	if file.LLM.Timeout != "" {
-		d, err := time.ParseDuration(file.LLM.Timeout)
-		if err != nil {
-			return nil, usagef("config llm.timeout: %v", err)
-		}
-		cfg.Timeout = d
-	}
-	if !cfg.Configured() {
-		return nil, nil
-	}
-	client, err := llm.New(cfg)
-	if err != nil {
-		return nil, usagef("chat model: %v", err)
-	}
-	return client, nil
-}
-
-// usageTrailers records a model's token usage in the commit it led to.
-func usageTrailers(c *llm.Client) []mem.Trailer {
-	u := c.Usage()
-	if u.Requests == 0 {
-		return nil
-	}
-	return []mem.Trailer{{Key: "Mira-Usage", Value: u.String()}}
-}
-
-// summarizeCounter returns the tokenizer of the context planner
-// (context.encoding in the config file), so that the thresholds mean what
-// mira-context counts.
-func summarizeCounter(o *IO) (func(string) int, error) {
-	enc := o.config().Context.Encoding
-	tk, err := plan.NewTokenizer(enc)
-	if err != nil {
-		return nil, &UsageError{fmt.Errorf("config context.encoding: %w", err)}
-	}
-	// Loaded on the first count, so a run with nothing new stays quick.
-	return tk.Count, nil
 }

@@ -261,7 +261,7 @@ func TestSummarizeManPage(t *testing.T) {
 			t.Errorf("EXIT STATUS does not list %s", code)
 		}
 	}
-	k, err := kong.New(&SummarizeCmd{}, kong.Vars((&Config{}).vars(func(string) string { return "" })), kong.Exit(func(int) {}))
+	k, err := kong.New(&SummarizeCmd{}, kong.Vars(configVars(&Config{}, func(string) string { return "" })), kong.Exit(func(int) {}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/miramem/mira/cmd/internal/paths"
+	"github.com/miramem/mira/internal/paths"
 	"golang.org/x/term"
 )
 

@@ -1,4 +1,4 @@
-package cli
+package mira
 
 import (
 	"path/filepath"
@@ -8,7 +8,7 @@ import (
 	"github.com/miramem/mira/mem"
 )
 
-// recordCache keeps the records of the entry files a long-running process
+// RecordCache keeps the records of the entry files a long-running process
 // (the recall server) has read, for as long as the file's status says it
 // is unchanged. Parsing the front matter of ten hits was a third of a
 // served recall; checking that a file is unchanged is one stat call.
@@ -18,7 +18,7 @@ import (
 // (touch -d, cp -p and editors change it too). A file changed in the
 // last two seconds is not kept: a second write within the clock's tick
 // could leave all five the same.
-type recordCache struct {
+type RecordCache struct {
 	mu sync.Mutex
 	m  map[string]cachedRecord
 }
@@ -35,7 +35,7 @@ var racyWindow = 2 * time.Second
 
 // read returns the record of the entry file rel of st, from the cache when
 // the file is unchanged. A nil cache reads the file.
-func (c *recordCache) read(st *mem.Store, rel string) (mem.Record, error) {
+func (c *RecordCache) read(st *mem.Store, rel string) (mem.Record, error) {
 	if c == nil {
 		e, err := st.Read(rel)
 		if err != nil {

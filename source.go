@@ -1,15 +1,12 @@
-package cli
+package mira
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/mem"
@@ -24,7 +21,7 @@ type storeSource struct {
 func newSource(st *mem.Store) storeSource { return storeSource{st: st, turns: &turnCache{}} }
 
 // turnCache holds each scope's turn order, listed from the turns
-// directories once per command: loading a turn needs the one before it.
+// directories once per index open: loading a turn needs the one before it.
 type turnCache struct {
 	mu      sync.Mutex
 	byScope map[string]*index.TurnOrder
@@ -99,100 +96,51 @@ func docOf(e *mem.Entry) index.Doc {
 	}
 }
 
-// warnOnce reports each broken file once per command.
-type warnOnce struct {
-	o    *IO
-	mu   sync.Mutex
-	seen map[string]bool
-}
-
-func (w *warnOnce) warn(path string, err error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.seen == nil {
-		w.seen = map[string]bool{}
-	}
-	var pe *mem.ParseError
-	if errors.As(err, &pe) {
-		path = ""
-	}
-	key := path + "\x00" + err.Error()
-	if w.seen[key] || errors.Is(err, fs.ErrNotExist) {
-		return
-	}
-	w.seen[key] = true
-	if path != "" {
-		w.o.Warnf("warning: %s: %v", path, err)
-	} else {
-		w.o.Warnf("warning: skipping %v", err)
-	}
-}
-
-// indexOptions are the options every command opens the index with. All
-// of them use the configured embedder: two commands with different ones
-// would make the index re-embed the store back and forth.
-func indexOptions(o *IO, w *warnOnce, c *Common) (index.Options, error) {
-	opt := index.Options{Warn: w.warn, Now: time.Now, LockTimeout: 5 * time.Second, Keep: o.keep}
-	if o.ErrTTY {
-		opt.Progress = newProgress(o).update
-	}
-	emb, err := c.embedder(o.Getenv)
-	if err != nil {
-		return opt, err
-	}
-	opt.Embedder = emb
-	return opt, nil
-}
-
-// ixHandle is a best-effort index for commands that only use it to look
-// things up (remember's duplicate check, forget's id lookup): when the index
-// cannot be had they fall back to reading files.
-type ixHandle struct {
+// lookup is a best-effort index for writers that only use it to look
+// things up (the duplicate check, finding an id): when the index cannot be
+// had they fall back to reading files.
+type lookup struct {
 	ix    *index.Index
 	st    *mem.Store
-	o     *IO
-	w     *warnOnce
-	c     *Common
 	since []string // entry paths committed since the index was updated
-	err   error
 }
 
-// openIndexQuiet opens the index as it is, for lookups by writers: a
-// writer must stay cheap, so it neither updates the index before nor after
-// its commit (the next reader brings it up to date in one batch). What was
+// openLookup opens the index as it is, for lookups by writers: a writer
+// must stay cheap, so it neither updates the index before nor after its
+// commit (the next reader brings it up to date in one batch). What was
 // committed since the index was last updated is looked at directly (see
 // duplicate); hand edits not yet committed are not.
-func openIndexQuiet(st *mem.Store, o *IO, c *Common) *ixHandle {
-	h := &ixHandle{st: st, o: o, w: &warnOnce{o: o}, c: c}
-	var opt index.Options
-	opt, h.err = indexOptions(o, h.w, c)
-	if h.err != nil {
-		return h
-	}
+func (m *Memory) openLookup() *lookup {
+	h := &lookup{st: m.st}
+	opt := m.indexOptions(context.Background())
+	opt.Keep = nil
+	opt.Progress = nil
 	opt.NoRefresh = true
 	opt.Warn = func(string, error) {} // the next reader reports problems
-	h.ix, h.err = index.Open(newSource(st), opt)
-	if h.err == nil {
-		head, err := st.Head()
-		if err == nil && head != h.ix.Commit() {
-			h.since, err = st.Diff(h.ix.Commit(), head)
-		}
-		if err != nil {
-			h.ix.Close()
-			h.ix, h.err = nil, err
-		}
+	ix, err := index.Open(newSource(m.st), opt)
+	if err != nil {
+		return h
 	}
+	head, err := m.st.Head()
+	if err == nil && head != ix.Commit() {
+		h.since, err = m.st.Diff(ix.Commit(), head)
+	}
+	if err != nil {
+		ix.Close()
+		return h
+	}
+	h.ix = ix
 	return h
 }
 
-func (h *ixHandle) close() {
-	if h != nil && h.ix != nil {
+func (h *lookup) close() {
+	if h.ix != nil {
 		h.ix.Close()
 		h.ix = nil
 	}
 }
 
-func (h *ixHandle) pathOf(id string) string {
+func (h *lookup) pathOf(id string) string {
 	if h.ix == nil {
 		return ""
 	}
@@ -202,7 +150,8 @@ func (h *ixHandle) pathOf(id string) string {
 
 // duplicate returns the live entry in the same scope and kind with the same
 // text, or nil.
-func (h *ixHandle) duplicate(st *mem.Store, e *mem.Entry) *mem.Entry {
+func (h *lookup) duplicate(e *mem.Entry) *mem.Entry {
+	st := h.st
 	hash := mem.ContentHash(e.Body)
 	if h.ix != nil {
 		paths, err := h.ix.ByHash(hash)
@@ -229,32 +178,4 @@ func (h *ixHandle) duplicate(st *mem.Store, e *mem.Entry) *mem.Entry {
 		}
 	}
 	return nil
-}
-
-// reader is what a command that reads the index starts from: the store,
-// the index options every command shares, and the warnings sink.
-type reader struct {
-	st  *mem.Store
-	src storeSource
-	opt index.Options
-	w   *warnOnce
-}
-
-// openReader opens the store and prepares the index options.
-func (c *Common) openReader(ctx context.Context, o *IO, command string) (*reader, error) {
-	if o.ready != nil {
-		if err := o.ready(); err != nil {
-			return nil, err
-		}
-	}
-	st, err := c.openStore(ctx, command)
-	if err != nil {
-		return nil, err
-	}
-	w := &warnOnce{o: o}
-	opt, err := indexOptions(o, w, c)
-	if err != nil {
-		return nil, err
-	}
-	return &reader{st: st, src: newSource(st), opt: opt, w: w}, nil
 }

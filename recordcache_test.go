@@ -1,6 +1,6 @@
 //go:build unix
 
-package cli
+package mira
 
 import (
 	"os"
@@ -35,7 +35,7 @@ func TestRecordCache(t *testing.T) {
 	}
 	old := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	write("first text", old)
-	var c recordCache
+	var c RecordCache
 	text := func() string {
 		t.Helper()
 		r, err := c.read(st, rel)
@@ -71,7 +71,7 @@ func TestRecordCache(t *testing.T) {
 	if _, err := c.read(st, rel); err == nil {
 		t.Error("a removed file was read from the cache")
 	}
-	var none *recordCache
+	var none *RecordCache
 	write("third text", old)
 	if r, err := none.read(st, rel); err != nil || r.Text != "third text" {
 		t.Errorf("without a cache: %q, %v", r.Text, err)

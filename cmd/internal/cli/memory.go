@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/miramem/mira"
+	"github.com/miramem/mira/internal/paths"
+	"github.com/miramem/mira/mem"
+)
+
+// open opens the memory the common options name, for one command.
+// project is the current project ("" for none).
+func (c *Common) open(ctx context.Context, o *IO, command, project string) (*mira.Memory, error) {
+	if c.Home == "" {
+		return nil, usagef("no store: set MIRA_HOME or --home")
+	}
+	home, err := paths.ExpandHome(c.Home)
+	if err != nil {
+		return nil, err
+	}
+	opt := mira.Options{
+		Home: home, Command: command, Config: o.config(), Getenv: o.Getenv,
+		Embedder: c.Embed, LockTimeout: c.LockTimeout, Project: project,
+		Warn: (&warnOnce{o: o}).warn, Keep: o.keep, Fresh: o.ready, Records: o.records,
+	}
+	if opt.Embedder == "" {
+		opt.Embedder = mira.BuiltinEmbedder
+	}
+	if o.ErrTTY {
+		opt.Progress = newProgress(o).update
+	}
+	return mira.Open(ctx, opt)
+}
+
+// project is the current project: the flag's, else the one detected from
+// the working directory (or $MIRA_PROJECT).
+func project(o *IO, flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if wd, err := o.Getwd(); err == nil {
+		return mem.DetectProject(wd, o.Getenv("MIRA_PROJECT")).Name
+	}
+	return ""
+}
+
+// warnOnce prints each warning once per command.
+type warnOnce struct {
+	o    *IO
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (w *warnOnce) warn(path string, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seen == nil {
+		w.seen = map[string]bool{}
+	}
+	var pe *mem.ParseError
+	isParse := errors.As(err, &pe)
+	if isParse {
+		path = ""
+	}
+	key := path + "\x00" + err.Error()
+	if w.seen[key] {
+		return
+	}
+	w.seen[key] = true
+	switch {
+	case path != "":
+		w.o.Warnf("warning: %s: %v", path, err)
+	case isParse:
+		w.o.Warnf("warning: skipping %v", err)
+	default:
+		w.o.Warnf("warning: %v", err)
+	}
+}

@@ -1,0 +1,223 @@
+package mira
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/miramem/mira/embed"
+	"github.com/miramem/mira/internal/paths"
+	"github.com/miramem/mira/llm"
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the YAML configuration file ($MIRA_CONFIG, else
+// $XDG_CONFIG_HOME/mira/config.yaml). Its values are defaults: the
+// environment and the caller's options beat them.
+type Config struct {
+	Home        string `yaml:"home"`
+	Output      string `yaml:"output"`
+	LockTimeout string `yaml:"lock_timeout"`
+	Embed       struct {
+		Name    string `yaml:"name"` // builtin or openai:<model>[/<dim>]
+		BaseURL string `yaml:"base_url"`
+		APIKey  string `yaml:"api_key"`
+	} `yaml:"embed"`
+	Rerank struct {
+		BaseURL string `yaml:"base_url"`
+		Model   string `yaml:"model"`
+		APIKey  string `yaml:"api_key"`
+	} `yaml:"rerank"`
+	Recall struct {
+		K    int    `yaml:"k"`
+		Mode string `yaml:"mode"`
+	} `yaml:"recall"`
+	// LLM is the chat model of the write path and the agent; the
+	// environment's MIRA_MODEL, OPENAI_BASE_URL and OPENAI_API_KEY beat it.
+	LLM struct {
+		Model   string `yaml:"model"`
+		BaseURL string `yaml:"base_url"`
+		APIKey  string `yaml:"api_key"`
+		Timeout string `yaml:"timeout"`
+	} `yaml:"llm"`
+	Context struct {
+		Mode     string `yaml:"mode"`
+		Encoding string `yaml:"encoding"`
+		Log      bool   `yaml:"log"`
+		// Per-mode budgets in tokens; zero keeps the built-in default.
+		Budget struct {
+			Off   int `yaml:"off"`
+			Light int `yaml:"light"`
+			Heavy int `yaml:"heavy"`
+		} `yaml:"budget"`
+	} `yaml:"context"`
+	Summarize struct {
+		MaxEntries int `yaml:"max_entries"`
+	} `yaml:"summarize"`
+	Agent struct {
+		Conversation  string   `yaml:"conversation"`
+		MaxSteps      int      `yaml:"max_steps"`
+		BufferTokens  int      `yaml:"buffer_tokens"`
+		ContextBudget int      `yaml:"context_budget"`
+		RecallK       int      `yaml:"recall_k"`
+		Effort        string   `yaml:"effort"`
+		Summarizer    string   `yaml:"summarizer"`
+		Allow         []string `yaml:"allow"`
+	} `yaml:"agent"`
+	// Prices are in US dollars per million tokens, by model name, for the
+	// agent's /status.
+	Prices map[string]Price `yaml:"prices"`
+
+	// Path is the file the configuration was read from ("" for none).
+	Path string `yaml:"-"`
+}
+
+// Price is what a model's tokens cost, in US dollars per million.
+type Price struct {
+	Input       float64 `yaml:"input"`
+	CachedInput float64 `yaml:"cached_input"`
+	Output      float64 `yaml:"output"`
+}
+
+// LoadConfig reads the configuration file that getenv names ($MIRA_CONFIG,
+// else the XDG default). A missing default file is an empty
+// configuration; a missing file named by $MIRA_CONFIG, an unknown key or a
+// bad value is an error, with an empty configuration beside it.
+func LoadConfig(getenv func(string) string) (*Config, error) {
+	cfg := &Config{}
+	p, explicit := paths.ConfigFile(getenv)
+	if p == "" {
+		return cfg, nil
+	}
+	cfg.Path = p
+	data, err := os.ReadFile(p)
+	if err != nil {
+		if os.IsNotExist(err) && !explicit {
+			return cfg, nil
+		}
+		return cfg, &InvalidError{fmt.Errorf("cannot read config: %w", err)}
+	}
+	c, err := ParseConfig(data)
+	if err != nil {
+		return &Config{Path: p}, &InvalidError{fmt.Errorf("config %s: %v", p, err)}
+	}
+	c.Path = p
+	return c, nil
+}
+
+// ParseConfig reads a configuration from YAML. Unknown keys are errors: a
+// misspelt key would otherwise be ignored without a word.
+func ParseConfig(data []byte) (*Config, error) {
+	cfg := &Config{}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+		return &Config{}, err
+	}
+	return cfg, nil
+}
+
+// BuiltinEmbedder names the built-in offline embedder.
+const BuiltinEmbedder = "builtin"
+
+// NewEmbedder returns the embedder name calls for: nil for the built-in
+// one, which the index fits from the store, or a client for any
+// OpenAI-compatible /v1/embeddings endpoint given as openai:<model>[/<dim>].
+// Embeddings may come from another server than the chat model:
+// MIRA_EMBED_BASE_URL and MIRA_EMBED_API_KEY come first, then the
+// configuration, then OPENAI_BASE_URL and OPENAI_API_KEY.
+func NewEmbedder(name string, cfg *Config, getenv func(string) string) (embed.Embedder, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || name == BuiltinEmbedder {
+		return nil, nil
+	}
+	model, ok := strings.CutPrefix(name, "openai:")
+	if !ok || model == "" {
+		return nil, invalidf("unknown embedder %q: use %s or openai:<model>", name, BuiltinEmbedder)
+	}
+	dim := 0
+	if i := strings.LastIndexByte(model, '/'); i > 0 {
+		if n, err := strconv.Atoi(model[i+1:]); err == nil && n > 0 {
+			model, dim = model[:i], n
+		}
+	}
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	e, err := embed.NewOpenAI(embed.OpenAIConfig{
+		BaseURL: first(getenv("MIRA_EMBED_BASE_URL"), cfg.Embed.BaseURL, getenv("OPENAI_BASE_URL"), embed.DefaultOpenAIBaseURL),
+		APIKey:  first(getenv("MIRA_EMBED_API_KEY"), cfg.Embed.APIKey, getenv("OPENAI_API_KEY")),
+		Model:   model,
+		Dim:     dim,
+		Timeout: 2 * time.Minute,
+	})
+	if err != nil {
+		return nil, invalidf("embedder %s: %v", name, err)
+	}
+	return e, nil
+}
+
+// NewReranker returns the configured rerank endpoint
+// (MIRA_RERANK_BASE_URL, MIRA_RERANK_MODEL, MIRA_RERANK_API_KEY, else the
+// configuration's rerank section), or nil when there is none.
+func NewReranker(cfg *Config, getenv func(string) string) (*embed.Reranker, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	base := first(getenv("MIRA_RERANK_BASE_URL"), cfg.Rerank.BaseURL)
+	if base == "" {
+		return nil, nil
+	}
+	model := first(getenv("MIRA_RERANK_MODEL"), cfg.Rerank.Model)
+	key := first(getenv("MIRA_RERANK_API_KEY"), cfg.Rerank.APIKey)
+	if model == "" {
+		return nil, invalidf("rerank endpoint %s configured without a model (MIRA_RERANK_MODEL)", base)
+	}
+	return embed.NewReranker(embed.RerankConfig{BaseURL: base, APIKey: key, Model: model, Timeout: time.Minute}), nil
+}
+
+// NewChatModel returns the configured chat model, or nil when there is
+// none: model if given, else MIRA_MODEL, else the configuration's
+// llm.model, at OPENAI_BASE_URL (else llm.base_url) with OPENAI_API_KEY
+// (else llm.api_key) and llm.timeout.
+func NewChatModel(model string, cfg *Config, getenv func(string) string) (*llm.Client, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	c := llm.ConfigFromEnv(getenv)
+	if m := strings.TrimSpace(model); m != "" {
+		c.Model = m
+	}
+	c.Model = first(c.Model, strings.TrimSpace(cfg.LLM.Model))
+	c.BaseURL = first(c.BaseURL, strings.TrimSpace(cfg.LLM.BaseURL))
+	c.APIKey = first(c.APIKey, strings.TrimSpace(cfg.LLM.APIKey))
+	if cfg.LLM.Timeout != "" {
+		d, err := time.ParseDuration(cfg.LLM.Timeout)
+		if err != nil {
+			return nil, invalidf("config llm.timeout: %v", err)
+		}
+		c.Timeout = d
+	}
+	if !c.Configured() {
+		return nil, nil
+	}
+	client, err := llm.New(c)
+	if err != nil {
+		return nil, invalidf("chat model: %v", err)
+	}
+	return client, nil
+}
+
+func first(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,73 @@
+package mira
+
+import (
+	"cmp"
+	"context"
+
+	"github.com/miramem/mira/mem"
+)
+
+// ForgetOptions tune one Forget.
+type ForgetOptions struct {
+	// Reason is recorded as deleted_reason and in the commit; default
+	// "forgotten".
+	Reason string
+	// DryRun computes the operations and writes nothing.
+	DryRun bool
+}
+
+// ForgetResult is what a Forget did.
+type ForgetResult struct {
+	// Entries are the memories forgotten, as they were before.
+	Entries []*mem.Entry
+	Ops     []mem.Op
+	Commit  string
+}
+
+// Forget tombstones memories by id in one commit: each file moves under
+// entries/<scope>/deleted/ with deleted_at and the reason. An unknown or
+// already deleted id makes an *InvalidError and nothing is written.
+func (m *Memory) Forget(ctx context.Context, ids []string, opt ForgetOptions) (*ForgetResult, error) {
+	if len(ids) == 0 {
+		return nil, invalidf("nothing to forget: no ids")
+	}
+	reason := cmp.Or(opt.Reason, "forgotten")
+	if !opt.DryRun {
+		unlock, err := m.lock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
+	lk := m.openLookup()
+	defer lk.close()
+	tx := m.st.Begin(opt.DryRun)
+	res := &ForgetResult{}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		e, err := m.st.FindID(id, lk.pathOf(id))
+		if err != nil {
+			tx.Rollback()
+			return nil, &InvalidError{err}
+		}
+		if err := tx.Tombstone(e, reason, ""); err != nil {
+			tx.Rollback()
+			return nil, &InvalidError{err}
+		}
+		res.Entries = append(res.Entries, e)
+	}
+	res.Ops = tx.Ops
+	if opt.DryRun {
+		return res, nil
+	}
+	hash, err := tx.Commit(mem.Subject("forget", tx.Ops), mem.Trailer{Key: "Mira-Reason", Value: reason})
+	if err != nil {
+		return nil, err
+	}
+	res.Commit = hash
+	return res, nil
+}

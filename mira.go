@@ -1,0 +1,412 @@
+// Package mira is Mira's memory as a Go API: the use cases that every front
+// end calls (the mira-* commands, the coding agent, the MCP server) and
+// that a Go program can call to embed the memory.
+//
+// A Memory is an open store: Markdown files with YAML front matter in a
+// git repository (package mem), a disposable search index beside them
+// (package index), and the configuration that chooses the embedder and the
+// models. Its methods are safe for concurrent use by many goroutines:
+// writes (Remember, Forget, Summarize) take the store's lock one at a
+// time, in this process and across processes, and reads (Recall, Context,
+// Turns) never wait for a write. Open with Options.Warm in a long-running
+// process: the index then stays open and a file watcher keeps it fresh,
+// so a recall answers from warm memory and still sees a file saved a
+// moment ago.
+package mira
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/miramem/mira/embed"
+	"github.com/miramem/mira/index"
+	"github.com/miramem/mira/internal/paths"
+	"github.com/miramem/mira/mem"
+)
+
+// Options say which store to open and how.
+type Options struct {
+	// Home is the store directory. Empty means $MIRA_HOME, else the
+	// configuration's home, else $XDG_DATA_HOME/mira. A store that does
+	// not exist yet is created.
+	Home string
+	// Command names the program in lock files and commits (Mira-Command
+	// trailer); default "mira".
+	Command string
+	// Config is the configuration; nil reads it with LoadConfig(Getenv).
+	Config *Config
+	// Getenv reads the environment; nil means os.Getenv. A server that
+	// acts for clients with environments of their own passes theirs.
+	Getenv func(string) string
+	// Embedder names the embedder (BuiltinEmbedder or openai:<model>);
+	// empty means $MIRA_EMBED, else the configuration, else builtin.
+	Embedder string
+	// LockTimeout bounds the wait for another writer's lock; zero means
+	// the configuration's lock_timeout, else 10 s.
+	LockTimeout time.Duration
+	// Project is the current project: memories stored without one get it,
+	// and recalls favour it. Empty means none (see mem.DetectProject).
+	Project string
+	// Warn receives what a caller may want to show but that does not fail
+	// the call: a broken entry file (its path and the parser's reason), a
+	// note about the index. Each is reported once per Memory. Nil discards
+	// them.
+	Warn func(path string, err error)
+	// Progress reports long index work (a rebuild) as files done out of
+	// total. Nil reports nothing.
+	Progress func(done, total int)
+	// Warm keeps the index open between calls and runs a file watcher that
+	// keeps it fresh (as mira-index watch does), for a long-running
+	// process. Without it, each read opens the index and checks the store
+	// for changes itself. When another process already watches the store,
+	// its watcher is trusted and this one does not start.
+	Warm bool
+	// Keep, when set, is the index state shared with other users of the
+	// same process (a server that also runs index batches). Warm makes one
+	// of its own when it is nil.
+	Keep *index.Keep
+	// Fresh, when set, is called before a read opens the index: a server
+	// that watches the store makes it take in what changed so far.
+	Fresh func() error
+	// Records, when set, keeps the records of the entry files read, for
+	// as long as each file is unchanged, across the Memories of a
+	// long-running process. Warm makes one of its own when it is nil.
+	Records *RecordCache
+}
+
+// Memory is an open store. Close it when done.
+type Memory struct {
+	st    *mem.Store // nil for a detached Memory
+	home  string
+	opt   Options
+	cfg   *Config
+	emb   embed.Embedder
+	rr    *embed.Reranker
+	keep  *index.Keep
+	cache *RecordCache // records of files read, in a warm Memory
+
+	warnMu sync.Mutex
+	warned map[string]bool
+
+	// readMu serialises the opens of the index that share keep: they take
+	// milliseconds once warm, and the kept state is one generation's.
+	readMu sync.Mutex
+	// writeMu serialises this process's writers before they take the
+	// store's lock file, which is not reentrant.
+	writeMu sync.Mutex
+
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
+	syncer    *index.Syncer
+	watching  chan struct{} // closed once the watcher's first batch is done
+
+	closeOnce sync.Once
+}
+
+// Open opens the store that opt names, creating it on first use.
+func Open(ctx context.Context, opt Options) (*Memory, error) {
+	if opt.Getenv == nil {
+		opt.Getenv = os.Getenv
+	}
+	opt.Command = cmp.Or(opt.Command, "mira")
+	cfg := opt.Config
+	if cfg == nil {
+		var err error
+		if cfg, err = LoadConfig(opt.Getenv); err != nil {
+			return nil, err
+		}
+	}
+	home := cmp.Or(opt.Home, opt.Getenv("MIRA_HOME"), cfg.Home, paths.DefaultHome(opt.Getenv))
+	if home == "" {
+		return nil, invalidf("no store: set MIRA_HOME or the home option")
+	}
+	home, err := paths.ExpandHome(home)
+	if err != nil {
+		return nil, err
+	}
+	if opt.LockTimeout <= 0 {
+		opt.LockTimeout = 10 * time.Second
+		if cfg.LockTimeout != "" {
+			d, err := time.ParseDuration(cfg.LockTimeout)
+			if err != nil {
+				return nil, invalidf("config lock_timeout: %v", err)
+			}
+			opt.LockTimeout = d
+		}
+	}
+	emb, err := NewEmbedder(cmp.Or(opt.Embedder, opt.Getenv("MIRA_EMBED"), cfg.Embed.Name), cfg, opt.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	rr, err := NewReranker(cfg, opt.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	st, err := mem.Open(ctx, home, opt.Command, opt.LockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	m := &Memory{st: st, home: st.Root, opt: opt, cfg: cfg, emb: emb, rr: rr, keep: opt.Keep, cache: opt.Records}
+	if opt.Warm {
+		if m.keep == nil {
+			m.keep = new(index.Keep)
+		}
+		if m.cache == nil {
+			m.cache = &RecordCache{}
+		}
+		m.startWatch()
+	}
+	return m, nil
+}
+
+// Detached returns a Memory without a store, for planning contexts from
+// the caller's items alone (Context with NoStore set; no other method may
+// be called). Logged plans go under home when it is not empty; nothing is
+// created otherwise.
+func Detached(cfg *Config, home string) *Memory {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	return &Memory{home: home, cfg: cfg, opt: Options{Getenv: os.Getenv}}
+}
+
+// Store is the store underneath, for the front ends that read or write it
+// in ways of their own (the agent's conversation).
+func (m *Memory) Store() *mem.Store { return m.st }
+
+// Root is the store directory.
+func (m *Memory) Root() string { return m.home }
+
+// Config is the configuration the Memory was opened with.
+func (m *Memory) Config() *Config { return m.cfg }
+
+// Getenv reads the environment the Memory was opened with.
+func (m *Memory) Getenv(key string) string { return m.opt.Getenv(key) }
+
+// Project is the current project of Options.Project.
+func (m *Memory) Project() string { return m.opt.Project }
+
+// Close stops the watcher and lets go of the kept index. It does not wait
+// for calls in progress; make none after it.
+func (m *Memory) Close() error {
+	m.closeOnce.Do(func() {
+		if m.stopWatch != nil {
+			m.stopWatch()
+			<-m.watchDone
+		}
+		if m.opt.Warm && m.opt.Keep == nil && m.keep != nil {
+			m.readMu.Lock()
+			m.keep.Release()
+			m.readMu.Unlock()
+		}
+	})
+	return nil
+}
+
+// startWatch runs the watcher of a warm Memory. Another process's watcher
+// (mira-index watch, a second server) is trusted instead.
+func (m *Memory) startWatch() {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.stopWatch, m.watchDone = cancel, make(chan struct{})
+	m.syncer = index.NewSyncer()
+	m.watching = make(chan struct{})
+	var once sync.Once
+	go func() {
+		defer close(m.watchDone)
+		defer once.Do(func() { close(m.watching) })
+		opt := m.indexOptions(ctx)
+		err := index.Watch(ctx, newSource(m.st), opt, func(ev index.Event) {
+			if ev.Err != nil {
+				m.warn("", fmt.Errorf("index watcher: %w (retried with the next change)", ev.Err))
+				return
+			}
+			once.Do(func() { close(m.watching) })
+		}, m.syncer)
+		if err != nil && !errors.Is(err, index.ErrWatching) && ctx.Err() == nil {
+			m.warn("", fmt.Errorf("index watcher stopped: %w", err))
+		}
+		m.readMu.Lock()
+		m.syncer = nil
+		m.readMu.Unlock()
+	}()
+}
+
+// fresh brings the index up to what changed so far, through this
+// process's watcher when it runs.
+func (m *Memory) fresh(ctx context.Context) error {
+	if m.opt.Fresh != nil {
+		return m.opt.Fresh()
+	}
+	if m.syncer == nil {
+		return nil
+	}
+	select {
+	case <-m.watching:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	m.readMu.Lock()
+	s := m.syncer
+	m.readMu.Unlock()
+	if s == nil {
+		return nil // not watching: each open checks the store itself
+	}
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := s.Sync(sctx); err != nil && ctx.Err() == nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil // the watcher is stuck: Open's own checks still run
+		}
+		m.warn("", fmt.Errorf("index watcher: %w", err))
+	}
+	return nil
+}
+
+// warn reports a problem once per Memory.
+func (m *Memory) warn(path string, err error) {
+	if m.opt.Warn == nil || errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	var pe *mem.ParseError
+	if errors.As(err, &pe) {
+		path = "" // the parse error names the file itself
+	}
+	key := path + "\x00" + err.Error()
+	m.warnMu.Lock()
+	if m.warned == nil {
+		m.warned = map[string]bool{}
+	}
+	seen := m.warned[key]
+	m.warned[key] = true
+	m.warnMu.Unlock()
+	if !seen {
+		m.opt.Warn(path, err)
+	}
+}
+
+// indexOptions are the options every index open shares. All of them use
+// the configured embedder: two callers with different ones would make the
+// index re-embed the store back and forth.
+func (m *Memory) indexOptions(ctx context.Context) index.Options {
+	return index.Options{
+		Warn: m.warn, Now: time.Now, LockTimeout: 5 * time.Second, Keep: m.keep,
+		Progress: m.opt.Progress, Embedder: m.emb, Context: ctx,
+	}
+}
+
+// openIndex opens the index brought up to date with the store. The
+// caller holds readMu when the Memory keeps the index, and closes it.
+func (m *Memory) openIndex(ctx context.Context) (*index.Index, error) {
+	if err := m.fresh(ctx); err != nil {
+		return nil, err
+	}
+	ix, err := index.Open(newSource(m.st), m.indexOptions(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("cannot open index: %w", err)
+	}
+	return ix, nil
+}
+
+// withIndex runs fn with the index open and fresh.
+func (m *Memory) withIndex(ctx context.Context, fn func(*index.Index) error) error {
+	if m.keep != nil {
+		m.readMu.Lock()
+		defer m.readMu.Unlock()
+	}
+	ix, err := m.openIndex(ctx)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	return fn(ix)
+}
+
+// IndexStatus describes the index as it is, building it first when there
+// is none yet.
+func (m *Memory) IndexStatus(ctx context.Context) (index.Status, error) {
+	if m.keep != nil {
+		m.readMu.Lock()
+		defer m.readMu.Unlock()
+	}
+	opt := m.indexOptions(ctx)
+	opt.NoRefresh = true
+	ix, err := index.Open(newSource(m.st), opt)
+	if errors.Is(err, index.ErrNoIndex) {
+		opt.NoRefresh = false
+		ix, err = index.Open(newSource(m.st), opt)
+	}
+	if err != nil {
+		return index.Status{}, fmt.Errorf("cannot open index: %w", err)
+	}
+	defer ix.Close()
+	return ix.Status()
+}
+
+// RebuildIndex builds the index anew from the files.
+func (m *Memory) RebuildIndex(ctx context.Context) (index.Stats, error) {
+	if m.keep != nil {
+		m.readMu.Lock()
+		defer m.readMu.Unlock()
+	}
+	return index.Rebuild(newSource(m.st), m.indexOptions(ctx))
+}
+
+// UpdateIndex brings the index up to date with the files.
+func (m *Memory) UpdateIndex(ctx context.Context) (index.Stats, error) {
+	var st index.Stats
+	err := m.withIndex(ctx, func(ix *index.Index) error {
+		st = ix.LastUpdate()
+		return nil
+	})
+	return st, err
+}
+
+// lock takes the store's lock for one write.
+func (m *Memory) lock(ctx context.Context) (unlock func(), err error) {
+	m.writeMu.Lock()
+	l, err := m.st.Lock(ctx, m.opt.LockTimeout)
+	if err != nil {
+		m.writeMu.Unlock()
+		return nil, err
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.Unlock()
+			m.writeMu.Unlock()
+		})
+	}, nil
+}
+
+// DetectProject is the project of the directory dir: MIRA_PROJECT (env),
+// else .mira/project.yaml, the git root or a package manifest above dir.
+func DetectProject(dir, env string) string { return mem.DetectProject(dir, env).Name }
+
+func cleanTags(tags []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range tags {
+		t = strings.TrimSpace(t)
+		if t != "" && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Watch keeps the index fresh until ctx ends, as mira-index watch does:
+// each burst of file events and each new commit is applied in one batch,
+// reported to events (nil: not reported). Requests made through sync (nil:
+// none) are answered once the watcher is up. It returns an error wrapping
+// index.ErrWatching when another process already watches the store.
+func (m *Memory) Watch(ctx context.Context, events func(index.Event), sync *index.Syncer) error {
+	return index.Watch(ctx, newSource(m.st), m.indexOptions(ctx), events, sync)
+}

@@ -1,0 +1,258 @@
+package mira
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/miramem/mira/index"
+	"github.com/miramem/mira/mem"
+)
+
+// Query is what a Recall looks for.
+type Query struct {
+	// Text is the question in plain words. Empty: the newest memories
+	// that pass the filters.
+	Text string
+	// K is how many memories to return; zero means the configuration's
+	// recall.k, else 10.
+	K int
+	// Kinds keeps only these kinds (none: every kind).
+	Kinds []string
+	// Scope searches this scope and global; empty searches every scope.
+	Scope string
+	// Project is favoured in the ranking; empty means the Memory's.
+	Project string
+	// Since keeps only memories created at or after it.
+	Since time.Time
+	// Tags keeps only memories with one of them.
+	Tags []string
+	// Mode is lexical (BM25), vector (embeddings) or hybrid (both,
+	// fused); empty means the configuration's recall.mode, else hybrid.
+	Mode string
+	// Now is the clock for recency; zero means time.Now.
+	Now time.Time
+}
+
+// Recall modes.
+var RecallModes = []string{"lexical", "vector", "hybrid"}
+
+// Recall returns the memories that answer q, best first, as records with
+// their score and why: lexical (BM25) and vector candidates fused,
+// weighted by recency, with small bonuses for the current project and for
+// memories of a time the query names, near-copies held back by MMR, and
+// reordered by the rerank endpoint when one is configured. A file that
+// changed or broke since the index saw it is reported through
+// Options.Warn and left out.
+func (m *Memory) Recall(ctx context.Context, q Query) ([]mem.Record, error) {
+	iq, err := m.indexQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		hits     []index.Hit
+		reranked []float64
+	)
+	err = m.withIndex(ctx, func(ix *index.Index) error {
+		var err error
+		hits, reranked, err = m.search(ctx, ix, iq)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	read, errs := m.readHits(hits)
+	recs := make([]mem.Record, 0, len(hits))
+	for i, h := range hits {
+		if err := errs[i]; err != nil {
+			m.warn(h.Path, err) // changed or removed since the index saw it
+			continue
+		}
+		r := read[i]
+		score := Round(h.Score, 4)
+		r.Score = &score
+		why := whyOf(h)
+		if reranked != nil {
+			why["rerank"] = Round(reranked[i], 4)
+		}
+		r.Why = why
+		recs = append(recs, r)
+	}
+	return recs, nil
+}
+
+// indexQuery checks q and turns it into the index's query.
+func (m *Memory) indexQuery(q Query) (index.Query, error) {
+	k := q.K
+	if k == 0 {
+		k = cmp.Or(m.cfg.Recall.K, 10)
+	}
+	if k < 0 {
+		return index.Query{}, invalidf("k must be at least 1")
+	}
+	now := q.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	mode := cmp.Or(q.Mode, m.cfg.Recall.Mode, "hybrid")
+	if !slices.Contains(RecallModes, mode) {
+		return index.Query{}, invalidf("unknown mode %q (want one of %s)", mode, strings.Join(RecallModes, ", "))
+	}
+	iq := index.Query{Text: q.Text, K: k, Kinds: q.Kinds, Tags: cleanTags(q.Tags), Now: now, Mode: mode, Since: q.Since}
+	for _, kind := range q.Kinds {
+		if !slices.Contains(mem.Kinds, kind) {
+			return index.Query{}, invalidf("unknown kind %q (want one of %s)", kind, strings.Join(mem.Kinds, ", "))
+		}
+	}
+	if q.Scope != "" {
+		if err := mem.ValidScope(q.Scope); err != nil {
+			return index.Query{}, &InvalidError{fmt.Errorf("scope: %w", err)}
+		}
+		iq.Scopes = []string{q.Scope}
+		if q.Scope != mem.DefaultScope {
+			iq.Scopes = append(iq.Scopes, mem.DefaultScope)
+		}
+	}
+	iq.Project = cmp.Or(q.Project, m.opt.Project)
+	return iq, nil
+}
+
+// readHits reads the hits' records, two at a time, through the record
+// cache of a warm Memory.
+func (m *Memory) readHits(hits []index.Hit) ([]mem.Record, []error) {
+	recs, errs := make([]mem.Record, len(hits)), make([]error, len(hits))
+	read := func(i int) { recs[i], errs[i] = m.cache.read(m.st, hits[i].Path) }
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 1; i < len(hits); i += 2 {
+			read(i)
+		}
+	})
+	for i := 0; i < len(hits); i += 2 {
+		read(i)
+	}
+	wg.Wait()
+	return recs, errs
+}
+
+// search runs the query and, when a rerank endpoint is configured, reorders
+// the ranked candidates (before MMR, up to 3K of them) by the endpoint's
+// scores. It returns the hits and, when reranked, their rerank scores.
+func (m *Memory) search(ctx context.Context, ix *index.Index, q index.Query) ([]index.Hit, []float64, error) {
+	stages, err := ix.SearchStages(q)
+	if err != nil {
+		return nil, nil, fmt.Errorf("search: %w", err)
+	}
+	if m.rr == nil || strings.TrimSpace(q.Text) == "" || len(stages.Ranked) == 0 {
+		return stages.Final, nil, nil
+	}
+	cands := stages.Ranked[:min(len(stages.Ranked), 3*max(q.K, 1))]
+	docs := make([]string, len(cands))
+	for i, h := range cands {
+		if e, err := m.st.Read(h.Path); err == nil {
+			docs[i] = e.Body
+		}
+	}
+	scores, err := m.rr.Rerank(ctx, q.Text, docs)
+	if err != nil {
+		m.warn("rerank", fmt.Errorf("%w; results are not reranked", err))
+		return stages.Final, nil, nil
+	}
+	order := make([]int, len(cands))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return scores[order[a]] > scores[order[b]] })
+	n := min(len(order), max(q.K, 1))
+	hits := make([]index.Hit, n)
+	rs := make([]float64, n)
+	for i := range n {
+		hits[i] = cands[order[i]]
+		hits[i].Why.Rank = i + 1
+		rs[i] = scores[order[i]]
+	}
+	return hits, rs, nil
+}
+
+// whyOf is the "why" object of a recall result: the parts of its score.
+func whyOf(h index.Hit) map[string]any {
+	y := h.Why
+	w := map[string]any{
+		"bm25":        Round(y.BM25, 4),
+		"relevance":   Round(y.Relevance, 4),
+		"vector":      Round(y.Vector, 4),
+		"fused":       Round(y.Fused, 4),
+		"recency":     Round(y.Recency, 4),
+		"rank":        y.Rank,
+		"fusion_rank": y.FusionRank,
+	}
+	if y.LexicalRank != 0 {
+		w["lexical_rank"] = y.LexicalRank
+	}
+	if y.VectorRank != 0 {
+		w["vector_rank"] = y.VectorRank
+	}
+	if y.Project != 0 {
+		w["project"] = Round(y.Project, 4)
+	}
+	if y.Date != 0 {
+		w["date"] = Round(y.Date, 4)
+	}
+	if y.MMRPenalty != 0 {
+		w["mmr_penalty"] = Round(y.MMRPenalty, 4)
+	}
+	return w
+}
+
+// ExplainText renders a recall result's why as one line: each part of the
+// score, in pipeline order, and the formula that adds them up.
+func ExplainText(why any) string {
+	m, ok := why.(map[string]any)
+	if !ok {
+		return fmt.Sprint(why)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	order := map[string]int{"rank": 0, "bm25": 1, "lexical_rank": 2, "relevance": 3, "vector": 4, "vector_rank": 5,
+		"fused": 6, "fusion_rank": 7, "recency": 8, "project": 9, "date": 10, "mmr_penalty": 11, "rerank": 12}
+	sort.Slice(keys, func(i, j int) bool {
+		oi, iok := order[keys[i]]
+		oj, jok := order[keys[j]]
+		if iok != jok {
+			return iok
+		}
+		if oi != oj {
+			return oi < oj
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%v", k, m[k])
+	}
+	s := strings.Join(parts, " ")
+	if _, ok := m["fused"]; ok {
+		s += "  (score = 0.8·fused + 0.2·recency + project + date − mmr_penalty)"
+	}
+	return s
+}
+
+// Round rounds x to places decimals, half away from zero, as recall
+// scores are printed.
+func Round(x float64, places int) float64 {
+	p := 1.0
+	for range places {
+		p *= 10
+	}
+	if x < 0 {
+		return -float64(int64(-x*p+0.5)) / p
+	}
+	return float64(int64(x*p+0.5)) / p
+}

@@ -1,0 +1,225 @@
+package mira
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/miramem/mira/internal/secret"
+	"github.com/miramem/mira/mem"
+)
+
+// RememberOptions tune one Remember.
+type RememberOptions struct {
+	// Replace is the id of a memory the new one replaces: the new one is
+	// written and the old one tombstoned with replaced_by. Entries with no
+	// kind, scope or tags take the old one's.
+	Replace string
+	// DryRun computes the operations and writes nothing.
+	DryRun bool
+	// AllowSecret stores text even when it looks like a credential.
+	AllowSecret bool
+	// Source is the provenance of the commit (Mira-Source trailer); the
+	// entries' own source field defaults to "api".
+	Source string
+	// Until is the end of a leased pin for entries that have none.
+	Until time.Time
+}
+
+// Remembered is one entry of a Remember: stored, or found already there.
+type Remembered struct {
+	Entry *mem.Entry
+	// Duplicate is set when the same text was already remembered in the
+	// same scope and kind: Entry is that memory, and nothing was stored.
+	Duplicate bool
+}
+
+// RememberResult is what a Remember did.
+type RememberResult struct {
+	Items []Remembered
+	// Ops are the operations, as --dry-run prints them.
+	Ops []mem.Op
+	// Commit is the commit made ("" for a dry run or when nothing was new).
+	Commit string
+	// Replaced is the memory tombstoned by RememberOptions.Replace.
+	Replaced *mem.Entry
+}
+
+// Entries returns the entries of the result, stored and duplicates.
+func (r *RememberResult) Entries() []*mem.Entry {
+	out := make([]*mem.Entry, len(r.Items))
+	for i, it := range r.Items {
+		out[i] = it.Entry
+	}
+	return out
+}
+
+// Remember stores entries in one commit: each is checked (kind, scope,
+// fields, the secret scan over every field that reaches a file, a commit
+// message or a prompt), exact duplicates of a live memory in the same scope
+// and kind are not stored twice, and the whole batch is all or nothing.
+// Entries without a kind are notes; without a scope, global; without a
+// project, the Memory's. A refused entry makes an *InvalidError (a
+// *SecretError for a credential) and nothing is written.
+func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt RememberOptions) (*RememberResult, error) {
+	if len(entries) == 0 {
+		return nil, invalidf("nothing to remember")
+	}
+	for _, e := range entries {
+		e.Body = strings.TrimSpace(e.Body)
+		e.Tags = cleanTags(e.Tags)
+		e.Source = cmp.Or(e.Source, "api")
+		e.Project = cmp.Or(e.Project, m.opt.Project)
+		if e.Pin == mem.PinLeased && e.PinUntil.IsZero() {
+			if opt.Until.IsZero() {
+				return nil, invalidf("a leased pin needs an end (until)")
+			}
+			e.PinUntil = opt.Until
+		} else if !opt.Until.IsZero() && e.Pin != mem.PinLeased {
+			return nil, invalidf("an end (until) applies only to a leased pin")
+		}
+		// Checked before the lock is taken, with the defaults a memory
+		// gets when it replaces none: bad input is refused at once, even
+		// while another writer holds the store.
+		c := *e
+		c.Kind = cmp.Or(c.Kind, mem.KindNote)
+		c.Scope = cmp.Or(c.Scope, mem.DefaultScope)
+		if err := check(&c, opt.AllowSecret); err != nil {
+			return nil, err
+		}
+	}
+	var unlock func()
+	if !opt.DryRun {
+		var err error
+		if unlock, err = m.lock(ctx); err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
+	lk := m.openLookup()
+	defer lk.close()
+
+	res := &RememberResult{}
+	var old *mem.Entry
+	if opt.Replace != "" {
+		var err error
+		old, err = m.st.FindID(opt.Replace, lk.pathOf(opt.Replace))
+		if err != nil {
+			return nil, invalidf("replace: %v", err)
+		}
+		if old.Deleted() {
+			return nil, invalidf("replace: memory %s is already deleted", old.ID)
+		}
+	}
+	for _, e := range entries {
+		if old != nil {
+			e.Kind = cmp.Or(e.Kind, old.Kind)
+			e.Scope = cmp.Or(e.Scope, old.Scope)
+			if len(e.Tags) == 0 {
+				e.Tags = old.Tags
+			}
+		}
+		e.Kind = cmp.Or(e.Kind, mem.KindNote)
+		e.Scope = cmp.Or(e.Scope, mem.DefaultScope)
+		if err := check(e, opt.AllowSecret); err != nil {
+			return nil, err
+		}
+	}
+
+	tx := m.st.Begin(opt.DryRun)
+	seen := map[string]bool{}
+	added := 0
+	for _, e := range entries {
+		key := e.Scope + "\x00" + e.Kind + "\x00" + mem.ContentHash(e.Body)
+		if seen[key] {
+			continue // the same text twice in one input
+		}
+		seen[key] = true
+		if dup := lk.duplicate(e); dup != nil && (old == nil || dup.ID != old.ID) {
+			tx.Ops = append(tx.Ops, mem.Op{Op: "none", ID: dup.ID, Kind: dup.Kind, Scope: dup.Scope, Path: dup.Path, Text: dup.Body, Duplicate: dup.ID})
+			res.Items = append(res.Items, Remembered{Entry: dup, Duplicate: true})
+			continue
+		}
+		if err := tx.Add(e); err != nil {
+			tx.Rollback()
+			return nil, err
+		}
+		res.Items = append(res.Items, Remembered{Entry: e})
+		added++
+	}
+	if old != nil && added > 0 {
+		if err := tx.Tombstone(old, "replaced", res.Items[len(res.Items)-1].Entry.ID); err != nil {
+			tx.Rollback()
+			return nil, err
+		}
+		res.Replaced = old
+	}
+	res.Ops = tx.Ops
+	if opt.DryRun || tx.Empty() {
+		return res, nil
+	}
+	verb := "remember"
+	if old != nil {
+		verb = "replace"
+	}
+	var addOps []mem.Op
+	for _, op := range tx.Ops {
+		if op.Op == "add" {
+			addOps = append(addOps, op)
+		}
+	}
+	subject := mem.Subject(verb, addOps)
+	if old != nil {
+		subject += " (replaces " + old.ID + ")"
+	}
+	hash, err := tx.Commit(subject, mem.Trailer{Key: "Mira-Source", Value: cmp.Or(opt.Source, "api")})
+	if err != nil {
+		return nil, err
+	}
+	res.Commit = hash
+	return res, nil
+}
+
+// check validates one entry and refuses secrets.
+func check(e *mem.Entry, allowSecret bool) error {
+	if err := mem.Validate(e); err != nil {
+		return &InvalidError{err}
+	}
+	if allowSecret {
+		return nil
+	}
+	if f := secret.Scan(e.Body); len(f) > 0 {
+		return &SecretError{Findings: f}
+	}
+	return nil
+}
+
+// ParseUntil reads the end of a leased pin: an RFC 3339 time, a date, or a
+// duration from now such as 72h or 3d.
+func ParseUntil(s string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		return now.Add(d).UTC().Truncate(time.Second), nil
+	}
+	if strings.HasSuffix(s, "d") {
+		var n int
+		if _, err := fmt.Sscanf(s, "%dd", &n); err == nil {
+			return now.AddDate(0, 0, n).UTC().Truncate(time.Second), nil
+		}
+	}
+	return mem.ParseTime(s)
+}
+
+// ParseSince reads the start of a time window: an RFC 3339 time, a date,
+// or a duration ago such as 72h or 30d.
+func ParseSince(s string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		return now.Add(-d), nil
+	}
+	var n int
+	if _, err := fmt.Sscanf(s, "%dd", &n); err == nil && strings.HasSuffix(s, "d") {
+		return now.AddDate(0, 0, -n), nil
+	}
+	return mem.ParseTime(s)
+}

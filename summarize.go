@@ -1,0 +1,113 @@
+package mira
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+
+	plan "github.com/miramem/mira/ctx"
+	"github.com/miramem/mira/llm"
+	"github.com/miramem/mira/mem"
+	"github.com/miramem/mira/summarize"
+)
+
+// SummarizeOptions tune one Summarize.
+type SummarizeOptions struct {
+	// Scopes to visit; nil visits every scope of the store.
+	Scopes []string
+	// MaxEntries is the live entries a scope may hold before its oldest
+	// summarized turns and facts are evicted; zero means the
+	// configuration's summarize.max_entries, else 500.
+	MaxEntries int
+	// NoEviction evicts nothing.
+	NoEviction bool
+	// Chat writes the summaries; nil means the configured chat model
+	// (NewChatModel), or the offline extractive summarizer when there is
+	// none or Extractive is set.
+	Chat *llm.Client
+	// Extractive uses the offline extractive summarizer even when a model
+	// is configured.
+	Extractive bool
+	// Through, for one scope, is the id of the last turn or fact to
+	// summarize; newer material stays in the buffer.
+	Through string
+	// DryRun computes the summaries and writes nothing.
+	DryRun bool
+}
+
+// Summarize rolls the new turns and facts of each scope into hierarchical
+// summaries (L1 chunks, L2 groups, the rolling L3) and evicts what a scope
+// holds beyond its limit, in one commit. It is idempotent: material
+// already summarized is not summarized again.
+func (m *Memory) Summarize(ctx context.Context, opt SummarizeOptions) (*summarize.Result, error) {
+	for _, s := range opt.Scopes {
+		if err := mem.ValidScope(s); err != nil {
+			return nil, &InvalidError{err}
+		}
+	}
+	so := summarize.Options{
+		MaxEntries:  cmp.Or(opt.MaxEntries, m.cfg.Summarize.MaxEntries, 500),
+		LockTimeout: m.opt.LockTimeout,
+		DryRun:      opt.DryRun,
+		Through:     opt.Through,
+		Bad:         func(err error) { m.warn("", err) },
+	}
+	if opt.NoEviction {
+		so.MaxEntries = 0
+	}
+	count, err := m.TokenCounter()
+	if err != nil {
+		return nil, err
+	}
+	so.Count = count
+	if !opt.Extractive {
+		client := opt.Chat
+		if client == nil {
+			if client, err = NewChatModel("", m.cfg, m.opt.Getenv); err != nil {
+				return nil, err
+			}
+		}
+		if client != nil {
+			so.Model = client
+			so.Trailers = func() []mem.Trailer { return UsageTrailers(client) }
+		}
+	}
+	if !opt.DryRun {
+		m.writeMu.Lock()
+		defer m.writeMu.Unlock()
+	}
+	return summarize.Run(ctx, m.st, opt.Scopes, so)
+}
+
+// SummaryState is a scope's summary state: its top-level summaries, then
+// every turn and fact they do not cover.
+func (m *Memory) SummaryState(scope string) ([]*mem.Entry, error) {
+	if err := mem.ValidScope(scope); err != nil {
+		return nil, &InvalidError{err}
+	}
+	state, err := summarize.Load(m.st, scope, nil, func(err error) { m.warn("", err) })
+	if err != nil {
+		return nil, err
+	}
+	return append(state.Summaries, state.Buffer...), nil
+}
+
+// TokenCounter returns the tokenizer of the context planner
+// (context.encoding in the configuration), so that summary thresholds mean
+// what a context counts. The encoding is loaded on the first count.
+func (m *Memory) TokenCounter() (func(string) int, error) {
+	tk, err := plan.NewTokenizer(m.cfg.Context.Encoding)
+	if err != nil {
+		return nil, &InvalidError{fmt.Errorf("config context.encoding: %w", err)}
+	}
+	return tk.Count, nil
+}
+
+// UsageTrailers records a model's token usage in the commit it led to.
+func UsageTrailers(c *llm.Client) []mem.Trailer {
+	u := c.Usage()
+	if u.Requests == 0 {
+		return nil
+	}
+	return []mem.Trailer{{Key: "Mira-Usage", Value: u.String()}}
+}
