@@ -9,13 +9,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/miramem/mira/internal/openaicompat"
 	"github.com/miramem/mira/internal/retry"
 	openai "github.com/sashabaranov/go-openai"
 )
 
 // DefaultOpenAIBaseURL is the base URL used when OpenAIConfig.BaseURL is
 // empty.
-const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
+const DefaultOpenAIBaseURL = openaicompat.DefaultBaseURL
 
 // Defaults of OpenAIConfig.
 const (
@@ -74,6 +75,20 @@ type OpenAIConfig struct {
 	HTTPClient *http.Client
 }
 
+// endpoint returns the settings cfg shares with the other clients of
+// OpenAI-compatible servers.
+func (cfg OpenAIConfig) endpoint() openaicompat.Config {
+	return openaicompat.Config{
+		BaseURL:    cfg.BaseURL,
+		APIKey:     cfg.APIKey,
+		Model:      cfg.Model,
+		Timeout:    cfg.Timeout,
+		MaxRetries: cfg.MaxRetries,
+		Backoff:    cfg.Backoff,
+		HTTPClient: cfg.HTTPClient,
+	}
+}
+
 // OpenAI is an Embedder backed by a server speaking the OpenAI embeddings
 // API: POST {BaseURL}/embeddings with {"model", "input": [...]}, answered
 // by {"data": [{"index", "embedding"}], "usage"}. OpenAI, Ollama, the
@@ -112,16 +127,10 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if cfg.RequestDim && cfg.Dim == 0 {
 		return nil, errors.New("openai embedder: RequestDim needs a dimension")
 	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultOpenAIBaseURL
-	}
-	if err := checkBaseURL(base); err != nil {
+	oc, err := cfg.endpoint().ClientConfig()
+	if err != nil {
 		return nil, fmt.Errorf("openai embedder: %w", err)
 	}
-	oc := openai.DefaultConfig(cfg.APIKey)
-	oc.BaseURL = base
-	oc.HTTPClient = retry.HeaderDoer{Client: cfg.HTTPClient}
 	o := &OpenAI{
 		model:   cfg.Model,
 		client:  openai.NewClientWithConfig(oc),

@@ -1,13 +1,10 @@
 package embed
 
 import (
-	"fmt"
-	"net/http"
-	"net/url"
-	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/miramem/mira/internal/openaicompat"
 	"github.com/miramem/mira/internal/retry"
 )
 
@@ -19,46 +16,13 @@ const (
 
 // HTTPError is a reply with a failing HTTP status from an embedding or
 // rerank server. Callers can tell a refused key (401, 403) from a missing
-// model (404) or a bad request (400) by its StatusCode.
-type HTTPError struct {
-	StatusCode int    // the HTTP status code
-	Message    string // the server's own explanation, possibly empty
-}
-
-// Error reads "server replied 401 Unauthorized: <message>", with a hint on
-// the usual cause of a 404 or 405.
-func (e *HTTPError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "server replied %d", e.StatusCode)
-	if t := http.StatusText(e.StatusCode); t != "" {
-		b.WriteString(" " + t)
-	}
-	if e.Message != "" {
-		b.WriteString(": " + e.Message)
-	}
-	if e.StatusCode == http.StatusNotFound || e.StatusCode == http.StatusMethodNotAllowed {
-		b.WriteString(" (check the model name and the base URL, which usually ends in /v1)")
-	}
-	return b.String()
-}
+// model (404) or a bad request (400) by its StatusCode. Its message reads
+// "server replied 401 Unauthorized: <message>", with a hint on the usual
+// cause of a 404 or 405.
+type HTTPError = openaicompat.HTTPError
 
 // httpError makes the error of a failing reply.
-func httpError(r retry.Reply) error {
-	return &HTTPError{StatusCode: r.Status, Message: r.Message}
-}
-
-// checkBaseURL accepts an http or https URL with a host, which is what
-// both clients append their endpoint path to.
-func checkBaseURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("bad base URL %q: %w", raw, err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("bad base URL %q: want http(s)://host[:port]/path", raw)
-	}
-	return nil
-}
+func httpError(r retry.Reply) error { return openaicompat.NewHTTPError(r) }
 
 // maxQuote bounds the part of a reply quoted in an error, so that an
 // unexpected page does not flood the terminal.

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
+	"github.com/miramem/mira/internal/openaicompat"
 	"github.com/miramem/mira/internal/retry"
 )
 
@@ -22,32 +22,16 @@ const defaultRerankTimeout = time.Minute
 // a few bytes per document; servers that echo the documents need more.
 const maxRerankReply = 32 << 20
 
-// RerankConfig configures a Reranker.
-type RerankConfig struct {
-	// BaseURL is the API root that "/rerank" is appended to, usually
-	// ending in /v1: "http://localhost:8080/v1" (llama.cpp server started
-	// with --reranking), "https://api.jina.ai/v1". Required.
-	BaseURL string
-	// APIKey is sent as a bearer token; empty sends no Authorization
-	// header.
-	APIKey string
-	// Model is the reranking model's name, e.g. "jina-reranker-v2-base-
-	// multilingual". Hosted services need it; llama.cpp ignores it, and
-	// an empty name is left out of the request.
-	Model string
-	// Timeout bounds each attempt (default 1 min).
-	Timeout time.Duration
-	// MaxRetries is how often a request that failed with 429, a 5xx other
-	// than 501, or a network error is repeated (default 5; negative means
-	// never).
-	MaxRetries int
-	// Backoff is the wait before the first retry, doubled for each later
-	// one up to 30 s, with jitter (default 500 ms). A Retry-After header
-	// overrides it.
-	Backoff time.Duration
-	// HTTPClient sends the requests (default: a plain http.Client).
-	HTTPClient *http.Client
-}
+// RerankConfig configures a Reranker. BaseURL is the API root that
+// "/rerank" is appended to, usually ending in /v1:
+// "http://localhost:8080/v1" (llama.cpp server started with --reranking),
+// "https://api.jina.ai/v1"; it is required, with no default. Model is the
+// reranking model's name, e.g. "jina-reranker-v2-base-multilingual":
+// hosted services need it, llama.cpp ignores it, and an empty name is left
+// out of the request. Timeout bounds each attempt (default 1 min);
+// MaxRetries defaults to 5 and Backoff to 500 ms. The other fields are as
+// for every client of an OpenAI-compatible server.
+type RerankConfig = openaicompat.Config
 
 // Reranker scores documents against a query with a cross-encoder served
 // at POST {BaseURL}/rerank, the API of the llama.cpp server, Jina, and
@@ -70,14 +54,14 @@ type Reranker struct {
 // a bad BaseURL is reported by the first Rerank.
 func NewReranker(cfg RerankConfig) *Reranker {
 	r := &Reranker{
-		url:     strings.TrimRight(cfg.BaseURL, "/") + "/rerank",
+		url:     openaicompat.Endpoint(cfg.BaseURL, "/rerank"),
 		key:     cfg.APIKey,
 		model:   cfg.Model,
 		hc:      cfg.HTTPClient,
 		retry:   retry.New(defaultMaxRetries, defaultBackoff).Override(cfg.MaxRetries, cfg.Backoff),
 		timeout: cfg.Timeout,
 	}
-	if err := checkBaseURL(cfg.BaseURL); err != nil {
+	if err := openaicompat.CheckBaseURL(cfg.BaseURL); err != nil {
 		r.err = fmt.Errorf("reranker: %w", err)
 	}
 	if r.hc == nil {

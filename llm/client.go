@@ -5,19 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/miramem/mira/internal/openaicompat"
 	"github.com/miramem/mira/internal/retry"
 	openai "github.com/sashabaranov/go-openai"
 )
 
 // DefaultBaseURL is the API root used when Config.BaseURL is empty.
-const DefaultBaseURL = "https://api.openai.com/v1"
+const DefaultBaseURL = openaicompat.DefaultBaseURL
 
 // DefaultTimeout is the per-request timeout used when Config.Timeout is 0.
 const DefaultTimeout = 5 * time.Minute
@@ -35,39 +34,22 @@ const (
 	defaultBackoff    = time.Second
 )
 
-// Config configures a Client.
-type Config struct {
-	// BaseURL is the API root that "/chat/completions" is appended to,
-	// usually ending in /v1: "https://api.openai.com/v1" (the default),
-	// "https://api.deepseek.com/v1", "http://localhost:11434/v1" (Ollama),
-	// "http://localhost:8080/v1" (llama.cpp server, vLLM).
-	BaseURL string
-	// APIKey is sent as a bearer token; empty sends no Authorization
-	// header, which local servers accept.
-	APIKey string
-	// Model is the model name the server knows, e.g. "gpt-4.1-mini" or
-	// "qwen3:8b". Required: an empty Model means no LLM is configured.
-	Model string
-	// Timeout bounds each attempt, not the whole call (the caller's
-	// context does that). For Chat, Complete and CompleteJSON it is the
-	// time for the whole reply; for Stream it is the wait for the first
-	// chunk and then between two chunks, so a long stream that keeps
-	// coming is never cut. Default DefaultTimeout, generous because a
-	// local model on a CPU can take minutes.
-	Timeout time.Duration
-	// MaxRetries is how often a request that failed with 429, a 5xx other
-	// than 501, a timeout or a network error is repeated (default 4;
-	// negative means never).
-	MaxRetries int
-	// Backoff is the wait before the first retry, doubled for each later
-	// one up to 30 s, with jitter (default 1 s). A Retry-After header
-	// overrides it.
-	Backoff time.Duration
-	// HTTPClient sends the requests (default: a plain http.Client). Its
-	// own Timeout, if any, would cut long streams: leave it 0 and use
-	// Timeout.
-	HTTPClient *http.Client
-}
+// Config configures a Client. BaseURL is the API root that
+// "/chat/completions" is appended to, usually ending in /v1:
+// "https://api.openai.com/v1" (the default), "https://api.deepseek.com/v1",
+// "http://localhost:11434/v1" (Ollama), "http://localhost:8080/v1"
+// (llama.cpp server, vLLM); white space around it is ignored. Model is the
+// model name the server knows, e.g. "gpt-4.1-mini" or "qwen3:8b", and is
+// required: an empty Model means no LLM is configured (see Configured).
+//
+// Timeout bounds each attempt, not the whole call (the caller's context
+// does that). For Chat, Complete and CompleteJSON it is the time for the
+// whole reply; for Stream it is the wait for the first chunk and then
+// between two chunks, so a long stream that keeps coming is never cut.
+// Default DefaultTimeout, generous because a local model on a CPU can take
+// minutes. MaxRetries defaults to 4 and Backoff to 1 s. The other fields
+// are as for every client of an OpenAI-compatible server.
+type Config = openaicompat.Config
 
 // ConfigFromEnv reads the chat configuration from the environment through
 // getenv (os.Getenv, or a map lookup in tests): OPENAI_BASE_URL,
@@ -82,10 +64,6 @@ func ConfigFromEnv(getenv func(string) string) Config {
 		Model:   strings.TrimSpace(getenv("MIRA_MODEL")),
 	}
 }
-
-// Configured reports whether cfg names a model, that is whether an LLM is
-// configured at all.
-func (cfg Config) Configured() bool { return strings.TrimSpace(cfg.Model) != "" }
 
 // Client talks to one model on an OpenAI-compatible chat completions API.
 // It is safe for concurrent use.
@@ -110,16 +88,11 @@ func New(cfg Config) (*Client, error) {
 	if model == "" {
 		return nil, errors.New("llm: no model configured (set MIRA_MODEL)")
 	}
-	base := strings.TrimSpace(cfg.BaseURL)
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	if err := checkBaseURL(base); err != nil {
+	cfg.BaseURL = strings.TrimSpace(cfg.BaseURL)
+	oc, err := cfg.ClientConfig()
+	if err != nil {
 		return nil, fmt.Errorf("llm: %w", err)
 	}
-	oc := openai.DefaultConfig(cfg.APIKey)
-	oc.BaseURL = base
-	oc.HTTPClient = retry.HeaderDoer{Client: cfg.HTTPClient}
 	oc.EmptyMessagesLimit = streamLineLimit
 	timeout := cfg.Timeout
 	if timeout <= 0 {
@@ -131,18 +104,6 @@ func New(cfg Config) (*Client, error) {
 		timeout: timeout,
 		retry:   retry.New(defaultMaxRetries, defaultBackoff).Override(cfg.MaxRetries, cfg.Backoff),
 	}, nil
-}
-
-// checkBaseURL accepts an http or https URL with a host.
-func checkBaseURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("bad base URL %q: %w", raw, err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("bad base URL %q: want http(s)://host[:port]/path", raw)
-	}
-	return nil
 }
 
 // Model returns the configured model name.

@@ -3,11 +3,11 @@ package llm
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/miramem/mira/internal/openaicompat"
 	"github.com/miramem/mira/internal/retry"
 )
 
@@ -19,32 +19,19 @@ var ErrContextLength = errors.New("prompt exceeds the model's context window")
 
 // HTTPError is a reply with a failing HTTP status. Callers tell a refused
 // key (401, 403), a missing model (404) and a bad request (400) apart by
-// StatusCode.
+// StatusCode; Message, Type and Code are what the server said.
 type HTTPError struct {
-	StatusCode int    // the HTTP status code
-	Message    string // the server's explanation, possibly empty
-	Type       string // the error type of an OpenAI-shaped body, if any
-	Code       string // the error code of an OpenAI-shaped body, if any
+	openaicompat.HTTPError
 }
 
 // Error reads "server replied 401 Unauthorized: <message>", with a hint
 // for the statuses whose usual cause is the configuration.
 func (e *HTTPError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "server replied %d", e.StatusCode)
-	if t := http.StatusText(e.StatusCode); t != "" {
-		b.WriteString(" " + t)
+	msg := e.HTTPError.Error()
+	if e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden {
+		msg += " (check the API key)"
 	}
-	if e.Message != "" {
-		b.WriteString(": " + e.Message)
-	}
-	switch e.StatusCode {
-	case http.StatusUnauthorized, http.StatusForbidden:
-		b.WriteString(" (check the API key)")
-	case http.StatusNotFound, http.StatusMethodNotAllowed:
-		b.WriteString(" (check the model name and the base URL, which usually ends in /v1)")
-	}
-	return b.String()
+	return msg
 }
 
 // Is reports whether e is the refusal of an over-long prompt when target
@@ -86,7 +73,7 @@ func mentions(err error, words ...string) bool {
 
 // httpError makes the error of a failing reply.
 func httpError(r retry.Reply) error {
-	return &HTTPError{StatusCode: r.Status, Message: r.Message, Type: r.Type, Code: r.Code}
+	return &HTTPError{*openaicompat.NewHTTPError(r)}
 }
 
 // classify turns an error of go-openai into a final or transient one.
