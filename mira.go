@@ -23,6 +23,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miramem/mira/embed"
@@ -104,7 +105,7 @@ type Memory struct {
 
 	stopWatch context.CancelFunc
 	watchDone chan struct{}
-	syncer    *index.Syncer
+	syncer    atomic.Pointer[index.Syncer] // nil when not watching
 	watching  chan struct{} // closed once the watcher's first batch is done
 
 	closeOnce sync.Once
@@ -215,7 +216,8 @@ func (m *Memory) Close() error {
 func (m *Memory) startWatch() {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.stopWatch, m.watchDone = cancel, make(chan struct{})
-	m.syncer = index.NewSyncer()
+	syncer := index.NewSyncer()
+	m.syncer.Store(syncer)
 	m.watching = make(chan struct{})
 	var once sync.Once
 	go func() {
@@ -228,13 +230,11 @@ func (m *Memory) startWatch() {
 				return
 			}
 			once.Do(func() { close(m.watching) })
-		}, m.syncer)
+		}, syncer)
 		if err != nil && !errors.Is(err, index.ErrWatching) && ctx.Err() == nil {
 			m.warn("", fmt.Errorf("index watcher stopped: %w", err))
 		}
-		m.readMu.Lock()
-		m.syncer = nil
-		m.readMu.Unlock()
+		m.syncer.Store(nil)
 	}()
 }
 
@@ -244,7 +244,7 @@ func (m *Memory) fresh(ctx context.Context) error {
 	if m.opt.Fresh != nil {
 		return m.opt.Fresh()
 	}
-	if m.syncer == nil {
+	if m.watching == nil {
 		return nil
 	}
 	select {
@@ -252,9 +252,7 @@ func (m *Memory) fresh(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	m.readMu.Lock()
-	s := m.syncer
-	m.readMu.Unlock()
+	s := m.syncer.Load()
 	if s == nil {
 		return nil // not watching: each open checks the store itself
 	}

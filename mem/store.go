@@ -258,6 +258,9 @@ func (s *Store) Walk(fn func(*Entry) error, bad func(error)) error {
 
 var idRe = regexp.MustCompile(`^[0-9A-Za-z_-]{1,64}$`)
 
+// ValidID reports whether id has the form of a memory id.
+func ValidID(id string) bool { return idRe.MatchString(id) }
+
 // FindID locates the live entry with the given id. hint, when not empty, is
 // a path to try first (from the index); otherwise the entries directory is
 // searched by file name.

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"runtime/debug"
 	"sync"
 
 	"github.com/miramem/mira"
@@ -13,6 +14,12 @@ import (
 // open opens the memory the common options name, for one command.
 // project is the current project ("" for none).
 func (c *Common) open(ctx context.Context, o *IO, command, project string) (*mira.Memory, error) {
+	return c.openWith(ctx, o, command, project, false)
+}
+
+// openWith opens the memory; warm keeps it open and fresh for a
+// long-running process (mira.Options.Warm).
+func (c *Common) openWith(ctx context.Context, o *IO, command, project string, warm bool) (*mira.Memory, error) {
 	if c.Home == "" {
 		return nil, usagef("no store: set MIRA_HOME or --home")
 	}
@@ -23,12 +30,12 @@ func (c *Common) open(ctx context.Context, o *IO, command, project string) (*mir
 	opt := mira.Options{
 		Home: home, Command: command, Config: o.config(), Getenv: o.Getenv,
 		Embedder: c.Embed, LockTimeout: c.LockTimeout, Project: project,
-		Warn: (&warnOnce{o: o}).warn, Keep: o.keep, Fresh: o.ready, Records: o.records,
+		Warn: (&warnOnce{o: o}).warn, Keep: o.keep, Fresh: o.ready, Records: o.records, Warm: warm,
 	}
 	if opt.Embedder == "" {
 		opt.Embedder = mira.BuiltinEmbedder
 	}
-	if o.ErrTTY {
+	if o.ErrTTY && !warm {
 		opt.Progress = newProgress(o).update
 	}
 	return mira.Open(ctx, opt)
@@ -77,4 +84,12 @@ func (w *warnOnce) warn(path string, err error) {
 	default:
 		w.o.Warnf("warning: %v", err)
 	}
+}
+
+// version is the module version the binary was built from.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
 }

@@ -1,0 +1,332 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/miramem/mira"
+	plan "github.com/miramem/mira/ctx"
+	"github.com/miramem/mira/mem"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxK bounds how many memories one call returns: enough for any prompt,
+// and a model that asks for millions gets a clear schema error instead.
+const maxK = 100
+
+// RememberIn are remember's arguments.
+type RememberIn struct {
+	Text    string   `json:"text" jsonschema:"the memory, written to stand alone without the conversation: who or what, and the fact itself (e.g. 'The shop project uses PostgreSQL 16 for JSONB support')"`
+	Kind    string   `json:"kind,omitempty" jsonschema:"what sort of memory: fact, preference (how the user likes things done), decision (a choice and its reason), correction (something the assistant got wrong and must not repeat), goal, task, or note (default)"`
+	Tags    []string `json:"tags,omitempty" jsonschema:"short topic words to find it by (e.g. db, auth)"`
+	Scope   string   `json:"scope,omitempty" jsonschema:"where it belongs: global (default; true everywhere) or a project name"`
+	Pin     string   `json:"pin,omitempty" jsonschema:"pin it into every context: sticky (until unpinned) or leased (until 'until')"`
+	Until   string   `json:"until,omitempty" jsonschema:"end of a leased pin: RFC 3339 time, a date, or a duration from now such as 72h or 7d"`
+	Replace string   `json:"replace,omitempty" jsonschema:"id of a memory this one corrects or updates: the old one is kept in history as replaced"`
+}
+
+// RememberOut is what remember stored.
+type RememberOut struct {
+	Memories []Memory `json:"memories"`
+	// Duplicate is set when the same text was already remembered: the
+	// memory returned is that one, and nothing was stored.
+	Duplicate bool `json:"duplicate"`
+	Replaced  string `json:"replaced,omitempty" jsonschema:"id of the memory replaced"`
+}
+
+func rememberTool() *mcp.Tool {
+	return &mcp.Tool{
+		Name:  "remember",
+		Title: "Remember",
+		Description: "Store one durable memory in the user's long-term memory (a Markdown file committed to git). " +
+			"Use it for facts, preferences, decisions, corrections, goals and tasks worth keeping beyond this conversation. " +
+			"Exact duplicates are not stored twice; text that looks like a credential is refused.",
+		InputSchema: schema[RememberIn](func(p map[string]*jsonschema.Schema) {
+			p["text"].MinLength = ptr(1)
+			p["kind"].Enum = enum(memoryKinds...)
+			p["pin"].Enum = enum(mem.PinSticky, mem.PinLeased)
+		}),
+		Annotations: &mcp.ToolAnnotations{Title: "Remember", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+	}
+}
+
+func (s *server) remember(ctx context.Context, in RememberIn) (*mcp.CallToolResult, RememberOut, error) {
+	var out RememberOut
+	if strings.TrimSpace(in.Text) == "" {
+		return nil, out, fmt.Errorf("text is empty: give the memory's text")
+	}
+	var until time.Time
+	if in.Until != "" {
+		t, err := mira.ParseUntil(in.Until, time.Now())
+		if err != nil {
+			return nil, out, fmt.Errorf("until: %v", err)
+		}
+		until = t
+	}
+	e := &mem.Entry{Kind: in.Kind, Scope: in.Scope, Body: in.Text, Tags: in.Tags, Pin: in.Pin, Source: "mcp"}
+	if in.Kind == mem.KindGoal || in.Kind == mem.KindTask {
+		e.Status = "open"
+	}
+	res, err := s.m.Remember(ctx, []*mem.Entry{e}, mira.RememberOptions{Replace: in.Replace, Source: "mcp", Until: until})
+	if err != nil {
+		return nil, out, err
+	}
+	it := res.Items[0]
+	out.Memories = []Memory{memoryOf(it.Entry.Record())}
+	out.Duplicate = it.Duplicate
+	msg := fmt.Sprintf("Remembered as %s (%s, scope %s).", it.Entry.ID, it.Entry.Kind, it.Entry.Scope)
+	if it.Duplicate {
+		msg = fmt.Sprintf("Already remembered as %s (%s, scope %s); not stored twice.", it.Entry.ID, it.Entry.Kind, it.Entry.Scope)
+	}
+	if res.Replaced != nil {
+		out.Replaced = res.Replaced.ID
+		msg += fmt.Sprintf(" It replaces %s.", res.Replaced.ID)
+	}
+	return text(msg), out, nil
+}
+
+// RecallIn are recall's arguments.
+type RecallIn struct {
+	Query string   `json:"query" jsonschema:"what to look for, in plain words (a question works); empty lists the newest memories that pass the filters"`
+	K     int      `json:"k,omitempty" jsonschema:"how many memories to return (default 10)"`
+	Kinds []string `json:"kinds,omitempty" jsonschema:"only these kinds"`
+	Scope string   `json:"scope,omitempty" jsonschema:"search this scope and global (default: every scope, favouring the current project)"`
+	Since string   `json:"since,omitempty" jsonschema:"only memories created at or after this: RFC 3339 time, a date, or a duration ago such as 72h or 30d"`
+	Tags  []string `json:"tags,omitempty" jsonschema:"only memories with one of these tags"`
+	Mode  string   `json:"mode,omitempty" jsonschema:"lexical (exact words), vector (meaning) or hybrid (both; default)"`
+}
+
+// RecallOut are the memories found, best first.
+type RecallOut struct {
+	Memories []Memory `json:"memories"`
+}
+
+func recallTool() *mcp.Tool {
+	return &mcp.Tool{
+		Name:  "recall",
+		Title: "Recall",
+		Description: "Search the user's long-term memory and return the most relevant memories, best first, each with its id, kind, scope, date and text. " +
+			"Hybrid search (keywords and meaning), favouring recent memories and the current project. Call it before answering anything that may depend on what was decided or learned before.",
+		InputSchema: schema[RecallIn](func(p map[string]*jsonschema.Schema) {
+			p["k"].Minimum, p["k"].Maximum = ptr(1.0), ptr(float64(maxK))
+			p["kinds"].Items.Enum = enum(mem.Kinds...)
+			p["mode"].Enum = enum(mira.RecallModes...)
+		}),
+		Annotations: &mcp.ToolAnnotations{Title: "Recall", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}
+}
+
+func (s *server) recall(ctx context.Context, in RecallIn) (*mcp.CallToolResult, RecallOut, error) {
+	out := RecallOut{Memories: []Memory{}}
+	q := mira.Query{Text: in.Query, K: in.K, Kinds: in.Kinds, Scope: in.Scope, Tags: in.Tags, Mode: in.Mode}
+	if q.K == 0 {
+		q.K = 10
+	}
+	if in.Since != "" {
+		t, err := mira.ParseSince(in.Since, time.Now())
+		if err != nil {
+			return nil, out, fmt.Errorf("since: %v", err)
+		}
+		q.Since = t
+	}
+	recs, err := s.m.Recall(ctx, q)
+	if err != nil {
+		return nil, out, err
+	}
+	for _, r := range recs {
+		out.Memories = append(out.Memories, memoryOf(r))
+	}
+	return text(lines(out.Memories, "No memory matches.")), out, nil
+}
+
+// ListIn are list's arguments.
+type ListIn struct {
+	Kind  string `json:"kind,omitempty" jsonschema:"only this kind (default: every kind)"`
+	Scope string `json:"scope,omitempty" jsonschema:"only this scope and global"`
+	Since string `json:"since,omitempty" jsonschema:"only memories created at or after this: RFC 3339 time, a date, or a duration ago such as 72h or 30d"`
+	Limit int    `json:"limit,omitempty" jsonschema:"how many (default 20)"`
+}
+
+func listTool() *mcp.Tool {
+	return &mcp.Tool{
+		Name:        "list",
+		Title:       "List recent memories",
+		Description: "List the newest memories, optionally of one kind (e.g. the open tasks, the latest decisions) or one scope, newest first.",
+		InputSchema: schema[ListIn](func(p map[string]*jsonschema.Schema) {
+			p["kind"].Enum = enum(mem.Kinds...)
+			p["limit"].Minimum, p["limit"].Maximum = ptr(1.0), ptr(float64(maxK))
+		}),
+		Annotations: &mcp.ToolAnnotations{Title: "List recent memories", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}
+}
+
+func (s *server) list(ctx context.Context, in ListIn) (*mcp.CallToolResult, RecallOut, error) {
+	r := RecallIn{K: in.Limit, Scope: in.Scope, Since: in.Since, Mode: "lexical"}
+	if r.K == 0 {
+		r.K = 20
+	}
+	if in.Kind != "" {
+		r.Kinds = []string{in.Kind}
+	}
+	return s.recall(ctx, r)
+}
+
+// ForgetIn are forget's arguments.
+type ForgetIn struct {
+	IDs    []string `json:"ids" jsonschema:"ids of the memories to forget, as recall returned them"`
+	Reason string   `json:"reason,omitempty" jsonschema:"why, kept in the memory's history"`
+}
+
+// ForgetOut are the memories forgotten.
+type ForgetOut struct {
+	Forgotten []Memory `json:"forgotten"`
+}
+
+func forgetTool() *mcp.Tool {
+	return &mcp.Tool{
+		Name:  "forget",
+		Title: "Forget",
+		Description: "Forget memories by id: they leave every recall and context, and stay only in the store's git history as tombstones. " +
+			"Use it when the user asks to forget something or a memory is wrong (to correct one, prefer remember with replace). All ids or none.",
+		InputSchema: schema[ForgetIn](func(p map[string]*jsonschema.Schema) {
+			p["ids"].MinItems = ptr(1)
+			p["ids"].MaxItems = ptr(maxK)
+		}),
+		Annotations: &mcp.ToolAnnotations{Title: "Forget", DestructiveHint: ptr(true), IdempotentHint: false, OpenWorldHint: ptr(false)},
+	}
+}
+
+func (s *server) forget(ctx context.Context, in ForgetIn) (*mcp.CallToolResult, ForgetOut, error) {
+	out := ForgetOut{Forgotten: []Memory{}}
+	if len(in.IDs) == 0 {
+		return nil, out, fmt.Errorf("ids is empty: give the ids of the memories to forget")
+	}
+	res, err := s.m.Forget(ctx, in.IDs, mira.ForgetOptions{Reason: in.Reason})
+	if err != nil {
+		return nil, out, err
+	}
+	ids := make([]string, len(res.Entries))
+	for i, e := range res.Entries {
+		out.Forgotten = append(out.Forgotten, memoryOf(e.Record()))
+		ids[i] = e.ID
+	}
+	return text(fmt.Sprintf("Forgot %s.", strings.Join(ids, ", "))), out, nil
+}
+
+// ContextIn are context's arguments.
+type ContextIn struct {
+	Query  string `json:"query,omitempty" jsonschema:"the question or task the context is for: its relevant memories are recalled into the block"`
+	Budget int    `json:"budget,omitempty" jsonschema:"most tokens the block may take (default: the mode's, 4000 for light)"`
+	Mode   string `json:"mode,omitempty" jsonschema:"off (pins only), light (compact, default) or heavy (full texts, larger budget)"`
+	Scope  string `json:"scope,omitempty" jsonschema:"also take pins, corrections, goals, tasks and summaries from this scope (default: global and the current project)"`
+	K      int    `json:"k,omitempty" jsonschema:"how many recalled memories to consider (default 10)"`
+}
+
+// ContextOut is the planned block.
+type ContextOut struct {
+	Prompt   string `json:"prompt" jsonschema:"the context block to put in a prompt"`
+	PlanID   string `json:"plan_id" jsonschema:"identifies exactly this block; the same inputs give the same id and bytes"`
+	Tokens   int    `json:"tokens"`
+	Budget   int    `json:"budget"`
+	Included int    `json:"included"`
+	Excluded int    `json:"excluded"`
+}
+
+func contextTool() *mcp.Tool {
+	return &mcp.Tool{
+		Name:  "context",
+		Title: "Context block",
+		Description: "Build the memory block to put at the top of a prompt, under a token budget: pinned memories, open corrections, goals and tasks, the latest conversation summary, " +
+			"and the memories most relevant to the query. Stable parts come first so prompt caches keep hitting.",
+		InputSchema: schema[ContextIn](func(p map[string]*jsonschema.Schema) {
+			p["mode"].Enum = enum(string(plan.ModeOff), string(plan.ModeLight), string(plan.ModeHeavy))
+			p["budget"].Minimum, p["budget"].Maximum = ptr(100.0), ptr(200000.0)
+			p["k"].Minimum, p["k"].Maximum = ptr(1.0), ptr(float64(maxK))
+		}),
+		Annotations: &mcp.ToolAnnotations{Title: "Context block", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}
+}
+
+func (s *server) context(ctx context.Context, in ContextIn) (*mcp.CallToolResult, ContextOut, error) {
+	var out ContextOut
+	req := mira.ContextRequest{Mode: in.Mode, Budget: in.Budget, Query: in.Query}
+	if in.Scope != "" {
+		req.Scopes = []string{in.Scope}
+	}
+	if strings.TrimSpace(in.Query) != "" {
+		k := in.K
+		if k == 0 {
+			k = 10
+		}
+		recs, err := s.m.Recall(ctx, mira.Query{Text: in.Query, K: k, Scope: in.Scope})
+		if err != nil {
+			return nil, out, err
+		}
+		for _, r := range recs {
+			req.Items = append(req.Items, plan.FromRecord(r))
+		}
+	}
+	p, err := s.m.Context(ctx, req)
+	if err != nil {
+		return nil, out, err
+	}
+	out = ContextOut{Prompt: p.Prompt(), PlanID: p.ID, Tokens: p.Used, Budget: p.Budget, Included: len(p.Included), Excluded: len(p.Excluded)}
+	prompt := out.Prompt
+	if prompt == "" {
+		prompt = "(The memory has nothing for this context.)"
+	}
+	return text(prompt), out, nil
+}
+
+// PinIn are pin's arguments.
+type PinIn struct {
+	ID    string `json:"id" jsonschema:"id of the memory"`
+	Pin   string `json:"pin" jsonschema:"sticky (in every context until unpinned), leased (until 'until'), or none (unpin)"`
+	Until string `json:"until,omitempty" jsonschema:"end of a leased pin: RFC 3339 time, a date, or a duration from now such as 72h or 7d"`
+}
+
+// PinOut is the memory as pinned.
+type PinOut struct {
+	Memory Memory `json:"memory"`
+}
+
+func pinTool() *mcp.Tool {
+	return &mcp.Tool{
+		Name:        "pin",
+		Title:       "Pin or unpin",
+		Description: "Pin a memory into every context (sticky, or leased until a time), or unpin it. Use it for rules the user wants applied always.",
+		InputSchema: schema[PinIn](func(p map[string]*jsonschema.Schema) {
+			p["pin"].Enum = enum(mem.PinSticky, mem.PinLeased, "none")
+		}),
+		Annotations: &mcp.ToolAnnotations{Title: "Pin or unpin", DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
+	}
+}
+
+func (s *server) pin(ctx context.Context, in PinIn) (*mcp.CallToolResult, PinOut, error) {
+	var out PinOut
+	pin := in.Pin
+	if pin == "none" {
+		pin = ""
+	}
+	var until time.Time
+	if in.Until != "" {
+		t, err := mira.ParseUntil(in.Until, time.Now())
+		if err != nil {
+			return nil, out, fmt.Errorf("until: %v", err)
+		}
+		until = t
+	}
+	e, err := s.m.Pin(ctx, in.ID, pin, until)
+	if err != nil {
+		return nil, out, err
+	}
+	out.Memory = memoryOf(e.Record())
+	msg := fmt.Sprintf("Pinned %s (%s).", e.ID, e.Pin)
+	if e.Pin == "" {
+		msg = fmt.Sprintf("Unpinned %s.", e.ID)
+	}
+	return text(msg), out, nil
+}

@@ -1,0 +1,102 @@
+package mira
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/miramem/mira/index"
+	"github.com/miramem/mira/mem"
+)
+
+// Get returns the live memory with the given id. An unknown id makes an
+// error matching fs.ErrNotExist; a malformed one an *InvalidError.
+func (m *Memory) Get(ctx context.Context, id string) (*mem.Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var hint string
+	err := m.withIndex(ctx, func(ix *index.Index) error {
+		hint, _ = ix.PathOf(id)
+		return nil
+	})
+	if err != nil {
+		hint = "" // the files are searched instead
+	}
+	e, err := m.st.FindID(id, hint)
+	if err != nil {
+		if !mem.ValidID(id) {
+			return nil, &InvalidError{err}
+		}
+		return nil, err
+	}
+	return e, nil
+}
+
+// Pin sets how a memory is pinned into every context: mem.PinSticky
+// (until unpinned), mem.PinLeased (until the given time), or "" to unpin.
+// The entry's file is rewritten in place (its other fields kept as they
+// are), in one commit. Pinning a memory as it already is changes nothing.
+func (m *Memory) Pin(ctx context.Context, id, pin string, until time.Time) (*mem.Entry, error) {
+	switch pin {
+	case mem.PinSticky, "":
+		if !until.IsZero() {
+			return nil, invalidf("an end (until) applies only to a leased pin")
+		}
+	case mem.PinLeased:
+		if until.IsZero() {
+			return nil, invalidf("a leased pin needs an end (until)")
+		}
+	default:
+		return nil, invalidf("unknown pin %q (want sticky, leased, or none)", pin)
+	}
+	unlock, err := m.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	lk := m.openLookup()
+	defer lk.close()
+	e, err := m.st.FindID(id, lk.pathOf(id))
+	if err != nil {
+		return nil, &InvalidError{err}
+	}
+	if e.Deleted() {
+		return nil, invalidf("memory %s is deleted", id)
+	}
+	if e.Pin == pin && e.PinUntil.Equal(until) {
+		return e, nil
+	}
+	e.Pin, e.PinUntil = pin, until.UTC().Truncate(time.Second)
+	if pin != mem.PinLeased {
+		e.PinUntil = time.Time{}
+	}
+	e.UpdatedAt = m.st.Now().UTC().Truncate(time.Second)
+	tx := m.st.Begin(false)
+	if err := tx.Rewrite(e); err != nil {
+		tx.Rollback()
+		return nil, &InvalidError{err}
+	}
+	verb := "pin"
+	if pin == "" {
+		verb = "unpin"
+	}
+	if _, err := tx.Commit(fmt.Sprintf("%s: %s %s %q", verb, e.Kind, e.ID, firstWords(e.Body, 50))); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func firstWords(s string, n int) string {
+	r := []rune(s)
+	for i, c := range r {
+		if c == '\n' {
+			r = r[:i]
+			break
+		}
+	}
+	if len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return string(r)
+}
