@@ -97,9 +97,12 @@ func (s *Store) TurnPaths(scope string, roles ...string) ([]string, error) {
 		return nil, err
 	}
 	var out []string
-	for _, r := range roles {
+	for i, r := range roles {
 		if !slices.Contains(Roles, r) {
 			return nil, fmt.Errorf("unknown role %q (want user, assistant or tool)", r)
+		}
+		if slices.Contains(roles[:i], r) {
+			continue
 		}
 		paths, err := s.list(TurnDir(scope, r))
 		out = append(out, paths...)

@@ -154,7 +154,7 @@ func TestQueryListings(t *testing.T) {
 			q.get("u1", "a2", "t3", "a4", "u5")},
 		{"TurnPaths(chat, user)", func() ([]string, error) { return st.TurnPaths("chat", "user") },
 			q.get("u1", "u5")},
-		{"TurnPaths(chat, user, assistant)", func() ([]string, error) { return st.TurnPaths("chat", "assistant", "user") },
+		{"TurnPaths(chat, user, assistant)", func() ([]string, error) { return st.TurnPaths("chat", "assistant", "user", "assistant") },
 			q.get("u1", "a2", "a4", "u5")},
 		{"Tombstones(global, \"\")", func() ([]string, error) { return st.Tombstones("global", "") },
 			q.get("g2 tombstone")},
