@@ -83,8 +83,11 @@ func (a *Agent) refresh() error {
 	// Commits that leave the conversation alone (a memory remembered, a
 	// pin set) need no reload.
 	if changed, err := a.cfg.Store.Diff(a.head, head); err == nil && a.head != "" {
-		prefix := "entries/" + a.cfg.Conversation + "/"
-		if !slices.ContainsFunc(changed, func(p string) bool { return strings.HasPrefix(p, prefix) }) {
+		inConversation := func(p string) bool {
+			ep, err := mem.ParsePath(p)
+			return err == nil && ep.Scope == a.cfg.Conversation
+		}
+		if !slices.ContainsFunc(changed, inConversation) {
 			a.head = head
 			return nil
 		}

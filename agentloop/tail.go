@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -43,35 +41,21 @@ func (a *Agent) loadTail(budget int) ([]*mem.Entry, error) {
 	for _, e := range a.buffer {
 		inBuffer[e.ID] = true
 	}
-	dir := path.Join("entries", a.cfg.Conversation, "turns")
-	var files []turnFile
-	err := filepath.WalkDir(filepath.Join(st.Root, filepath.FromSlash(dir)), func(p string, de fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
+	paths, err := st.TurnPaths(a.cfg.Conversation)
+	if err != nil {
+		return nil, fmt.Errorf("list the conversation's turns: %w", err)
+	}
+	files := make([]turnFile, 0, len(paths))
+	for _, p := range paths {
+		f := turnFile{rel: p}
+		if ep, err := mem.ParsePath(p); err == nil {
+			if t, ok := ep.Created(); ok {
+				f.created, f.id = t, ep.ID
 			}
-			return err
-		}
-		name := de.Name()
-		if de.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".md") {
-			return nil
-		}
-		rel, err := filepath.Rel(st.Root, p)
-		if err != nil {
-			return err
-		}
-		f := turnFile{rel: filepath.ToSlash(rel)}
-		stamp, id, ok := strings.Cut(strings.TrimSuffix(name, ".md"), "__")
-		if t, err := time.Parse("20060102T150405Z", stamp); ok && err == nil {
-			f.created, f.id = t, id
 		}
 		if !inBuffer[f.id] {
 			files = append(files, f)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list the conversation's turns: %w", err)
 	}
 	slices.SortFunc(files, func(x, y turnFile) int {
 		return cmp.Or(x.created.Compare(y.created), strings.Compare(x.id, y.id), strings.Compare(x.rel, y.rel))

@@ -10,7 +10,9 @@
 // are found by an exact scan of the stored unit vectors.
 //
 // The index never reads the store's file format itself: it sees the store
-// through the small Source interface, which the store implements.
+// through the small Source interface, which the store implements, and
+// leaves the meaning of entry paths (which are live entries, which are
+// turns of which scope) to package mem.
 //
 // # Layout
 //

@@ -505,6 +505,8 @@ func TestIsEntryPath(t *testing.T) {
 		{"entries/.git/x.md", false},
 		{"artifacts/global/x.md", false},
 		{"entries//x.md", false},
+		{"entries/deleted/facts/x.md", false}, // "deleted" is never a scope
+		{"entries/global/../x.md", false},
 	} {
 		if got := IsEntryPath(tc.path); got != tc.want {
 			t.Errorf("IsEntryPath(%q) = %v, want %v", tc.path, got, tc.want)

@@ -3,6 +3,8 @@ package index
 import (
 	"slices"
 	"strings"
+
+	"github.com/miramem/mira/mem"
 )
 
 // A conversation turn's index entry carries the text of the turn before it
@@ -14,43 +16,38 @@ import (
 // tried too, added little and would make every new turn change the index
 // entry of the one before.
 //
-// Turns are ordered by file name within their scope: the layout names a
-// turn <created>__<id>.md under entries/<scope>/turns/<role>/, so the name
-// sorts by creation time and then id, across the role directories.
+// Turns are ordered within their scope as mem.ComparePaths orders them:
+// by file name, which is <created>__<id>.md, so by creation time and then
+// id, across the role directories.
 
 // TurnKey returns the scope of a conversation turn's path and the key that
-// orders the scope's turns; ok is false for any other path.
+// orders the scope's turns; ok is false for any other path. A turn here is
+// a live file right in a role's directory, entries/<scope>/turns/<role>/.
 func TurnKey(p string) (scope, key string, ok bool) {
-	rest, ok := strings.CutPrefix(p, "entries/")
-	if !ok {
+	ep, err := mem.ParsePath(p)
+	if err != nil || ep.Deleted || ep.Kind != mem.KindTurn || ep.Role == "" || ep.Shard != "" {
 		return "", "", false
 	}
-	parts := strings.Split(rest, "/")
-	if len(parts) != 4 || parts[1] != "turns" || !strings.HasSuffix(parts[3], ".md") {
-		return "", "", false
-	}
-	return parts[0], parts[3], true
+	return ep.Scope, ep.Name, true
 }
 
 // TurnOrder orders conversation turns within their scopes, so that each
 // turn's previous one can be found.
 type TurnOrder struct {
-	byScope map[string][]turnRef
+	byScope map[string][]string // sorted by mem.ComparePaths
 }
-
-type turnRef struct{ key, path string }
 
 // NewTurnOrder orders the turn paths given (of any scopes, in any order);
 // other paths are ignored.
 func NewTurnOrder(paths []string) *TurnOrder {
-	o := &TurnOrder{byScope: map[string][]turnRef{}}
+	o := &TurnOrder{byScope: map[string][]string{}}
 	for _, p := range paths {
-		if s, k, ok := TurnKey(p); ok {
-			o.byScope[s] = append(o.byScope[s], turnRef{k, p})
+		if s, _, ok := TurnKey(p); ok {
+			o.byScope[s] = append(o.byScope[s], p)
 		}
 	}
 	for _, ts := range o.byScope {
-		slices.SortFunc(ts, compareTurns)
+		slices.SortFunc(ts, mem.ComparePaths)
 	}
 	return o
 }
@@ -58,38 +55,31 @@ func NewTurnOrder(paths []string) *TurnOrder {
 // Previous returns the turn right before p in p's scope ("" for the first
 // turn, or a path that is not a turn). p itself need not be in the order.
 func (o *TurnOrder) Previous(p string) string {
-	scope, key, ok := TurnKey(p)
+	scope, _, ok := TurnKey(p)
 	if !ok {
 		return ""
 	}
 	ts := o.byScope[scope]
-	i, _ := slices.BinarySearchFunc(ts, turnRef{key, p}, compareTurns)
+	i, _ := slices.BinarySearchFunc(ts, p, mem.ComparePaths)
 	if i == 0 {
 		return ""
 	}
-	return ts[i-1].path
-}
-
-func compareTurns(a, b turnRef) int {
-	if c := strings.Compare(a.key, b.key); c != 0 {
-		return c
-	}
-	return strings.Compare(a.path, b.path)
+	return ts[i-1]
 }
 
 // next returns the turn right after p in p's scope, or "".
 func (o *TurnOrder) next(p string) string {
-	scope, key, ok := TurnKey(p)
+	scope, _, ok := TurnKey(p)
 	if !ok {
 		return ""
 	}
 	ts := o.byScope[scope]
-	i, found := slices.BinarySearchFunc(ts, turnRef{key, p}, compareTurns)
+	i, found := slices.BinarySearchFunc(ts, p, mem.ComparePaths)
 	if found {
 		i++
 	}
 	if i < len(ts) {
-		return ts[i].path
+		return ts[i]
 	}
 	return ""
 }
@@ -105,7 +95,7 @@ func addDependents(ch *changes, man manifest, now int64) {
 	note := func(p string) {
 		if s, _, ok := TurnKey(p); ok {
 			changed = append(changed, p)
-			if pre := "entries/" + s + "/turns/"; !slices.Contains(prefixes, pre) {
+			if pre := mem.KindDir(s, mem.KindTurn) + "/"; !slices.Contains(prefixes, pre) {
 				prefixes = append(prefixes, pre)
 			}
 		}

@@ -69,3 +69,25 @@ func TestAddDependents(t *testing.T) {
 		t.Errorf("a fact made %v load", paths(ch))
 	}
 }
+
+func TestTurnKey(t *testing.T) {
+	for _, tc := range []struct {
+		path, scope, key string
+	}{
+		{"entries/chat/turns/user/1__A.md", "chat", "1__A.md"},
+		{"entries/chat/turns/tool/20260101T100001Z__A.md", "chat", "20260101T100001Z__A.md"},
+		{"entries/chat/turns/x.md", "", ""},              // in no role's directory
+		{"entries/chat/turns/user/2026/x.md", "", ""},    // sharded
+		{"entries/chat/deleted/turns/user/x.md", "", ""}, // a tombstone
+		{"entries/chat/facts/x.md", "", ""},              // not a turn
+		{"entries/chat/turns/user/.x.md", "", ""},        // an editor's file
+		{"entries/chat/turns/user/x.md.tmp", "", ""},     // a temporary file
+		{"entries/deleted/turns/user/x.md", "", ""},      // no scope
+		{"artifacts/chat/turns/user/x.md", "", ""},       // not an entry
+	} {
+		scope, key, ok := TurnKey(tc.path)
+		if scope != tc.scope || key != tc.key || ok != (tc.scope != "") {
+			t.Errorf("TurnKey(%q) = %q, %q, %v", tc.path, scope, key, ok)
+		}
+	}
+}

@@ -7,9 +7,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/miramem/mira/mem"
 )
 
 // Doc is what the index knows of one entry file. Source and Pin are not
@@ -58,28 +59,14 @@ type Source interface {
 }
 
 // IsEntryPath reports whether a slash-separated path relative to the store
-// root names a live entry file as the index sees it: a "*.md" file under
-// entries/, not hidden (editor lock and swap files start with a dot), and
-// not in a scope's deleted/ tree. Stat, Diff and watcher events are all
-// filtered through it.
+// root names a live entry file as the index sees it: a "*.md" file under a
+// scope's directory in entries/, not hidden (editor lock and swap files
+// start with a dot), and not in a scope's deleted/ tree (see
+// mem.ParsePath). Stat, Diff and watcher events are all filtered through
+// it.
 func IsEntryPath(p string) bool {
-	rest, ok := strings.CutPrefix(p, "entries/")
-	if !ok || !strings.HasSuffix(p, ".md") {
-		return false
-	}
-	parts := strings.Split(rest, "/")
-	if len(parts) < 2 {
-		return false // a file directly in entries/ belongs to no scope
-	}
-	if parts[1] == "deleted" {
-		return false
-	}
-	for _, s := range parts {
-		if s == "" || s[0] == '.' {
-			return false
-		}
-	}
-	return true
+	ep, err := mem.ParsePath(p)
+	return err == nil && !ep.Deleted
 }
 
 // statWorkers is how many directories are read at once by StatFiles. The
@@ -93,10 +80,10 @@ const statWorkers = 4
 // and deleted/ trees are not entered. A missing entries/ directory gives an
 // empty list. A store may implement Source.Stat with it.
 func StatFiles(root string) ([]FileStat, error) {
-	if _, err := os.Lstat(filepath.Join(root, "entries")); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(filepath.Join(root, mem.EntriesDir)); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	q := &dirQueue{dirs: []string{"entries"}}
+	q := &dirQueue{dirs: []string{mem.EntriesDir}}
 	q.cond = sync.NewCond(&q.mu)
 	var (
 		mu    sync.Mutex
@@ -177,7 +164,6 @@ func readDir(root, rel string) (files []FileStat, dirs []string, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("stat pass: %w", err)
 	}
-	depth := strings.Count(rel, "/") // entries=0, entries/<scope>=1
 	for _, e := range ents {
 		name := e.Name()
 		if name == "" || name[0] == '.' {
@@ -185,13 +171,12 @@ func readDir(root, rel string) (files []FileStat, dirs []string, err error) {
 		}
 		p := rel + "/" + name
 		if e.IsDir() {
-			if depth == 1 && name == "deleted" {
-				continue
+			if mem.IsLiveDir(p) {
+				dirs = append(dirs, p)
 			}
-			dirs = append(dirs, p)
 			continue
 		}
-		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".md") || depth == 0 {
+		if !e.Type().IsRegular() || !IsEntryPath(p) {
 			continue
 		}
 		fi, err := fstatat(f, name)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/miramem/mira/internal/atomicfile"
+	"github.com/miramem/mira/mem"
 )
 
 // ErrWatching is returned by Watch when another watcher already keeps the
@@ -143,7 +145,7 @@ func Watch(ctx context.Context, src Source, opt Options, events func(Event), syn
 	if err := fw.Add(root); err != nil {
 		return fmt.Errorf("watch %s: %w", root, err)
 	}
-	if _, err := w.addTree("entries"); err != nil {
+	if _, err := w.addTree(mem.EntriesDir); err != nil {
 		return err
 	}
 	// Catch up with everything before trusting the events; the lease is
@@ -323,7 +325,7 @@ func (w *watcher) handle(ev fsnotify.Event, p *pending) {
 		return
 	}
 	rel = filepath.ToSlash(rel)
-	if rel != "entries" && !strings.HasPrefix(rel, "entries/") {
+	if rel != mem.EntriesDir && !mem.IsLiveDir(path.Dir(rel)) {
 		return // the root is watched only for entries/ to appear
 	}
 	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
@@ -377,8 +379,7 @@ func (w *watcher) addTree(rel string) ([]string, error) {
 			}
 			return nil
 		}
-		parts := strings.Split(r, "/")
-		if r != "entries" && (strings.HasPrefix(d.Name(), ".") || (len(parts) == 3 && parts[2] == "deleted")) {
+		if !mem.IsLiveDir(r) {
 			return filepath.SkipDir
 		}
 		if !w.watched[r] {

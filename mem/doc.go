@@ -120,4 +120,30 @@
 // Anyone may edit entry files by hand, commit or not: readers pick the
 // changes up by comparing the index's recorded commit with HEAD and file
 // sizes and modification times with the index's manifest.
+//
+// # Finding entries
+//
+// Programs need not split or build the paths of the Directory section
+// themselves: ParsePath splits an entry file's path into its scope, kind
+// directory, role or level, whether it is a tombstone, and the stamp and
+// id of its name (EntryPath); ScopeDir, KindDir, TurnDir, SummaryDir and
+// DeletedDir build the directories, and IsLiveDir tells a walker which
+// directories hold live entries.
+//
+// A Store answers the questions callers ask of the layout, reading
+// directories rather than files where only paths are wanted:
+//
+//	Scopes, HasScope        the scopes there are
+//	Paths, Entries          a scope's live files of one kind (or all)
+//	TurnPaths               a scope's turns in conversation order, across
+//	                        the role directories (or of some roles)
+//	TurnBefore, TurnAfter   a turn's neighbours in that order
+//	Tombstones              a scope's files under deleted/
+//	ReadAll                 the entries of listed paths
+//
+// Every listing is sorted by ComparePaths: by file name, which is the
+// creation time and then the id, then by path. The queries take no lock,
+// so they never wait for a writer; a hand-edited file that does not parse
+// is handed to the bad callback of Entries or ReadAll and skipped, and
+// the listing goes on.
 package mem

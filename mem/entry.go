@@ -178,26 +178,19 @@ func fillFromPath(e *Entry, rel string) {
 			}
 		}
 	}()
-	parts := strings.Split(rel, "/")
-	if e.ID == "" {
-		base := strings.TrimSuffix(path.Base(rel), ".md")
-		if _, id, ok := strings.Cut(base, "__"); ok {
-			e.ID = id
-		}
+	p, err := ParsePath(rel)
+	if err != nil {
+		// Not in the layout (a file being imported): only its name counts.
+		_, p.ID, _ = splitName(path.Base(rel))
 	}
-	if len(parts) >= 3 && parts[0] == "entries" {
-		if e.Scope == "" {
-			e.Scope = parts[1]
-		}
-		if e.Kind == "" {
-			dirs := parts[2 : len(parts)-1]
-			if len(dirs) > 0 && dirs[0] == "deleted" {
-				dirs = dirs[1:]
-			}
-			if len(dirs) > 0 {
-				e.Kind = kindOfDir(dirs[0])
-			}
-		}
+	if e.ID == "" {
+		e.ID = p.ID
+	}
+	if e.Scope == "" {
+		e.Scope = p.Scope
+	}
+	if e.Kind == "" {
+		e.Kind = p.Kind
 	}
 	if e.Scope == "" {
 		e.Scope = DefaultScope
@@ -435,79 +428,4 @@ func ParseTime(s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("cannot parse time %q (want RFC 3339, e.g. 2026-11-21T10:00:00Z, or a date 2026-11-21)", s)
-}
-
-// dirOfKind returns the plural directory of a kind.
-func dirOfKind(kind string) string {
-	switch kind {
-	case KindFact:
-		return "facts"
-	case KindPreference:
-		return "preferences"
-	case KindDecision:
-		return "decisions"
-	case KindCorrection:
-		return "corrections"
-	case KindGoal:
-		return "goals"
-	case KindTask:
-		return "tasks"
-	case KindNote:
-		return "notes"
-	case KindTurn:
-		return "turns"
-	case KindSummary:
-		return "summaries"
-	}
-	return kind + "s"
-}
-
-func kindOfDir(dir string) string {
-	for _, k := range Kinds {
-		if dirOfKind(k) == dir {
-			return k
-		}
-	}
-	return KindNote
-}
-
-// FileName is the base name of an entry's file: its creation time in UTC
-// and its id.
-func FileName(created time.Time, id string) string {
-	return created.UTC().Format("20060102T150405Z") + "__" + id + ".md"
-}
-
-// RelPath returns where an entry belongs in the standard layout (live, not
-// deleted), relative to the store root.
-func RelPath(e *Entry) string {
-	return path.Join(RelDir(e), FileName(e.CreatedAt, e.ID))
-}
-
-// RelDir returns the directory of an entry's scope, kind (and role or level).
-func RelDir(e *Entry) string {
-	dir := path.Join("entries", e.Scope, dirOfKind(e.Kind))
-	switch e.Kind {
-	case KindTurn:
-		if e.Role != "" {
-			dir = path.Join(dir, e.Role)
-		}
-	case KindSummary:
-		if e.Level != "" {
-			dir = path.Join(dir, e.Level)
-		}
-	}
-	return dir
-}
-
-// DeletedPath returns where a live file moves when it is tombstoned:
-// entries/<scope>/deleted/<kind-dir>/....
-func DeletedPath(rel string) string {
-	parts := strings.Split(rel, "/")
-	if len(parts) < 4 || parts[0] != "entries" || parts[2] == "deleted" {
-		return rel
-	}
-	out := append([]string{}, parts[:2]...)
-	out = append(out, "deleted")
-	out = append(out, parts[2:]...)
-	return strings.Join(out, "/")
 }

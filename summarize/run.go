@@ -134,7 +134,7 @@ func Run(ctx context.Context, st *mem.Store, scopes []string, opt Options) (*Res
 	res := &Result{Model: sum.name()}
 	if scopes == nil {
 		var err error
-		if scopes, err = Scopes(st); err != nil {
+		if scopes, err = st.Scopes(); err != nil {
 			return nil, err
 		}
 	}

@@ -4,9 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -83,31 +80,17 @@ func Load(st *mem.Store, scope string, kinds []string, bad func(error)) (*State,
 // only the scope's summaries/ directory, so it is cheap enough to run for
 // every prompt, however large the scope.
 func Summaries(st *mem.Store, scope string, bad func(error)) ([]*mem.Entry, error) {
-	d, err := loadDir(st, scope, "summaries", nil, bad)
+	d, err := loadDir(st, scope, mem.KindSummary, nil, bad)
 	if err != nil {
 		return nil, err
 	}
 	return d.topLevel(), nil
 }
 
-// Scopes lists the scopes of the store: the directories under entries/
-// that are valid scope names, sorted.
-func Scopes(st *mem.Store) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(st.Root, "entries"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list scopes: %w", err)
-	}
-	var out []string
-	for _, e := range ents {
-		if e.IsDir() && mem.ValidScope(e.Name()) == nil {
-			out = append(out, e.Name())
-		}
-	}
-	return out, nil
-}
+// Scopes lists the scopes of the store, sorted.
+//
+// Deprecated: use the store's own Scopes method.
+func Scopes(st *mem.Store) ([]string, error) { return st.Scopes() }
 
 // scopeData is everything a run needs to know about one scope.
 type scopeData struct {
@@ -126,59 +109,42 @@ func byKey(a, b *mem.Entry) int {
 	return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
 }
 
-// loadScope reads every live entry of a scope. It walks the scope's own
+// loadScope reads every live entry of a scope. It reads the scope's own
 // directory (not the whole store) and skips its deleted/ directory.
 func loadScope(st *mem.Store, scope string, kinds []string, bad func(error)) (*scopeData, error) {
 	return loadDir(st, scope, "", kinds, bad)
 }
 
-// loadDir reads the live entries of a scope under its subdirectory sub
-// ("" for the whole scope).
-func loadDir(st *mem.Store, scope, sub string, kinds []string, bad func(error)) (*scopeData, error) {
+// loadDir reads the live entries of a scope's kind ("" for every kind).
+// Files whose front matter does not parse go to bad; a file that cannot be
+// read at all fails the load.
+func loadDir(st *mem.Store, scope, kind string, kinds []string, bad func(error)) (*scopeData, error) {
 	if err := mem.ValidScope(scope); err != nil {
 		return nil, err
 	}
+	paths, err := st.Paths(scope, kind)
+	if err != nil {
+		return nil, fmt.Errorf("read scope %s: %w", scope, err)
+	}
+	var readErr error
+	entries := st.ReadAll(paths, func(err error) {
+		var pe *mem.ParseError
+		switch {
+		case errors.As(err, &pe):
+			if bad != nil {
+				bad(err)
+			}
+		case readErr == nil:
+			readErr = err
+		}
+	})
+	if readErr != nil {
+		return nil, fmt.Errorf("read scope %s: %w", scope, readErr)
+	}
 	d := &scopeData{scope: scope, kinds: kinds, coveredBy: map[string]string{}}
-	scopeRoot := filepath.Join(st.Root, "entries", scope)
-	root := filepath.Join(scopeRoot, filepath.FromSlash(sub))
-	deleted := filepath.Join(scopeRoot, "deleted")
-	err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		name := de.Name()
-		if de.IsDir() {
-			if p == deleted || (p != root && strings.HasPrefix(name, ".")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".md") || !de.Type().IsRegular() {
-			return nil
-		}
-		rel, err := filepath.Rel(st.Root, p)
-		if err != nil {
-			return err
-		}
-		e, err := st.Read(filepath.ToSlash(rel))
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // removed while we walked
-			}
-			var pe *mem.ParseError
-			if errors.As(err, &pe) {
-				if bad != nil {
-					bad(err)
-				}
-				return nil
-			}
-			return err
-		}
+	for _, e := range entries {
 		if e.Deleted() {
-			return nil
+			continue
 		}
 		d.live++
 		switch {
@@ -189,10 +155,6 @@ func loadDir(st *mem.Store, scope, sub string, kinds []string, bad func(error)) 
 		default:
 			d.others = append(d.others, e)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read scope %s: %w", scope, err)
 	}
 	slices.SortFunc(d.summaries, byKey)
 	slices.SortFunc(d.material, byKey)
