@@ -106,7 +106,7 @@ type Memory struct {
 	stopWatch context.CancelFunc
 	watchDone chan struct{}
 	syncer    atomic.Pointer[index.Syncer] // nil when not watching
-	watching  chan struct{} // closed once the watcher's first batch is done
+	watching  chan struct{}                // closed once the watcher's first batch is done
 
 	closeOnce sync.Once
 }

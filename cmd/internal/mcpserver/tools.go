@@ -33,7 +33,7 @@ type RememberOut struct {
 	Memories []Memory `json:"memories"`
 	// Duplicate is set when the same text was already remembered: the
 	// memory returned is that one, and nothing was stored.
-	Duplicate bool `json:"duplicate"`
+	Duplicate bool   `json:"duplicate"`
 	Replaced  string `json:"replaced,omitempty" jsonschema:"id of the memory replaced"`
 }
 
