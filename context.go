@@ -209,7 +209,7 @@ func (m *Memory) contextScopes(given []string, project string) []string {
 		add(s)
 	}
 	if len(given) == 0 && project != "" && mem.ValidScope(project) == nil {
-		if _, err := os.Stat(filepath.Join(m.st.Root, "entries", project)); err == nil {
+		if m.st.HasScope(project) {
 			add(project)
 		}
 	}

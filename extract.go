@@ -3,11 +3,7 @@ package mira
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -160,7 +156,7 @@ func (m *Memory) Extract(ctx context.Context, req ExtractRequest) (*ExtractResul
 // preceded by the assistant message it answers, for context), the entries
 // themselves, and how many more are waiting.
 func unextractedTurns(st *mem.Store, scope string, limit int, warn func(string, error)) ([]extract.Turn, []*mem.Entry, int, error) {
-	users, err := readScopeTurns(st, path.Join("entries", scope, "turns", "user"), warn)
+	users, err := readScopeTurns(st, scope, "user", warn)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -175,7 +171,7 @@ func unextractedTurns(st *mem.Store, scope string, limit int, warn func(string, 
 	}
 	left := max(0, len(pending)-limit)
 	pending = pending[:min(len(pending), limit)]
-	others, err := readScopeTurns(st, path.Join("entries", scope, "turns", "assistant"), warn)
+	others, err := readScopeTurns(st, scope, "assistant", warn)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -204,38 +200,18 @@ func unextractedTurns(st *mem.Store, scope string, limit int, warn func(string, 
 	return turns, pending, left, nil
 }
 
-// readScopeTurns reads the live turn files under dir (relative to the
-// store), in the order they were written. Broken files are reported and
-// skipped.
-func readScopeTurns(st *mem.Store, dir string, warn func(string, error)) ([]*mem.Entry, error) {
+// readScopeTurns reads the scope's live turns of a role, in the order they
+// were written. Broken files are reported and skipped.
+func readScopeTurns(st *mem.Store, scope, role string, warn func(string, error)) ([]*mem.Entry, error) {
+	paths, err := st.TurnPaths(scope, role)
+	if err != nil {
+		return nil, fmt.Errorf("read turns: %w", err)
+	}
 	var out []*mem.Entry
-	root := filepath.Join(st.Root, filepath.FromSlash(dir))
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() || !strings.HasSuffix(d.Name(), ".md") || strings.HasPrefix(d.Name(), ".") {
-			return nil
-		}
-		rel, err := filepath.Rel(st.Root, p)
-		if err != nil {
-			return err
-		}
-		e, err := st.Read(filepath.ToSlash(rel))
-		if err != nil {
-			warn(filepath.ToSlash(rel), err)
-			return nil
-		}
+	for _, e := range st.ReadAll(paths, func(err error) { warn("", err) }) {
 		if e.Kind == mem.KindTurn && !e.Deleted() {
 			out = append(out, e)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read turns: %w", err)
 	}
 	slices.SortStableFunc(out, func(a, b *mem.Entry) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))

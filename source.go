@@ -2,9 +2,6 @@ package mira
 
 import (
 	"context"
-	"os"
-	"path"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -38,18 +35,7 @@ func (s storeSource) previous(p string) string {
 	defer c.mu.Unlock()
 	o := c.byScope[scope]
 	if o == nil {
-		var paths []string
-		dir := path.Join("entries", scope, "turns")
-		roles, _ := os.ReadDir(filepath.Join(s.st.Root, filepath.FromSlash(dir)))
-		for _, r := range roles {
-			if !r.IsDir() {
-				continue
-			}
-			names, _ := os.ReadDir(filepath.Join(s.st.Root, filepath.FromSlash(dir), r.Name()))
-			for _, n := range names {
-				paths = append(paths, dir+"/"+r.Name()+"/"+n.Name())
-			}
-		}
+		paths, _ := s.st.TurnPaths(scope) // what can be listed
 		o = index.NewTurnOrder(paths)
 		if c.byScope == nil {
 			c.byScope = map[string]*index.TurnOrder{}
@@ -166,13 +152,9 @@ func (h *lookup) duplicate(e *mem.Entry) *mem.Entry {
 		}
 	}
 	// No index: read the files of that scope and kind.
-	dir := st.Root + "/" + mem.RelDir(e)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	for _, de := range ents {
-		d, err := st.Read(mem.RelDir(e) + "/" + de.Name())
+	paths, _ := st.Paths(e.Scope, e.Kind)
+	for _, p := range paths {
+		d, err := st.Read(p)
 		if err == nil && d.Kind == e.Kind && mem.ContentHash(d.Body) == hash {
 			return d
 		}
