@@ -19,6 +19,7 @@ func TestManPagesListEveryFlag(t *testing.T) {
 		"mira-index":     &IndexCmd{},
 		"mira-summarize": &SummarizeCmd{},
 		"mira-context":   &ContextCmd{},
+		"mira-mcp":       &MCPCmd{},
 	}
 	for name, grammar := range cmds {
 		t.Run(name, func(t *testing.T) {

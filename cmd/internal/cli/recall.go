@@ -29,7 +29,7 @@ type RecallCmd struct {
 
 // Recall is the main of mira-recall.
 func Recall(args []string, o *IO) int {
-	return Main("mira-recall", "Find memories: BM25 relevance weighted by recency, as JSONL records.", &RecallCmd{}, args, o)
+	return Main("mira-recall", "Find memories: hybrid retrieval (BM25 and vector candidates, fused, weighted by recency, de-duplicated by MMR), as JSONL records.", &RecallCmd{}, args, o)
 }
 
 func (c *RecallCmd) run(ctx context.Context, o *IO) error {
