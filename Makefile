@@ -15,7 +15,7 @@ MANSRC  := $(wildcard man/*.1.md)
 MANS    := $(MANSRC:.md=)
 FUZZTIME ?= 20s
 
-.PHONY: all build test race lint fuzz bench man install clean demo
+.PHONY: all build test race lint fuzz bench interop man install clean demo
 
 all: build
 
@@ -45,6 +45,11 @@ fuzz:
 
 bench: build
 	scripts/bench.sh
+
+# Interoperability with the official TypeScript MCP SDK as the client, over
+# stdio and Streamable HTTP (needs node and npm; skipped without them).
+interop: build
+	scripts/interop.sh
 
 man: $(MANS)
 
