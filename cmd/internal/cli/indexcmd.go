@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/miramem/mira/cmd/internal/relay"
+	"github.com/miramem/mira/cmd/internal/relay/server"
 	"github.com/miramem/mira/index"
 )
 
@@ -126,11 +127,11 @@ func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 	defer m.Close()
 	var (
 		sync = index.NewSyncer()
-		srv  *recallServer
+		srv  *server.Server
 	)
 	defer func() {
 		if srv != nil {
-			srv.close()
+			srv.Close()
 		}
 	}()
 	err = m.Watch(ctx, func(ev index.Event) {
