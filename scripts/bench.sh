@@ -5,7 +5,8 @@
 #
 #   SIZES="10000 100000"   store sizes to time (default both)
 #   RUNS=10                hyperfine runs per command
-#   SERVED_RUNS=200        runs of the recalls answered by a watcher
+#   SERVED_RUNS=200        runs of the recalls answered by a watcher, and of
+#                          the recalls through mira-mcp (stores under 100k)
 #   LOCOMO=../shared/bench/locomo
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,6 +63,7 @@ else
 fi
 
 # --- Whole-process timings on generated stores.
+go build -o "$work/mcpbench" ./scripts/mcpbench
 p50() { python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results']; print(' '.join('%.1f' % (x['median']*1000) for x in r))" "$1"; }
 row() { # label, json, baseline label
 	read -r a b <<<"$(p50 "$2")"
@@ -114,6 +116,14 @@ for f in sys.argv[2:]:
     for k,r in enumerate(json.load(open(f))['results']): t[k]+=r['times']
 json.dump({'results':[{'median':s.median(x)} for x in t]},open(sys.argv[1],'w'))" "$d/served-all.json" "$d"/served-q*.json
 	kill -INT $wpid; wait $wpid || true
+	# The same queries through mira-mcp: one server kept running, as an MCP
+	# host keeps it, each call timed from request to result.
+	mcpline=
+	if [ "$n" -lt 100000 ]; then
+		nq=$(wc -l < "$d/queries.txt")
+		mcpline=$("$work/mcpbench" -bin "$root/bin/mira-mcp" -home "$MIRA_HOME" -k 10 \
+			-rounds $(( (SERVED_RUNS + nq - 1) / nq )) "$d/queries.txt")
+	fi
 	git -C "$MIRA_HOME" config user.name bench; git -C "$MIRA_HOME" config user.email bench@localhost
 	$h --export-json "$d/remember.json" \
 		"sh -c 'mira-remember \"bench note \$(date +%s%N)\" >/dev/null'" \
@@ -137,6 +147,17 @@ json.dump({'results':[{'median':s.median(x)} for x in t]},open(sys.argv[1],'w'))
 	row "remember 1 entry vs git add+commit" "$d/remember.json"
 	row "no-change freshness (mira-index update) vs git status" "$d/fresh.json"
 	row "index rebuild vs FTS5 table load" "$d/rebuild.json"
+	if [ -n "$mcpline" ]; then
+		echo
+		echo "$mcpline"
+		# The CLI's, from the served runs above: every generated query, a
+		# process per call, answered by mira-index watch.
+		python3 -c "import json,sys,statistics as s
+t=sorted(x*1000 for f in sys.argv[2:] for x in json.load(open(f))['results'][0]['times'])
+q=s.quantiles(t,n=10,method='inclusive')
+print('mira-recall -k 10 (a process per call, answered by mira-index watch): p50 %.2f ms, p90 %.2f ms, mean %.2f ms, n=%d; one process without a watcher, first query: p50 %.2f ms'
+      % (s.median(t), q[8], s.mean(t), len(t), json.load(open(sys.argv[1]))['results'][0]['median']*1000))" "$d/recall.json" "$d"/served-q*.json
+	fi
 done
 
 # --- The built-in embedder alone: texts embedded per second on all cores,
