@@ -20,8 +20,8 @@ func invalidf(format string, args ...any) error {
 }
 
 // SecretError is a memory refused because it looks like a credential: the
-// store is committed to git and pasted into prompts. It is an
-// *InvalidError too (errors.As finds both).
+// store is committed to git and pasted into prompts. Remember returns it
+// inside an *InvalidError (errors.As finds either).
 type SecretError struct {
 	Findings []secret.Finding
 }
@@ -35,13 +35,4 @@ func (e *SecretError) Error() string {
 		fmt.Fprintf(&b, "line %d, column %d: %s (%s): %s", x.Line, x.Column, x.Desc, x.Rule, x.Redacted)
 	}
 	return fmt.Sprintf("refusing to store what looks like a secret: %s (the store is committed to git and pasted into prompts)", b.String())
-}
-
-// As lets errors.As find an *InvalidError in a *SecretError.
-func (e *SecretError) As(target any) bool {
-	if p, ok := target.(**InvalidError); ok {
-		*p = &InvalidError{e}
-		return true
-	}
-	return false
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/mem"
 )
 
@@ -15,15 +14,9 @@ func (m *Memory) Get(ctx context.Context, id string) (*mem.Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var hint string
-	err := m.withIndex(ctx, func(ix *index.Index) error {
-		hint, _ = ix.PathOf(id)
-		return nil
-	})
-	if err != nil {
-		hint = "" // the files are searched instead
-	}
-	e, err := m.st.FindID(id, hint)
+	lk := m.openLookup()
+	defer lk.close()
+	e, err := m.st.FindID(id, lk.pathOf(id))
 	if err != nil {
 		if !mem.ValidID(id) {
 			return nil, &InvalidError{err}

@@ -39,8 +39,8 @@ type Query struct {
 	Now time.Time
 }
 
-// Recall modes.
-var RecallModes = []string{"lexical", "vector", "hybrid"}
+// RecallModes are the retrieval modes a Query may name.
+var RecallModes = []string{index.ModeLexical, index.ModeVector, index.ModeHybrid}
 
 // Recall returns the memories that answer q, best first, as records with
 // their score and why: lexical (BM25) and vector candidates fused,
@@ -99,7 +99,7 @@ func (m *Memory) indexQuery(q Query) (index.Query, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	mode := cmp.Or(q.Mode, m.cfg.Recall.Mode, "hybrid")
+	mode := cmp.Or(q.Mode, m.cfg.Recall.Mode, index.ModeHybrid)
 	if !slices.Contains(RecallModes, mode) {
 		return index.Query{}, invalidf("unknown mode %q (want one of %s)", mode, strings.Join(RecallModes, ", "))
 	}

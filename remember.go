@@ -191,7 +191,7 @@ func check(e *mem.Entry, allowSecret bool) error {
 		return nil
 	}
 	if f := secret.Scan(e.Body); len(f) > 0 {
-		return &SecretError{Findings: f}
+		return &InvalidError{&SecretError{Findings: f}}
 	}
 	return nil
 }

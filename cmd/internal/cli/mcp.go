@@ -5,12 +5,11 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
-	"github.com/miramem/mira"
 	"github.com/miramem/mira/cmd/internal/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -38,7 +37,7 @@ func (c *MCPCmd) run(ctx context.Context, o *IO) error {
 			return err
 		}
 	}
-	m, err := c.openWarm(ctx, o)
+	m, err := c.openWith(ctx, o, "mira-mcp", project(o, c.Project), true)
 	if err != nil {
 		return err
 	}
@@ -53,7 +52,7 @@ func (c *MCPCmd) run(ctx context.Context, o *IO) error {
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 			return nil // SIGTERM or SIGINT: a normal end for a server
 		}
-		if err != nil && strings.Contains(err.Error(), "EOF") {
+		if errors.Is(err, io.EOF) {
 			return nil // the host closed our stdin
 		}
 		return err
@@ -85,13 +84,6 @@ func (c *MCPCmd) run(ctx context.Context, o *IO) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
-}
-
-// openWarm opens the memory kept open and fresh for a long-running server.
-func (c *MCPCmd) openWarm(ctx context.Context, o *IO) (*mira.Memory, error) {
-	o.keep = nil
-	m, err := c.Common.openWith(ctx, o, "mira-mcp", project(o, c.Project), true)
-	return m, err
 }
 
 // checkListen refuses a non-loopback address without a token: the memory

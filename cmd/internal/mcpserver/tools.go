@@ -58,13 +58,9 @@ func (s *server) remember(ctx context.Context, in RememberIn) (*mcp.CallToolResu
 	if strings.TrimSpace(in.Text) == "" {
 		return nil, out, fmt.Errorf("text is empty: give the memory's text")
 	}
-	var until time.Time
-	if in.Until != "" {
-		t, err := mira.ParseUntil(in.Until, time.Now())
-		if err != nil {
-			return nil, out, fmt.Errorf("until: %v", err)
-		}
-		until = t
+	until, err := parseUntil(in.Until)
+	if err != nil {
+		return nil, out, err
 	}
 	e := &mem.Entry{Kind: in.Kind, Scope: in.Scope, Body: in.Text, Tags: in.Tags, Pin: in.Pin, Source: "mcp"}
 	if in.Kind == mem.KindGoal || in.Kind == mem.KindTask {
@@ -91,7 +87,7 @@ func (s *server) remember(ctx context.Context, in RememberIn) (*mcp.CallToolResu
 // RecallIn are recall's arguments.
 type RecallIn struct {
 	Query string   `json:"query" jsonschema:"what to look for, in plain words (a question works); empty lists the newest memories that pass the filters"`
-	K     int      `json:"k,omitempty" jsonschema:"how many memories to return (default 10)"`
+	K     int      `json:"k,omitempty" jsonschema:"how many memories to return (default 10, or recall.k in the configuration)"`
 	Kinds []string `json:"kinds,omitempty" jsonschema:"only these kinds"`
 	Scope string   `json:"scope,omitempty" jsonschema:"search this scope and global (default: every scope, favouring the current project)"`
 	Since string   `json:"since,omitempty" jsonschema:"only memories created at or after this: RFC 3339 time, a date, or a duration ago such as 72h or 30d"`
@@ -122,9 +118,6 @@ func recallTool() *mcp.Tool {
 func (s *server) recall(ctx context.Context, in RecallIn) (*mcp.CallToolResult, RecallOut, error) {
 	out := RecallOut{Memories: []Memory{}}
 	q := mira.Query{Text: in.Query, K: in.K, Kinds: in.Kinds, Scope: in.Scope, Tags: in.Tags, Mode: in.Mode}
-	if q.K == 0 {
-		q.K = 10
-	}
 	if in.Since != "" {
 		t, err := mira.ParseSince(in.Since, time.Now())
 		if err != nil {
@@ -257,11 +250,7 @@ func (s *server) context(ctx context.Context, in ContextIn) (*mcp.CallToolResult
 		req.Scopes = []string{in.Scope}
 	}
 	if strings.TrimSpace(in.Query) != "" {
-		k := in.K
-		if k == 0 {
-			k = 10
-		}
-		recs, err := s.m.Recall(ctx, mira.Query{Text: in.Query, K: k, Scope: in.Scope})
+		recs, err := s.m.Recall(ctx, mira.Query{Text: in.Query, K: in.K, Scope: in.Scope})
 		if err != nil {
 			return nil, out, err
 		}
@@ -311,13 +300,9 @@ func (s *server) pin(ctx context.Context, in PinIn) (*mcp.CallToolResult, PinOut
 	if pin == "none" {
 		pin = ""
 	}
-	var until time.Time
-	if in.Until != "" {
-		t, err := mira.ParseUntil(in.Until, time.Now())
-		if err != nil {
-			return nil, out, fmt.Errorf("until: %v", err)
-		}
-		until = t
+	until, err := parseUntil(in.Until)
+	if err != nil {
+		return nil, out, err
 	}
 	e, err := s.m.Pin(ctx, in.ID, pin, until)
 	if err != nil {
@@ -329,4 +314,16 @@ func (s *server) pin(ctx context.Context, in PinIn) (*mcp.CallToolResult, PinOut
 		msg = fmt.Sprintf("Unpinned %s.", e.ID)
 	}
 	return text(msg), out, nil
+}
+
+// parseUntil reads the end of a leased pin ("" for none).
+func parseUntil(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := mira.ParseUntil(s, time.Now())
+	if err != nil {
+		return time.Time{}, fmt.Errorf("until: %v", err)
+	}
+	return t, nil
 }
