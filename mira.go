@@ -124,7 +124,7 @@ func Open(ctx context.Context, opt Options) (*Memory, error) {
 			return nil, err
 		}
 	}
-	home := cmp.Or(opt.Home, opt.Getenv("MIRA_HOME"), cfg.Home, paths.DefaultHome(opt.Getenv))
+	home, _ := paths.Home(opt.Home, opt.Getenv, func() (string, error) { return cfg.Home, nil })
 	if home == "" {
 		return nil, invalidf("no store: set MIRA_HOME or the home option")
 	}

@@ -52,3 +52,26 @@ func ExpandHome(p string) (string, error) {
 	}
 	return filepath.Abs(p)
 }
+
+// Home returns the store directory as the user wrote it, by the rule every
+// command, the library and mira-recall's client share: the --home flag's
+// value, else $MIRA_HOME, else the configuration file's home (configHome,
+// called only when needed; nil means none), else DefaultHome. Empty values
+// count as unset. The result is not expanded (see ExpandHome): a client
+// that asks another process to run its command must know whether it is
+// relative.
+func Home(flag string, getenv func(string) string, configHome func() (string, error)) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if v := getenv("MIRA_HOME"); v != "" {
+		return v, nil
+	}
+	if configHome != nil {
+		h, err := configHome()
+		if err != nil || h != "" {
+			return h, err
+		}
+	}
+	return DefaultHome(getenv), nil
+}

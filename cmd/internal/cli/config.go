@@ -28,7 +28,7 @@ func configVars(c *Config, getenv func(string) string) kong.Vars {
 		k = strconv.Itoa(c.Recall.K)
 	}
 	return kong.Vars{
-		"home":         or(c.Home, paths.DefaultHome(getenv)),
+		"home":         defaultHome(c, getenv),
 		"output":       or(c.Output, "auto"),
 		"lock_timeout": or(c.LockTimeout, "10s"),
 		"recall_k":     k,
@@ -56,4 +56,17 @@ func cmpOrInt(v, def int) int {
 		return v
 	}
 	return def
+}
+
+// defaultHome is --home's default: the store paths.Home names when neither
+// the flag nor $MIRA_HOME is given (kong reads those two itself).
+func defaultHome(c *Config, getenv func(string) string) string {
+	withoutEnv := func(k string) string {
+		if k == "MIRA_HOME" {
+			return ""
+		}
+		return getenv(k)
+	}
+	h, _ := paths.Home("", withoutEnv, func() (string, error) { return c.Home, nil })
+	return h
 }

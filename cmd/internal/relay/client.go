@@ -2,6 +2,7 @@ package relay
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -98,7 +99,7 @@ func forwardable(args []string) bool {
 // else the default. ok is false when that is not an absolute path (the
 // server's working directory is not the client's) or is not certain.
 func storeDir(args []string, getenv func(string) string) (string, bool) {
-	raw, found := "", false
+	raw, found := "", false // the --home flag's value
 	for i := 0; i < len(args) && !found; i++ {
 		a := args[i]
 		switch {
@@ -113,29 +114,26 @@ func storeDir(args []string, getenv func(string) string) (string, bool) {
 			raw, found = strings.TrimPrefix(a, "--home="), true
 		}
 	}
-	if !found {
-		if v := os.Getenv("MIRA_HOME"); v != "" { // empty counts as unset, as in the command
-			raw, found = v, true
-		}
-	}
-	if !found {
+	raw, err := paths.Home(raw, getenv, func() (string, error) {
 		p, _ := paths.ConfigFile(getenv)
-		if p != "" {
-			b, err := os.ReadFile(p)
-			switch {
-			case err == nil:
-				h, ok := configHome(b)
-				if !ok {
-					return "", false // the command reads it
-				}
-				raw, found = h, h != ""
-			case !os.IsNotExist(err):
-				return "", false
-			}
+		if p == "" {
+			return "", nil
 		}
-	}
-	if !found {
-		raw = paths.DefaultHome(getenv)
+		b, err := os.ReadFile(p)
+		if os.IsNotExist(err) {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		h, ok := configHome(b)
+		if !ok {
+			return "", errUncertain // the command reads it
+		}
+		return h, nil
+	})
+	if err != nil {
+		return "", false
 	}
 	if raw == "" || !(filepath.IsAbs(raw) || strings.HasPrefix(raw, "~/")) {
 		return "", false
@@ -155,3 +153,7 @@ func Main(command, target string) int {
 	fmt.Fprintf(os.Stderr, "%s: %v\n", command, err)
 	return 1
 }
+
+// errUncertain is a configuration whose home only the full command can
+// read for certain.
+var errUncertain = errors.New("home not certain")

@@ -91,16 +91,16 @@ func TestStoreDir(t *testing.T) {
 			t.Errorf("%s: storeDir = %q %v, want %q %v", name, got, ok, want, wantOK)
 		}
 	}
-	t.Setenv("MIRA_HOME", "/from/env")
+	env["MIRA_HOME"] = "/from/env"
 	check("flag", []string{"--home", "/from/flag", "q"}, "/from/flag", true)
 	check("flag=", []string{"q", "--home=/from/flag"}, "/from/flag", true)
 	check("flag after --", []string{"--", "--home=/x"}, "/from/env", true)
 	check("env", []string{"q"}, "/from/env", true)
 	check("relative flag", []string{"--home", "rel/dir"}, "", false)
 	check("flag without value", []string{"--home"}, "", false)
-	t.Setenv("MIRA_HOME", "")
+	env["MIRA_HOME"] = ""
 	check("empty env", []string{"q"}, "/from/config", true)
-	os.Unsetenv("MIRA_HOME")
+	delete(env, "MIRA_HOME")
 	check("config", []string{"q"}, "/from/config", true)
 	if err := os.WriteFile(cfg, []byte("recall: [unclosed\n"), 0o644); err != nil {
 		t.Fatal(err)
