@@ -5,7 +5,8 @@ package main
 import (
 	"os"
 
+	"github.com/miramem/mira/cmd/internal/agent"
 	"github.com/miramem/mira/cmd/internal/cli"
 )
 
-func main() { os.Exit(cli.Agent(os.Args[1:], cli.StdIO("mira-agent"))) }
+func main() { os.Exit(agent.Main(os.Args[1:], cli.StdIO("mira-agent"))) }

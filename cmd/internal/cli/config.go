@@ -14,6 +14,10 @@ type Config = mira.Config
 
 func loadConfig(getenv func(string) string) (*Config, error) { return mira.LoadConfig(getenv) }
 
+// KongVars are the kong defaults of the configuration c (see configVars),
+// for grammars defined in other packages.
+func KongVars(c *Config, getenv func(string) string) kong.Vars { return configVars(c, getenv) }
+
 // vars turns the configuration into kong defaults, falling back to the
 // built-in ones.
 func configVars(c *Config, getenv func(string) string) kong.Vars {

@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/miramem/mira/agentloop"
 )
 
 // The config file's values become the commands' defaults.
@@ -51,17 +49,5 @@ prices:
 	}
 	if cfg.Context.Budget.Light != 3000 {
 		t.Errorf("context.budget.light = %d", cfg.Context.Budget.Light)
-	}
-	o := &IO{Getenv: getenv}
-	c := &AgentCmd{}
-	if got, want := c.prices(o, "deepseek-chat"), (agentloop.Prices{Input: 0.28, CachedInput: 0.028, Output: 0.42}); got != want {
-		t.Errorf("prices(deepseek-chat) = %+v, want %+v", got, want)
-	}
-	if got := c.prices(o, "other"); got != (agentloop.Prices{}) {
-		t.Errorf("prices(other) = %+v, want none", got)
-	}
-	c.PriceInput = 1
-	if got := c.prices(o, "deepseek-chat"); got.Input != 1 || got.Output != 0 {
-		t.Errorf("flag prices = %+v, want the flags to win", got)
 	}
 }

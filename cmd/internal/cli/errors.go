@@ -31,6 +31,9 @@ func (e *UsageError) ExitCode() int { return ExitUsage }
 
 func usagef(format string, args ...any) error { return &UsageError{fmt.Errorf(format, args...)} }
 
+// Usagef makes a *UsageError, for commands defined in other packages.
+func Usagef(format string, args ...any) error { return usagef(format, args...) }
+
 // InputError is a bad input record, named by source and line: exit 2 for
 // commands that change the store (nothing is written), 3 for filters.
 type InputError struct {

@@ -1,6 +1,9 @@
 // Package cli holds Mira's commands: their grammars, options, input and
-// output, configuration and exit codes. Each binary's main calls one
-// function here; the domain packages (mem, index) know nothing of flags,
+// output, configuration and exit codes. A command turns its flags into a
+// call of package mira and the result into output, and does nothing else.
+// Each binary's main calls one function here, or, for a front end with
+// more than a grammar, in its own package (agent, mcpserver) built on this
+// one's IO, Main and errors; the domain packages know nothing of flags,
 // terminals or exit codes.
 package cli
 
@@ -42,6 +45,13 @@ type IO struct {
 	// opened: a served recall's taking in of the latest changes.
 	ready func() error
 }
+
+// Config returns the configuration file's contents, as config does.
+func (o *IO) Config() *Config { return o.config() }
+
+// TextOutput reports whether --output mode means text on this IO: text, or
+// auto on a terminal.
+func (o *IO) TextOutput(mode string) bool { return o.textOutput(mode) }
 
 // config returns the configuration file's contents, read once per command
 // (Main has already reported a file that does not parse; it counts as

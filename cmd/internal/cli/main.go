@@ -23,10 +23,21 @@ type Common struct {
 // out of kong so Main can return a status instead of exiting.
 type kongExit struct{ code int }
 
-// runner is implemented by every command grammar.
+// runner is implemented by every command grammar of this package.
 type runner interface {
 	run(ctx context.Context, o *IO) error
 }
+
+// Runner is implemented by the grammar of a command defined in another
+// package (mira-agent's): Main parses the arguments into it and runs it.
+type Runner interface {
+	Run(ctx context.Context, o *IO) error
+}
+
+// runnerFunc adapts a Runner.
+type runnerFunc func(ctx context.Context, o *IO) error
+
+func (f runnerFunc) run(ctx context.Context, o *IO) error { return f(ctx, o) }
 
 // Main parses args for the command name with grammar, runs it and returns
 // the exit status. All output goes through o. Errors are printed once.
@@ -93,6 +104,9 @@ func Main(name, description string, grammar any, args []string, o *IO) (code int
 	}
 	if r == nil {
 		r, _ = grammar.(runner)
+	}
+	if x, ok := grammar.(Runner); ok && r == nil {
+		r = runnerFunc(x.Run)
 	}
 	if r == nil {
 		o.Warnf("internal error: no command to run")

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/miramem/mira"
+	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/internal/paths"
 	"github.com/miramem/mira/mem"
 )
@@ -40,6 +41,23 @@ func (c *Common) openWith(ctx context.Context, o *IO, command, project string, w
 	}
 	return mira.Open(ctx, opt)
 }
+
+// OpenKept opens the memory for a session that searches it many times:
+// the index's vectors and model stay loaded between its calls.
+func (c *Common) OpenKept(ctx context.Context, o *IO, command, project string) (*mira.Memory, error) {
+	o.keep = new(index.Keep)
+	return c.open(ctx, o, command, project)
+}
+
+// Warner prints each warning once per command: a broken file with its
+// path, anything else as it is.
+type Warner = warnOnce
+
+// NewWarner returns a Warner printing to o.
+func NewWarner(o *IO) *Warner { return &warnOnce{o: o} }
+
+// Warn prints a warning unless it was printed before.
+func (w *warnOnce) Warn(path string, err error) { w.warn(path, err) }
 
 // project is the current project: the flag's, else the one detected from
 // the working directory (or $MIRA_PROJECT).

@@ -17,6 +17,12 @@ func writeEntries(o *IO, mode string, es []*mem.Entry) error {
 	return writeRecords(o, mode, recs, false)
 }
 
+// WriteRecords prints records as writeRecords does, for commands defined
+// in other packages.
+func WriteRecords(o *IO, mode string, recs []mem.Record, explain bool) error {
+	return writeRecords(o, mode, recs, explain)
+}
+
 // writeRecords prints records; explain adds the score breakdown in text.
 func writeRecords(o *IO, mode string, recs []mem.Record, explain bool) error {
 	if !o.textOutput(mode) {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"github.com/miramem/mira/cmd/internal/clitest"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -62,14 +63,7 @@ func (r *procRunner) run(name string, args ...string) string {
 	return out.String()
 }
 
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
+func git(t *testing.T, dir string, args ...string) string { return clitest.Git(t, dir, args...) }
 
 // TestConcurrentWriters: four processes at once, each remembering 50
 // memories one command at a time, end with all 200 stored, one commit each,

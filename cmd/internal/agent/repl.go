@@ -1,10 +1,11 @@
-package cli
+package agent
 
 import (
 	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/miramem/mira/cmd/internal/cli"
 	"io"
 	"os"
 	"os/signal"
@@ -29,7 +30,7 @@ import (
 // $XDG_STATE_HOME/mira/history (~/.local/state/mira/history). It is state
 // of this machine, not memory: it stays out of the store, which is
 // committed and may be shared.
-func agentHistoryPath(o *IO) string {
+func agentHistoryPath(o *cli.IO) string {
 	dir := o.Getenv("XDG_STATE_HOME")
 	if dir == "" {
 		home := o.Getenv("HOME")

@@ -1,10 +1,11 @@
-package cli
+package agent
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/miramem/mira/cmd/internal/cli"
 	"slices"
 	"strings"
 
@@ -76,7 +77,7 @@ func (s *agentSession) slash(ctx context.Context, line string) (quit bool, err e
 		return false, s.slashRemember(ctx, arg)
 	case "/recall":
 		if arg == "" {
-			return false, usagef("/recall needs a query")
+			return false, cli.Usagef("/recall needs a query")
 		}
 		recs, err := s.lib.search(ctx, arg, 10, agentRecallKinds)
 		if err != nil {
@@ -86,13 +87,13 @@ func (s *agentSession) slash(ctx context.Context, line string) (quit bool, err e
 	case "/forget":
 		id, reason, _ := strings.Cut(arg, " ")
 		if id == "" {
-			return false, usagef("/forget needs a memory id")
+			return false, cli.Usagef("/forget needs a memory id")
 		}
 		e, err := s.lib.forget(ctx, id, strings.TrimSpace(agentOr(reason, "forgotten")))
 		if err != nil {
 			return false, err
 		}
-		if !s.o.textOutput(s.mode()) {
+		if !s.o.TextOutput(s.mode()) {
 			return false, s.records([]mem.Record{e.Record()})
 		}
 		fmt.Fprintf(s.o.Out, "Forgot %s (now %s).\n", e.ID, e.Path)
@@ -110,7 +111,7 @@ func (s *agentSession) slash(ctx context.Context, line string) (quit bool, err e
 		if err != nil {
 			return false, err
 		}
-		if !s.o.textOutput(s.mode()) {
+		if !s.o.TextOutput(s.mode()) {
 			return false, agentJSONLine(s.o, map[string]any{"summarized": n, "buffer_turns": s.agent.Status().BufferTurns})
 		}
 		if n == 0 {
@@ -131,13 +132,13 @@ func (s *agentSession) slash(ctx context.Context, line string) (quit bool, err e
 		if err != nil {
 			return false, err
 		}
-		if !s.o.textOutput(s.mode()) {
+		if !s.o.TextOutput(s.mode()) {
 			return false, agentJSONLine(s.o, map[string]any{"project": p.Name, "root": p.Root, "by": p.By})
 		}
 		fmt.Fprintf(s.o.Out, "Now in project %s (%s, found by %s). The conversation goes on.\n", p.Name, p.Root, p.By)
 		return false, nil
 	}
-	return false, usagef("unknown command %s; /help lists them", name)
+	return false, cli.Usagef("unknown command %s; /help lists them", name)
 }
 
 func (s *agentSession) help() {
@@ -157,20 +158,20 @@ func (s *agentSession) slashRemember(ctx context.Context, arg string) error {
 		kind, arg = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(rest)
 	}
 	if kind == mem.KindTurn || kind == mem.KindSummary {
-		return usagef("/remember: %s entries are written by the agent, not remembered", kind)
+		return cli.Usagef("/remember: %s entries are written by the agent, not remembered", kind)
 	}
 	if arg == "" {
-		return usagef("/remember needs the text to remember")
+		return cli.Usagef("/remember needs the text to remember")
 	}
 	e, dup, err := s.lib.remember(ctx, arg, kind, nil, "cli")
 	var refused *agentRefusal
 	if errors.As(err, &refused) {
-		return &UsageError{err}
+		return &cli.UsageError{Err: err}
 	}
 	if err != nil {
 		return err
 	}
-	if !s.o.textOutput(s.mode()) {
+	if !s.o.TextOutput(s.mode()) {
 		return s.records([]mem.Record{e.Record()})
 	}
 	if dup {
@@ -183,11 +184,11 @@ func (s *agentSession) slashRemember(ctx context.Context, arg string) error {
 
 // records prints records as mira-recall does.
 func (s *agentSession) records(recs []mem.Record) error {
-	if s.o.textOutput(s.mode()) && len(recs) == 0 {
+	if s.o.TextOutput(s.mode()) && len(recs) == 0 {
 		fmt.Fprintln(s.o.Out, "(none)")
 		return nil
 	}
-	return writeRecords(s.o, s.mode(), recs, false)
+	return cli.WriteRecords(s.o, s.mode(), recs, false)
 }
 
 // standing lists the open goals or tasks of the global, project and
@@ -209,7 +210,7 @@ func (s *agentSession) standing(ctx context.Context, kind string) error {
 			out = append(out, r)
 		}
 	}
-	if !s.o.textOutput(s.mode()) {
+	if !s.o.TextOutput(s.mode()) {
 		return s.records(out)
 	}
 	if len(out) == 0 {
@@ -232,7 +233,7 @@ func (s *agentSession) standing(ctx context.Context, kind string) error {
 // status prints /status.
 func (s *agentSession) status() error {
 	st := s.agent.Status()
-	if !s.o.textOutput(s.mode()) {
+	if !s.o.TextOutput(s.mode()) {
 		out := map[string]any{
 			"conversation": st.Conversation, "project": st.Project.Name, "root": st.Project.Root,
 			"model": st.Model, "effort": st.Effort, "usage": st.Usage, "cache_hit_rate": st.Usage.CacheHitRate(),
@@ -280,7 +281,7 @@ func (s *agentSession) context(ctx context.Context, query string) error {
 	if err != nil {
 		return err
 	}
-	if !s.o.textOutput(s.mode()) {
+	if !s.o.TextOutput(s.mode()) {
 		out := map[string]any{
 			"meter": v.Meter(), "instructions_tokens": v.InstructionsTokens, "tools": v.Tools,
 			"standing": v.Standing, "standing_tokens": v.StandingTokens,
@@ -329,7 +330,7 @@ func agentPlanLines(w interface{ Write([]byte) (int, error) }, p *plan.Plan) {
 }
 
 // agentJSONLine writes v as one line of JSON to stdout.
-func agentJSONLine(o *IO, v any) error {
+func agentJSONLine(o *cli.IO, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

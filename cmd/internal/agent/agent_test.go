@@ -1,10 +1,11 @@
-package cli
+package agent
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/miramem/mira/cmd/internal/cli"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,12 +65,12 @@ func (x *agentEnv) write(name, content string) {
 func (x *agentEnv) run(stdin string, args ...string) (int, string, string) {
 	x.t.Helper()
 	var out, errb bytes.Buffer
-	o := &IO{
+	o := &cli.IO{
 		In: strings.NewReader(stdin), Out: &out, Err: &errb,
 		Getenv: func(k string) string { return x.env[k] },
 		Getwd:  func() (string, error) { return x.proj, nil },
 	}
-	code := Agent(append([]string{"--home", x.home}, args...), o)
+	code := Main(append([]string{"--home", x.home}, args...), o)
 	return code, out.String(), errb.String()
 }
 
@@ -312,10 +313,10 @@ func TestAgentSlashOneShot(t *testing.T) {
 	if out := x.ok("", "-p", "/goals", "--output", "text"); !strings.Contains(out, "No open goals") {
 		t.Errorf("/goals after /forget = %q", out)
 	}
-	if code, _, errs := x.run("", "-p", "/nope"); code != ExitUsage || !strings.Contains(errs, "unknown command /nope") {
+	if code, _, errs := x.run("", "-p", "/nope"); code != cli.ExitUsage || !strings.Contains(errs, "unknown command /nope") {
 		t.Errorf("/nope: exit %d, %q", code, errs)
 	}
-	if code, _, errs := x.run("", "-p", "hello"); code != ExitUsage || !strings.Contains(errs, "no chat model configured") {
+	if code, _, errs := x.run("", "-p", "hello"); code != cli.ExitUsage || !strings.Contains(errs, "no chat model configured") {
 		t.Errorf("a message without a model: exit %d, %q", code, errs)
 	}
 }
@@ -329,7 +330,7 @@ func TestAgentUsageErrors(t *testing.T) {
 		{"-p", "x", "--effort", "extreme"},
 		{"--output", "text"}, // empty stdin
 	} {
-		if code, _, errs := x.run("", args...); code != ExitUsage {
+		if code, _, errs := x.run("", args...); code != cli.ExitUsage {
 			t.Errorf("mira-agent %v: exit %d, want 2\n%s", args, code, errs)
 		}
 	}
@@ -337,9 +338,9 @@ func TestAgentUsageErrors(t *testing.T) {
 
 // The built-in defaults of the flags are agentloop's.
 func TestAgentFlagDefaults(t *testing.T) {
-	var c AgentCmd
-	o := &IO{In: strings.NewReader(""), Out: new(bytes.Buffer), Err: new(bytes.Buffer), Getenv: func(string) string { return "" }, Getwd: os.Getwd}
-	Main("mira-agent", "", &c, []string{"--home", t.TempDir(), "-p", "/help", "--output", "text"}, o)
+	var c Cmd
+	o := &cli.IO{In: strings.NewReader(""), Out: new(bytes.Buffer), Err: new(bytes.Buffer), Getenv: func(string) string { return "" }, Getwd: os.Getwd}
+	cli.Main("mira-agent", "", &c, []string{"--home", t.TempDir(), "-p", "/help", "--output", "text"}, o)
 	if c.Conversation != agentloop.DefaultConversation || c.MaxSteps != agentloop.DefaultMaxSteps || c.BufferTokens != agentloop.DefaultBufferTokens ||
 		c.ContextBudget != agentloop.DefaultContextBudget || c.RecallK != agentloop.DefaultRecallK {
 		t.Errorf("flag defaults %+v differ from agentloop's", c)
@@ -386,8 +387,8 @@ func TestAgentRollingSummary(t *testing.T) {
 	}
 	x := newAgentEnv(t, replies...)
 	var out, errb bytes.Buffer
-	o := &IO{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return x.env[k] }, Getwd: func() (string, error) { return x.proj, nil }}
-	if code := Remember([]string{"--home", x.home, "--pin", "sticky", "--kind", "preference", "Spell it British: colour, centre."}, o); code != 0 {
+	o := &cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return x.env[k] }, Getwd: func() (string, error) { return x.proj, nil }}
+	if code := cli.Remember([]string{"--home", x.home, "--pin", "sticky", "--kind", "preference", "Spell it British: colour, centre."}, o); code != 0 {
 		t.Fatalf("mira-remember --pin: %s", errb.String())
 	}
 	for i := range 5 {

@@ -1,11 +1,11 @@
-package cli
+package agent
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"github.com/miramem/mira"
-	"github.com/miramem/mira/index"
+	"github.com/miramem/mira/cmd/internal/cli"
 	"io"
 	"os"
 	"path/filepath"
@@ -22,9 +22,9 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// AgentCmd is mira-agent.
-type AgentCmd struct {
-	Common
+// Cmd is mira-agent.
+type Cmd struct {
+	cli.Common
 	Prompt        string   `short:"p" help:"Send this message, print the answer and exit. Without it the message is read from stdin when stdin is not a terminal; on a terminal an interactive session starts. A message starting with / runs that slash command." placeholder:"TEXT"`
 	Conversation  string   `short:"c" help:"The conversation to continue: the scope its turns are stored in." env:"MIRA_CONVERSATION" default:"${agent_conversation}" placeholder:"NAME"`
 	Model         string   `help:"Chat model on the OpenAI-compatible server at OPENAI_BASE_URL (default $MIRA_MODEL, else llm.model in the config file)." placeholder:"NAME"`
@@ -43,9 +43,9 @@ type AgentCmd struct {
 	PriceOutput   float64  `name:"price-output" help:"Price of completion tokens, in US dollars per million." env:"MIRA_PRICE_OUTPUT" placeholder:"USD"`
 }
 
-// Agent is the main of mira-agent.
-func Agent(args []string, o *IO) int {
-	return Main("mira-agent", "A coding agent in the terminal with one never-ending conversation, kept in the Mira store, over any OpenAI-compatible chat API.", &AgentCmd{}, args, o)
+// Main is the main of mira-agent.
+func Main(args []string, o *cli.IO) int {
+	return cli.Main("mira-agent", "A coding agent in the terminal with one never-ending conversation, kept in the Mira store, over any OpenAI-compatible chat API.", &Cmd{}, args, o)
 }
 
 // agentPolicyTools are the tools the permission policy governs.
@@ -54,8 +54,8 @@ var agentPolicyTools = []string{"write_file", "edit_file", "bash"}
 // agentSession is a running mira-agent: the agent and what the slash commands
 // need around it.
 type agentSession struct {
-	c       *AgentCmd
-	o       *IO
+	c       *Cmd
+	o       *cli.IO
 	st      *mem.Store
 	agent   *agentloop.Agent
 	lib     *agentLibrary
@@ -69,7 +69,7 @@ type agentSession struct {
 	interactive bool
 }
 
-func (c *AgentCmd) run(ctx context.Context, o *IO) error {
+func (c *Cmd) Run(ctx context.Context, o *cli.IO) error {
 	if err := c.check(); err != nil {
 		return err
 	}
@@ -82,17 +82,17 @@ func (c *AgentCmd) run(ctx context.Context, o *IO) error {
 		}
 		text = strings.TrimSpace(string(data))
 		if text == "" {
-			return usagef("nothing to send: give a message with -p, pipe it on stdin, or run on a terminal for an interactive session")
+			return cli.Usagef("nothing to send: give a message with -p, pipe it on stdin, or run on a terminal for an interactive session")
 		}
 	}
 	slashOnly := !interactive && strings.HasPrefix(strings.TrimSpace(text), "/")
 
-	client, err := mira.NewChatModel(c.Model, o.config(), o.Getenv)
+	client, err := mira.NewChatModel(c.Model, o.Config(), o.Getenv)
 	if err != nil {
 		return err
 	}
 	if client == nil && !slashOnly {
-		return usagef("no chat model configured: set MIRA_MODEL (or pass --model), and OPENAI_BASE_URL for a server other than OpenAI (e.g. http://localhost:11434/v1 for Ollama)")
+		return cli.Usagef("no chat model configured: set MIRA_MODEL (or pass --model), and OPENAI_BASE_URL for a server other than OpenAI (e.g. http://localhost:11434/v1 for Ollama)")
 	}
 	s, err := c.open(ctx, o, client, interactive)
 	if err != nil {
@@ -109,33 +109,33 @@ func (c *AgentCmd) run(ctx context.Context, o *IO) error {
 }
 
 // check validates the flags kong cannot.
-func (c *AgentCmd) check() error {
+func (c *Cmd) check() error {
 	for _, t := range c.Allow {
 		if !slices.Contains(agentPolicyTools, t) {
-			return usagef("--allow: %q needs no permission or is no tool (the tools that ask are %s)", t, strings.Join(agentPolicyTools, ", "))
+			return cli.Usagef("--allow: %q needs no permission or is no tool (the tools that ask are %s)", t, strings.Join(agentPolicyTools, ", "))
 		}
 	}
 	if err := mem.ValidScope(c.Conversation); err != nil {
-		return usagef("--conversation: %v", err)
+		return cli.Usagef("--conversation: %v", err)
 	}
 	switch {
 	case c.MaxSteps < 1:
-		return usagef("--max-steps must be at least 1")
+		return cli.Usagef("--max-steps must be at least 1")
 	case c.BufferTokens < 1:
-		return usagef("--buffer-tokens must be at least 1")
+		return cli.Usagef("--buffer-tokens must be at least 1")
 	case c.ContextBudget < 1:
-		return usagef("--context-budget must be at least 1")
+		return cli.Usagef("--context-budget must be at least 1")
 	case c.RecallK < 0:
-		return usagef("--recall-k must not be negative")
+		return cli.Usagef("--recall-k must not be negative")
 	case c.PriceInput < 0 || c.PriceCached < 0 || c.PriceOutput < 0:
-		return usagef("prices must not be negative")
+		return cli.Usagef("prices must not be negative")
 	}
 	return nil
 }
 
 // open builds the session: store, project, model, tools, library,
 // summarizer and the agent over them.
-func (c *AgentCmd) open(ctx context.Context, o *IO, client *llm.Client, interactive bool) (*agentSession, error) {
+func (c *Cmd) open(ctx context.Context, o *cli.IO, client *llm.Client, interactive bool) (*agentSession, error) {
 	wd, err := o.Getwd()
 	if err != nil {
 		return nil, fmt.Errorf("working directory: %w", err)
@@ -143,15 +143,14 @@ func (c *AgentCmd) open(ctx context.Context, o *IO, client *llm.Client, interact
 	project := mem.DetectProject(wd, o.Getenv("MIRA_PROJECT"))
 	// The session keeps the vectors and the model loaded between its
 	// searches (two or more a turn, for a session that lasts hours).
-	o.keep = new(index.Keep)
-	m, err := c.Common.open(ctx, o, "mira-agent", project.Name)
+	m, err := c.Common.OpenKept(ctx, o, "mira-agent", project.Name)
 	if err != nil {
 		return nil, err
 	}
 	st := m.Store()
 	s := &agentSession{c: c, o: o, st: st, interactive: interactive}
 	s.lib = &agentLibrary{m: m, project: project, conversation: c.Conversation}
-	warn := &warnOnce{o: o}
+	warn := cli.NewWarner(o)
 
 	var model agentloop.Model = agentNoModel{}
 	if client != nil {
@@ -175,11 +174,11 @@ func (c *AgentCmd) open(ctx context.Context, o *IO, client *llm.Client, interact
 	if c.Summarizer == "model" && client != nil {
 		// A client of its own, so that each summary's commit records
 		// what that summary cost.
-		if summarizer.client, err = mira.NewChatModel(c.Model, o.config(), o.Getenv); err != nil {
+		if summarizer.client, err = mira.NewChatModel(c.Model, o.Config(), o.Getenv); err != nil {
 			return nil, err
 		}
 	}
-	enc := o.config().Context.Encoding
+	enc := o.Config().Context.Encoding
 	cfg := agentloop.Config{
 		Store: st, Conversation: c.Conversation, Project: project, Model: model, Tools: reg,
 		Library: s.lib, Summarizer: summarizer,
@@ -190,7 +189,7 @@ func (c *AgentCmd) open(ctx context.Context, o *IO, client *llm.Client, interact
 		Warn: func(err error) {
 			var pe *mem.ParseError
 			if errors.As(err, &pe) {
-				warn.warn("", err) // once per broken file
+				warn.Warn("", err) // once per broken file
 				return
 			}
 			o.Warnf("warning: %v", err)
@@ -204,7 +203,7 @@ func (c *AgentCmd) open(ctx context.Context, o *IO, client *llm.Client, interact
 	}
 	// An interactive session always talks text; --output jsonl applies to
 	// one-shot runs.
-	if !interactive && !o.textOutput(c.Output) {
+	if !interactive && !o.TextOutput(c.Output) {
 		s.printer = agentJSONPrinter(o.Out)
 	} else {
 		s.printer = newAgentTextPrinter(o, interactive).event
@@ -220,7 +219,7 @@ func (s *agentSession) tools(p mem.Project) (*tools.Registry, error) {
 		Memory:    s.lib,
 	})
 	if err != nil {
-		return nil, usagef("project %s: %v", p.Root, err)
+		return nil, cli.Usagef("project %s: %v", p.Root, err)
 	}
 	return reg, nil
 }
@@ -306,12 +305,12 @@ func (agentNoModel) Stream(context.Context, openai.ChatCompletionRequest, func(l
 
 // prices returns what the model's tokens cost: the --price-* flags (or
 // MIRA_PRICE_*) when given, else the config file's prices for the model.
-func (c *AgentCmd) prices(o *IO, model string) agentloop.Prices {
+func (c *Cmd) prices(o *cli.IO, model string) agentloop.Prices {
 	p := agentloop.Prices{Input: c.PriceInput, CachedInput: c.PriceCached, Output: c.PriceOutput}
 	if p != (agentloop.Prices{}) {
 		return p
 	}
-	if cp, ok := o.config().Prices[model]; ok {
+	if cp, ok := o.Config().Prices[model]; ok {
 		return agentloop.Prices{Input: cp.Input, CachedInput: cp.CachedInput, Output: cp.Output}
 	}
 	return p

@@ -1,10 +1,11 @@
 //go:build linux || darwin
 
-package cli
+package agent
 
 import (
 	"bytes"
 	"errors"
+	"github.com/miramem/mira/cmd/internal/cli"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -264,7 +265,7 @@ func TestAgentOneShotInterrupted(t *testing.T) {
 		t.Fatal("mira-agent did not end after SIGINT")
 	}
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != ExitInterrupted {
+	if !errors.As(err, &ee) || ee.ExitCode() != cli.ExitInterrupted {
 		t.Fatalf("exit: %v, want status 130\n%s", err, stderr.String())
 	}
 	x := &agentEnv{t: t, home: home}

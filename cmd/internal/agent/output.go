@@ -1,8 +1,9 @@
-package cli
+package agent
 
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/miramem/mira/cmd/internal/cli"
 	"io"
 	"strings"
 
@@ -23,7 +24,7 @@ func agentJSONPrinter(w io.Writer) func(agentloop.Event) {
 // stderr is a terminal, or always in an interactive session), and in an
 // interactive session the usage after each answer.
 type agentTextPrinter struct {
-	o           *IO
+	o           *cli.IO
 	activity    bool // show tool calls, summaries and usage
 	usage       bool
 	color       bool
@@ -32,7 +33,7 @@ type agentTextPrinter struct {
 	interactive bool
 }
 
-func newAgentTextPrinter(o *IO, interactive bool) *agentTextPrinter {
+func newAgentTextPrinter(o *cli.IO, interactive bool) *agentTextPrinter {
 	return &agentTextPrinter{
 		o: o, activity: interactive || o.ErrTTY, usage: interactive, interactive: interactive,
 		color: o.ErrTTY && o.Getenv("NO_COLOR") == "" && o.Getenv("TERM") != "dumb",

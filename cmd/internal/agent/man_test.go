@@ -1,6 +1,7 @@
-package cli
+package agent
 
 import (
+	"github.com/miramem/mira/cmd/internal/cli"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,7 @@ func TestAgentManPage(t *testing.T) {
 			t.Errorf("mira-agent.1.md EXIT STATUS does not list %s", code)
 		}
 	}
-	k, err := kong.New(&AgentCmd{}, kong.Vars(configVars(&Config{}, func(string) string { return "" })), kong.Exit(func(int) {}))
+	k, err := kong.New(&Cmd{}, kong.Vars(cli.KongVars(&cli.Config{}, func(string) string { return "" })), kong.Exit(func(int) {}))
 	if err != nil {
 		t.Fatal(err)
 	}
