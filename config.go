@@ -100,11 +100,11 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		if os.IsNotExist(err) && !explicit {
 			return cfg, nil
 		}
-		return cfg, &InvalidError{fmt.Errorf("cannot read config: %w", err)}
+		return cfg, &InvalidError{Err: fmt.Errorf("cannot read config: %w", err)}
 	}
 	c, err := ParseConfig(data)
 	if err != nil {
-		return &Config{Path: p}, &InvalidError{fmt.Errorf("config %s: %v", p, err)}
+		return &Config{Path: p}, &InvalidError{Err: fmt.Errorf("config %s: %v", p, err)}
 	}
 	c.Path = p
 	return c, nil

@@ -62,7 +62,7 @@ var ClosedStatus = []string{"done", "completed", "closed", "resolved", "cancelle
 func (m *Memory) Context(ctx context.Context, req ContextRequest) (*plan.Plan, error) {
 	mode, err := plan.ParseMode(cmp.Or(req.Mode, m.cfg.Context.Mode))
 	if err != nil {
-		return nil, invalidf("mode: %v", err)
+		return nil, invalidField("mode", err)
 	}
 	if req.Budget < 0 {
 		return nil, invalidf("budget must not be negative")
@@ -77,11 +77,11 @@ func (m *Memory) Context(ctx context.Context, req ContextRequest) (*plan.Plan, e
 	}
 	tok, err := plan.NewTokenizer(cmp.Or(req.Encoding, m.cfg.Context.Encoding))
 	if err != nil {
-		return nil, invalidf("encoding: %v", err)
+		return nil, invalidField("encoding", err)
 	}
 	for _, s := range req.Scopes {
 		if err := mem.ValidScope(s); err != nil {
-			return nil, invalidf("scope: %v", err)
+			return nil, invalidField("scope", err)
 		}
 	}
 	now := req.Now

@@ -10,13 +10,30 @@ import (
 // InvalidError is a request refused for what it asks: a bad argument,
 // field, value or configuration. Nothing was written. Front ends show it
 // as a usage error (the CLI exits 2, the MCP server returns a tool error).
-type InvalidError struct{ Err error }
+type InvalidError struct {
+	// Field names the option or argument at fault, as the API calls it
+	// (replace, scope, mode, ...), when one is; front ends may show their
+	// own name for it.
+	Field string
+	Err   error
+}
 
-func (e *InvalidError) Error() string { return e.Err.Error() }
+func (e *InvalidError) Error() string {
+	if e.Field != "" {
+		return e.Field + ": " + e.Err.Error()
+	}
+	return e.Err.Error()
+}
+
 func (e *InvalidError) Unwrap() error { return e.Err }
 
 func invalidf(format string, args ...any) error {
-	return &InvalidError{fmt.Errorf(format, args...)}
+	return &InvalidError{Err: fmt.Errorf(format, args...)}
+}
+
+// invalidField is an *InvalidError about one field.
+func invalidField(field string, err error) error {
+	return &InvalidError{Field: field, Err: err}
 }
 
 // SecretError is a memory refused because it looks like a credential: the
@@ -26,7 +43,11 @@ type SecretError struct {
 	Findings []secret.Finding
 }
 
-func (e *SecretError) Error() string {
+func (e *SecretError) Error() string { return e.Explain("") }
+
+// Explain words the refusal with advice for the caller's user (how to
+// override it in their front end) inside its parenthesis.
+func (e *SecretError) Explain(advice string) string {
 	var b strings.Builder
 	for i, x := range e.Findings {
 		if i > 0 {
@@ -34,5 +55,9 @@ func (e *SecretError) Error() string {
 		}
 		fmt.Fprintf(&b, "line %d, column %d: %s (%s): %s", x.Line, x.Column, x.Desc, x.Rule, x.Redacted)
 	}
-	return fmt.Sprintf("refusing to store what looks like a secret: %s (the store is committed to git and pasted into prompts)", b.String())
+	why := "the store is committed to git and pasted into prompts"
+	if advice != "" {
+		why += "; " + advice
+	}
+	return fmt.Sprintf("refusing to store what looks like a secret: %s (%s)", b.String(), why)
 }

@@ -89,7 +89,7 @@ type ExtractResult struct {
 func (m *Memory) Extract(ctx context.Context, req ExtractRequest) (*ExtractResult, error) {
 	scope := cmp.Or(req.Scope, mem.DefaultScope)
 	if err := mem.ValidScope(scope); err != nil {
-		return nil, invalidf("scope: %v", err)
+		return nil, invalidField("scope", err)
 	}
 	if req.Kind != "" && !slices.Contains(extract.Kinds, req.Kind) {
 		return nil, invalidf("kind %s cannot be extracted: extracted memories are %s", req.Kind, strings.Join(extract.Kinds, ", "))

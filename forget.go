@@ -52,11 +52,11 @@ func (m *Memory) Forget(ctx context.Context, ids []string, opt ForgetOptions) (*
 		e, err := m.st.FindID(id, lk.pathOf(id))
 		if err != nil {
 			tx.Rollback()
-			return nil, &InvalidError{err}
+			return nil, &InvalidError{Err: err}
 		}
 		if err := tx.Tombstone(e, reason, ""); err != nil {
 			tx.Rollback()
-			return nil, &InvalidError{err}
+			return nil, &InvalidError{Err: err}
 		}
 		res.Entries = append(res.Entries, e)
 	}

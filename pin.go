@@ -19,7 +19,7 @@ func (m *Memory) Get(ctx context.Context, id string) (*mem.Entry, error) {
 	e, err := m.st.FindID(id, lk.pathOf(id))
 	if err != nil {
 		if !mem.ValidID(id) {
-			return nil, &InvalidError{err}
+			return nil, &InvalidError{Err: err}
 		}
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func (m *Memory) Pin(ctx context.Context, id, pin string, until time.Time) (*mem
 	defer lk.close()
 	e, err := m.st.FindID(id, lk.pathOf(id))
 	if err != nil {
-		return nil, &InvalidError{err}
+		return nil, &InvalidError{Err: err}
 	}
 	if e.Deleted() {
 		return nil, invalidf("memory %s is deleted", id)
@@ -68,7 +68,7 @@ func (m *Memory) Pin(ctx context.Context, id, pin string, until time.Time) (*mem
 	tx := m.st.Begin(false)
 	if err := tx.Rewrite(e); err != nil {
 		tx.Rollback()
-		return nil, &InvalidError{err}
+		return nil, &InvalidError{Err: err}
 	}
 	verb := "pin"
 	if pin == "" {

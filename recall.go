@@ -111,7 +111,7 @@ func (m *Memory) indexQuery(q Query) (index.Query, error) {
 	}
 	if q.Scope != "" {
 		if err := mem.ValidScope(q.Scope); err != nil {
-			return index.Query{}, &InvalidError{fmt.Errorf("scope: %w", err)}
+			return index.Query{}, invalidField("scope", err)
 		}
 		iq.Scopes = []string{q.Scope}
 		if q.Scope != mem.DefaultScope {

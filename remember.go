@@ -68,25 +68,7 @@ func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt Remembe
 		return nil, invalidf("nothing to remember")
 	}
 	for _, e := range entries {
-		e.Body = strings.TrimSpace(e.Body)
-		e.Tags = cleanTags(e.Tags)
-		e.Source = cmp.Or(e.Source, "api")
-		e.Project = cmp.Or(e.Project, m.opt.Project)
-		if e.Pin == mem.PinLeased && e.PinUntil.IsZero() {
-			if opt.Until.IsZero() {
-				return nil, invalidf("a leased pin needs an end (until)")
-			}
-			e.PinUntil = opt.Until
-		} else if !opt.Until.IsZero() && e.Pin != mem.PinLeased {
-			return nil, invalidf("an end (until) applies only to a leased pin")
-		}
-		// Checked before the lock is taken, with the defaults a memory
-		// gets when it replaces none: bad input is refused at once, even
-		// while another writer holds the store.
-		c := *e
-		c.Kind = cmp.Or(c.Kind, mem.KindNote)
-		c.Scope = cmp.Or(c.Scope, mem.DefaultScope)
-		if err := check(&c, opt.AllowSecret); err != nil {
+		if err := prepare(e, opt, m.opt.Project); err != nil {
 			return nil, err
 		}
 	}
@@ -107,10 +89,10 @@ func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt Remembe
 		var err error
 		old, err = m.st.FindID(opt.Replace, lk.pathOf(opt.Replace))
 		if err != nil {
-			return nil, invalidf("replace: %v", err)
+			return nil, invalidField("replace", err)
 		}
 		if old.Deleted() {
-			return nil, invalidf("replace: memory %s is already deleted", old.ID)
+			return nil, invalidField("replace", fmt.Errorf("memory %s is already deleted", old.ID))
 		}
 	}
 	for _, e := range entries {
@@ -182,16 +164,55 @@ func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt Remembe
 	return res, nil
 }
 
+// Check validates entries as Remember does before it takes the lock, on
+// copies, without a store: a front end calls it before it opens (and
+// perhaps creates) a store, so that refused input leaves nothing behind.
+func Check(entries []*mem.Entry, opt RememberOptions) error {
+	if len(entries) == 0 {
+		return invalidf("nothing to remember")
+	}
+	for _, e := range entries {
+		c := *e
+		if err := prepare(&c, opt, ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepare fills an entry's defaults (trimmed text, clean tags, source,
+// project, the end of a leased pin) and checks it with the defaults it
+// gets when it replaces none: bad input is refused at once, before the
+// lock, even while another writer holds the store.
+func prepare(e *mem.Entry, opt RememberOptions, project string) error {
+	e.Body = strings.TrimSpace(e.Body)
+	e.Tags = cleanTags(e.Tags)
+	e.Source = cmp.Or(e.Source, "api")
+	e.Project = cmp.Or(e.Project, project)
+	if e.Pin == mem.PinLeased && e.PinUntil.IsZero() {
+		if opt.Until.IsZero() {
+			return invalidf("a leased pin needs an end (until)")
+		}
+		e.PinUntil = opt.Until
+	} else if !opt.Until.IsZero() && e.Pin != mem.PinLeased {
+		return invalidf("an end (until) applies only to a leased pin")
+	}
+	c := *e
+	c.Kind = cmp.Or(c.Kind, mem.KindNote)
+	c.Scope = cmp.Or(c.Scope, mem.DefaultScope)
+	return check(&c, opt.AllowSecret)
+}
+
 // check validates one entry and refuses secrets.
 func check(e *mem.Entry, allowSecret bool) error {
 	if err := mem.Validate(e); err != nil {
-		return &InvalidError{err}
+		return &InvalidError{Err: err}
 	}
 	if allowSecret {
 		return nil
 	}
 	if f := secret.Scan(e.Body); len(f) > 0 {
-		return &InvalidError{&SecretError{Findings: f}}
+		return &InvalidError{Err: &SecretError{Findings: f}}
 	}
 	return nil
 }

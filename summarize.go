@@ -42,7 +42,7 @@ type SummarizeOptions struct {
 func (m *Memory) Summarize(ctx context.Context, opt SummarizeOptions) (*summarize.Result, error) {
 	for _, s := range opt.Scopes {
 		if err := mem.ValidScope(s); err != nil {
-			return nil, &InvalidError{err}
+			return nil, &InvalidError{Err: err}
 		}
 	}
 	so := summarize.Options{
@@ -83,7 +83,7 @@ func (m *Memory) Summarize(ctx context.Context, opt SummarizeOptions) (*summariz
 // every turn and fact they do not cover.
 func (m *Memory) SummaryState(scope string) ([]*mem.Entry, error) {
 	if err := mem.ValidScope(scope); err != nil {
-		return nil, &InvalidError{err}
+		return nil, &InvalidError{Err: err}
 	}
 	state, err := summarize.Load(m.st, scope, nil, func(err error) { m.warn("", err) })
 	if err != nil {
@@ -98,7 +98,7 @@ func (m *Memory) SummaryState(scope string) ([]*mem.Entry, error) {
 func (m *Memory) TokenCounter() (func(string) int, error) {
 	tk, err := plan.NewTokenizer(m.cfg.Context.Encoding)
 	if err != nil {
-		return nil, &InvalidError{fmt.Errorf("config context.encoding: %w", err)}
+		return nil, &InvalidError{Err: fmt.Errorf("config context.encoding: %w", err)}
 	}
 	return tk.Count, nil
 }

@@ -11,7 +11,7 @@ import (
 // reported through Options.Warn and skipped.
 func (m *Memory) Turns(ctx context.Context, scope string, n int) ([]*mem.Entry, error) {
 	if err := mem.ValidScope(scope); err != nil {
-		return nil, &InvalidError{err}
+		return nil, &InvalidError{Err: err}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

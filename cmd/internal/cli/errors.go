@@ -74,9 +74,6 @@ func hint(err error) string {
 	if errors.As(err, &le) {
 		return "retry later, raise --lock-timeout, or remove " + le.Path + " if that process is gone"
 	}
-	var se *mira.SecretError
-	if errors.As(err, &se) {
-		return "use --allow-secret if you are sure"
-	}
+
 	return ""
 }

@@ -59,21 +59,38 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 	} else if c.Pin == mem.PinLeased {
 		return usagef("--pin leased needs --until")
 	}
+	opt := mira.RememberOptions{Replace: c.Replace, DryRun: c.DryRun, AllowSecret: c.AllowSecret, Source: c.Source, Until: until}
+	res, err := c.remember(ctx, o, entries, opt)
+	var se *mira.SecretError
+	var inv *mira.InvalidError
+	switch {
+	case errors.As(err, &se):
+		return usagef("%s", se.Explain("use --allow-secret if you are sure"))
+	case errors.As(err, &inv) && inv.Field == "replace":
+		return usagef("--replace: %v", inv.Err)
+	case err != nil:
+		return err
+	}
+	return c.print(o, res)
+}
+
+// remember checks the entries, then opens the store and stores them:
+// refused input must not create the store.
+func (c *RememberCmd) remember(ctx context.Context, o *IO, entries []*mem.Entry, opt mira.RememberOptions) (*mira.RememberResult, error) {
+	if err := mira.Check(entries, opt); err != nil {
+		return nil, err
+	}
 	m, err := c.open(ctx, o, "mira-remember", project(o, ""))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer m.Close()
-	res, err := m.Remember(ctx, entries, mira.RememberOptions{
-		Replace: c.Replace, DryRun: c.DryRun, AllowSecret: c.AllowSecret, Source: c.Source, Until: until,
-	})
-	if err != nil {
-		var inv *mira.InvalidError
-		if c.Replace != "" && errors.As(err, &inv) && strings.HasPrefix(err.Error(), "replace: ") {
-			return usagef("--%v", err)
-		}
-		return err
-	}
+	return m.Remember(ctx, entries, opt)
+}
+
+// print writes what Remember did: the operations of a dry run, else the
+// records, with a note on stderr for each memory already there.
+func (c *RememberCmd) print(o *IO, res *mira.RememberResult) error {
 	if c.DryRun {
 		return writeOps(o, res.Ops)
 	}
