@@ -336,7 +336,9 @@ func (m *Memory) IndexStatus(ctx context.Context) (index.Status, error) {
 	opt := m.indexOptions(ctx)
 	opt.NoRefresh = true
 	ix, err := index.Open(newSource(m.st), opt)
-	if errors.Is(err, index.ErrNoIndex) {
+	if errors.Is(err, index.ErrNoIndex) || index.IsDamaged(err) {
+		// Nothing to look at yet, or nothing to trust: build it, as any
+		// reader would.
 		opt.NoRefresh = false
 		ix, err = index.Open(newSource(m.st), opt)
 	}

@@ -198,7 +198,7 @@ func open(src Source, c *call, want probe) (*Index, error) {
 			// while it loaded files is found by the next one.
 			want = probe{}
 		}
-		err := ix.refresh(want)
+		err := safely("update the index", func() error { return ix.refresh(want) })
 		if err == nil && try < 2 && c.refitDue(ix.meta) {
 			// The store has outgrown its model: fit a new one in a new
 			// generation. The index as it is serves if that fails.

@@ -153,7 +153,19 @@ func openBleve(dir string, readOnly bool, lockTimeout time.Duration) (bleve.Inde
 	if readOnly {
 		cfg["read_only"] = true
 	}
-	bi, err := bleve.OpenUsing(dir, cfg)
+	if err := verifySegments(dir, lockTimeout); err != nil {
+		return nil, err
+	}
+	var bi bleve.Index
+	err := safely("open bleve index", func() error {
+		var e error
+		bi, e = bleve.OpenUsing(dir, cfg)
+		return e
+	})
+	var d *damagedError
+	if errors.As(err, &d) {
+		return nil, err
+	}
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, errBusy
 	}

@@ -296,7 +296,7 @@ func (ix *Index) lexical(q Query, n int, fields bool) (*bleve.SearchResult, erro
 	}
 	req := bleve.NewSearchRequestOptions(top, n, 0, false)
 	if !fields {
-		return ix.bi.Search(req)
+		return ix.search(req)
 	}
 	return ix.run(req)
 }
@@ -393,7 +393,7 @@ func (ix *Index) sorted(q Query, n int) (*bleve.SearchResult, error) {
 // run searches, loading the stored fields ranking needs.
 func (ix *Index) run(req *bleve.SearchRequest) (*bleve.SearchResult, error) {
 	req.Fields = []string{fieldID, fieldProject, fieldCreated}
-	return ix.bi.Search(req)
+	return ix.search(req)
 }
 
 // hasTerms reports whether text has any term left after analysis: a query

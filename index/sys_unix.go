@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -85,4 +86,30 @@ func mapFile(f *os.File, size int) ([]byte, func() error, error) {
 		return nil, nil, &os.PathError{Op: "mmap", Path: f.Name(), Err: err}
 	}
 	return data, func() error { return unix.Munmap(data) }, nil
+}
+
+// lockShared takes a shared lock on the file at path, as bbolt's readers
+// do, waiting at most timeout for a writer's exclusive lock (errBusy). A
+// missing file is an error matching os.ErrNotExist.
+func lockShared(path string, timeout time.Duration) (unlock func(), err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if err != unix.EWOULDBLOCK && err != unix.EINTR {
+			f.Close()
+			return nil, &os.PathError{Op: "flock", Path: path, Err: err}
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, errBusy
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -1,0 +1,137 @@
+package mira
+
+import (
+	"crypto/rand"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/miramem/mira/mem"
+)
+
+// TestDamagedIndex: whatever happens to any file under .index/ (cut
+// short, zeroed, overwritten with random bytes, deleted), the next recall
+// answers as before, and remember and context work. The index is derived
+// data; damage costs a rebuild and a warning, never a command.
+func TestDamagedIndex(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "home")
+	var warnings []string
+	open := func(root string) *Memory {
+		t.Helper()
+		m, err := Open(t.Context(), Options{Home: root, Config: &Config{}, Getenv: func(string) string { return "" },
+			Warn: func(path string, err error) { warnings = append(warnings, path+": "+err.Error()) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m := open(root)
+	var es []*mem.Entry
+	for i := range 60 {
+		es = append(es, &mem.Entry{Body: fmt.Sprintf("memory %d about topic %d: the cache layer uses %s", i, i%7, []string{"Redis", "Memcached", "an LRU map"}[i%3])})
+	}
+	if _, err := m.Remember(t.Context(), es, RememberOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(m *Memory) []string {
+		t.Helper()
+		recs, err := m.Recall(t.Context(), Query{Text: "Memcached cache topic 3", K: 5})
+		if err != nil {
+			t.Fatalf("recall: %v", err)
+		}
+		var out []string
+		for _, r := range recs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	want := ids(m)
+	m.Close()
+	pristine := filepath.Join(root, ".index")
+	var files []string
+	filepath.WalkDir(pristine, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(pristine, p)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if len(files) < 5 {
+		t.Fatalf("index files: %v", files)
+	}
+	damage := map[string]func(p string) error{
+		"truncate": func(p string) error { return os.Truncate(p, 0) },
+		"half": func(p string) error {
+			fi, err := os.Stat(p)
+			if err != nil {
+				return err
+			}
+			return os.Truncate(p, fi.Size()/2)
+		},
+		"zero": func(p string) error {
+			fi, err := os.Stat(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(p, make([]byte, fi.Size()), 0o644)
+		},
+		"random": func(p string) error {
+			fi, err := os.Stat(p)
+			if err != nil {
+				return err
+			}
+			b := make([]byte, fi.Size())
+			rand.Read(b)
+			return os.WriteFile(p, b, 0o644)
+		},
+		"pages": func(p string) error { // random bytes over the second and third 4 KiB page
+			f, err := os.OpenFile(p, os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			b := make([]byte, 8192)
+			rand.Read(b)
+			_, err = f.WriteAt(b, 4096)
+			return err
+		},
+		"delete": os.Remove,
+	}
+	kinds := []string{"truncate", "half", "zero", "random", "pages", "delete"}
+	for _, file := range files {
+		for _, kind := range kinds {
+			t.Run(strings.ReplaceAll(file, "/", "_")+"/"+kind, func(t *testing.T) {
+				// A copy of the store with its index, one file damaged.
+				home := filepath.Join(t.TempDir(), "home")
+				if err := os.CopyFS(home, os.DirFS(root)); err != nil {
+					t.Fatal(err)
+				}
+				if err := damage[kind](filepath.Join(home, ".index", file)); err != nil {
+					t.Fatal(err)
+				}
+				warnings = nil
+				m := open(home)
+				defer m.Close()
+				if got := ids(m); !slices.Equal(got, want) {
+					t.Errorf("recall after %s of %s = %v, want %v", kind, file, got, want)
+				}
+				if len(warnings) > 1 {
+					t.Errorf("more than one warning: %q", warnings)
+				}
+				if _, err := m.Context(t.Context(), ContextRequest{Query: "cache"}); err != nil {
+					t.Errorf("context: %v", err)
+				}
+				if _, err := m.Remember(t.Context(), []*mem.Entry{{Body: "a note after " + kind + " of " + file}}, RememberOptions{}); err != nil {
+					t.Errorf("remember: %v", err)
+				}
+				if _, err := m.Forget(t.Context(), []string{es[0].ID}, ForgetOptions{DryRun: true}); err != nil {
+					t.Errorf("forget: %v", err)
+				}
+			})
+		}
+	}
+}
