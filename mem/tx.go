@@ -308,6 +308,8 @@ func (s *Store) undo(j journal) error {
 // its commit was made, the change stands; if not, the files it wrote are
 // put back as they were. It runs when a writer takes the lock.
 func (s *Store) Recover() (recovered bool, err error) {
+	// A journal killed while it was written leaves only its temporary file.
+	removeTemps(s.journalPath())
 	data, err := os.ReadFile(s.journalPath())
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
@@ -322,6 +324,11 @@ func (s *Store) Recover() (recovered bool, err error) {
 		os.Remove(s.journalPath())
 		return false, nil
 	}
+	// Files the killed writer had begun to write are temporary files
+	// beside the journal's paths: nothing else would ever remove them.
+	for _, f := range j.Files {
+		removeTemps(filepath.Join(s.Root, filepath.FromSlash(f.Path)))
+	}
 	head, err := s.repo.Head()
 	if err != nil {
 		return false, err
@@ -332,6 +339,27 @@ func (s *Store) Recover() (recovered bool, err error) {
 		}
 	}
 	return true, os.Remove(s.journalPath())
+}
+
+// removeTemps removes the temporary files an atomic write of name leaves
+// when its writer is killed (see atomicfile.Write).
+func removeTemps(name string) {
+	tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(name), "."+globQuote(filepath.Base(name))+".*.tmp"))
+	for _, t := range tmps {
+		os.Remove(t)
+	}
+}
+
+// globQuote escapes the characters filepath.Match treats specially.
+func globQuote(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Subject builds the first line of a commit message from the operations,

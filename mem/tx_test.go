@@ -2,6 +2,7 @@ package mem
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,6 +60,55 @@ func TestAddFileCommitsAnArtifact(t *testing.T) {
 	for _, bad := range []string{"entries/chat/notes/x.md", "artifacts/x.txt", "artifacts/chat/../../x", "artifacts/Bad Scope/x.txt", "/etc/passwd"} {
 		if err := st.Begin(false).AddFile(bad, data); err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("AddFile(%q) = %v, want an error naming it", bad, err)
+		}
+	}
+}
+
+// TestRecoverRemovesTemps: the temporary files of a writer killed in the
+// middle of a change, beside the journal's paths and the journal itself,
+// are removed by the next writer; other files are not.
+func TestRecoverRemovesTemps(t *testing.T) {
+	st, err := Open(t.Context(), t.TempDir(), "test", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := st.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := "entries/global/notes/20260101T000000Z__01JTEMP000000000000000000.md"
+	dir := filepath.Join(st.Root, "entries", "global", "notes")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(journal{Head: head, Files: []journalEntry{{Path: rel, Absent: true}}})
+	if err := os.WriteFile(st.journalPath(), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	temps := []string{
+		filepath.Join(dir, ".20260101T000000Z__01JTEMP000000000000000000.md.123456.tmp"),
+		filepath.Join(st.Root, ".git", ".mira-journal.987.tmp"),
+	}
+	keep := []string{
+		filepath.Join(dir, ".other.md.1.tmp"), // not this change's
+		filepath.Join(dir, "20260101T000000Z__01JKEEP000000000000000000.md"),
+	}
+	for _, p := range append(temps, keep...) {
+		if err := os.WriteFile(p, []byte("half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ok, err := st.Recover(); !ok || err != nil {
+		t.Fatalf("Recover = %v, %v", ok, err)
+	}
+	for _, p := range temps {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s is still there", p)
+		}
+	}
+	for _, p := range keep {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", p, err)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"github.com/miramem/mira/cmd/internal/clitest"
 	"math/rand/v2"
@@ -120,6 +121,15 @@ func TestKilledWriters(t *testing.T) {
 	}
 	r := newRunner(t)
 	r.run("mira-remember", "seed memory")
+	var victims []string // memories for the forgets to kill
+	for i := range 20 {
+		out := r.run("mira-remember", fmt.Sprintf("memory %d to forget", i))
+		var rec struct{ ID string }
+		if err := json.Unmarshal([]byte(out), &rec); err != nil {
+			t.Fatal(err)
+		}
+		victims = append(victims, rec.ID)
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var input strings.Builder
 	for i := range 30 {
@@ -129,8 +139,11 @@ func TestKilledWriters(t *testing.T) {
 	for i := range kills {
 		c := r.cmd("mira-remember", "--lines", "--tag", "k"+strconv.Itoa(i))
 		c.Stdin = strings.NewReader(input.String())
-		if i%2 == 0 {
+		switch i % 4 {
+		case 0:
 			c = r.cmd("mira-recall", "crash safety")
+		case 1:
+			c = r.cmd("mira-forget", victims[i%len(victims)])
 		}
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
@@ -164,6 +177,16 @@ func TestKilledWriters(t *testing.T) {
 	if st := git(t, r.home, "status", "--porcelain", "--untracked-files=all"); st != "" {
 		t.Errorf("git status after recovery:\n%s", st)
 	}
+	// Nor temporary files, which git ignores: the next writer removed them.
+	filepath.WalkDir(r.home, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == ".index" {
+			return filepath.SkipDir // the index's own, cleaned by its next update
+		}
+		if err == nil && strings.HasSuffix(p, ".tmp") {
+			t.Errorf("left behind: %s", p)
+		}
+		return nil
+	})
 	t.Logf("%s commits after %d kills", strings.TrimSpace(git(t, r.home, "rev-list", "--count", "HEAD")), kills)
 	out := r.run("mira-recall", "after the storm")
 	if !strings.Contains(out, "after the storm") {
