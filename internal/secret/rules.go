@@ -276,6 +276,13 @@ func buildRules() []*rule {
 			fold:     true,
 			match:    assignmentRule(genericCheck),
 		},
+		{
+			id:       "prose-password",
+			desc:     "password given in a sentence",
+			keywords: proseKeywords,
+			fold:     true,
+			match:    proseRule,
+		},
 	}
 }
 
