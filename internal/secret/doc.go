@@ -41,6 +41,21 @@
 //	huggingface-token           hf_…, api_org_…
 //	digitalocean-token          dop_v1_, doo_v1_, dor_v1_
 //	shopify-token               shpat_, shpca_, shppa_, shpss_
+//	docker-hub-token            dckr_pat_, dckr_oat_
+//	heroku-api-key              HRKU-… (older keys are UUIDs: see generic-assignment)
+//	mailgun-api-key             key- + 32 hex digits
+//	discord-bot-token           <user id in base64>.<6>.<27-40>; the first part must
+//	                            decode to digits
+//	telegram-bot-token          <bot id>:A… (5-16 digits, then about 34 characters)
+//	square-token                sq0atp-, sq0csp-, EAAA…
+//	newrelic-key                NRAK-, NRAA-, NRRA-, NRII-
+//	vault-token                 hvs., hvb., hvr.
+//	linear-api-key              lin_api_
+//	grafana-token               glsa_, glc_
+//	doppler-token               dp.pt., dp.st., dp.sa., dp.ct., dp.scim., dp.audit.
+//	postman-api-key             PMAK-
+//	atlassian-api-token         ATATT3…
+//	databricks-token            dapi + 32 hex digits
 //	age-secret-key              AGE-SECRET-KEY-1…
 //	jwt                         eyJ….eyJ….signature (an unsigned token is not a credential)
 //	private-key                 -----BEGIN … PRIVATE KEY----- (RSA, EC, DSA, OPENSSH,

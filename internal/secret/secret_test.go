@@ -397,6 +397,17 @@ func secretCases() []secretCase {
 			want: []pos{{"generic-assignment", 1, 7}, {"aws-access-key-id", 1, 42}, {"github-token", 2, 6}},
 		},
 		{
+			name: "discord bot token of a 2018 bot",
+			text: "DISCORD_TOKEN: " + base64.RawStdEncoding.EncodeToString([]byte("45"+fake("0123456789", 16, 66))) +
+				"." + fake(b64url, 6, 67) + "." + fake(b64url, 38, 68),
+			want: []pos{{"discord-bot-token", 1, 16}},
+		},
+		{
+			name: "telegram bot token",
+			text: "bot: 5" + fake("0123456789", 9, 69) + ":AA" + fake(b64url, 33, 70),
+			want: []pos{{"telegram-bot-token", 1, 6}},
+		},
+		{
 			name: "netrc password on its own line",
 			text: "machine api.example.com\n  login ada\n  password " + fake(alnum, 16, 71) + "\n",
 			want: []pos{{"prose-password", 3, 12}},
@@ -566,6 +577,10 @@ var ordinaryTexts = []string{
 	"the password was 3 characters too short for the policy",
 	"secret of the release is v2.3.1-rc.1",
 	"if password == \"hunter2correcthorse\" {",
+	// A Discord token's shape whose first part is not a user id.
+	"ODk4NzY1NDMyMWFiY2RlZmdo.abcdef.ghijklmnopqrstuvwxyzABCDEFGHIJKL",
+	// Bot-token-like text that is a time and a word.
+	"standup at 12:30:AAbbCCddEEffGGhhIIjjKKllMMnnOOppQQrr",
 }
 
 // longProse is a paragraph of ordinary writing that mentions secrets
