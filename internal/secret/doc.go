@@ -1,8 +1,10 @@
 // Package secret finds credentials in text before mira-remember stores it.
 //
 // The store is committed to git and pasted into LLM prompts, so a secret that
-// gets in is hard to get out again. mira-remember therefore refuses text in
-// which Scan finds anything, unless the user passes --allow-secret. Missing a
+// gets in is hard to get out again. mira-remember therefore refuses a memory
+// when Scan finds anything in its text or in any other field that is written
+// (tags, project, front matter; each scanned on its own and named in
+// Finding.Field), unless the user passes --allow-secret. Missing a
 // real secret costs more than a refusal the user can override, but a scanner
 // that trips over ordinary notes, code, hashes, UUIDs and URLs would make the
 // tool unusable, so every rule is written to stay quiet on those.
