@@ -40,6 +40,11 @@ func invalidField(field string, err error) error {
 // store is committed to git and pasted into prompts. Remember returns it
 // inside an *InvalidError (errors.As finds either).
 type SecretError struct {
+	// Findings are in the memory's text (Field "") or in another field
+	// named by Field: id, kind, scope, project, source, role, status,
+	// priority, pin, level, tags[i], replaced_by, deleted_reason, or an
+	// extra field by its path (ticket, refs[2], meta.env.KEY; "field
+	// name" or "meta: field name" when the name itself is the secret).
 	Findings []secret.Finding
 }
 
@@ -53,7 +58,7 @@ func (e *SecretError) Explain(advice string) string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "line %d, column %d: %s (%s): %s", x.Line, x.Column, x.Desc, x.Rule, x.Redacted)
+		b.WriteString(x.String())
 	}
 	why := "the store is committed to git and pasted into prompts"
 	if advice != "" {

@@ -87,13 +87,10 @@ type ExtractResult struct {
 // checked against the store again under the lock. A fact is never lost to
 // a failed or delete-only answer.
 func (m *Memory) Extract(ctx context.Context, req ExtractRequest) (*ExtractResult, error) {
+	if err := req.Check(m.opt.Project); err != nil {
+		return nil, err
+	}
 	scope := cmp.Or(req.Scope, mem.DefaultScope)
-	if err := mem.ValidScope(scope); err != nil {
-		return nil, invalidField("scope", err)
-	}
-	if req.Kind != "" && !slices.Contains(extract.Kinds, req.Kind) {
-		return nil, invalidf("kind %s cannot be extracted: extracted memories are %s", req.Kind, strings.Join(extract.Kinds, ", "))
-	}
 	model := req.Chat
 	if model == nil {
 		var err error
@@ -149,6 +146,29 @@ func (m *Memory) Extract(ctx context.Context, req ExtractRequest) (*ExtractResul
 		return nil, err
 	}
 	return res, nil
+}
+
+// Check validates the request as Extract does before it asks the model,
+// without a store: a front end calls it before it opens (and perhaps
+// creates) one, so that refused input leaves nothing behind. project is
+// the one the memories get (Options.Project). Besides the scope and kind,
+// what every extracted memory gets beside its text (the tags and the
+// project) is screened for secrets as Remember screens them, unless
+// AllowSecret; the text is screened fact by fact, and each memory is
+// checked whole again before it is written.
+func (req ExtractRequest) Check(project string) error {
+	if err := mem.ValidScope(cmp.Or(req.Scope, mem.DefaultScope)); err != nil {
+		return invalidField("scope", err)
+	}
+	if req.Kind != "" && !slices.Contains(extract.Kinds, req.Kind) {
+		return invalidf("kind %s cannot be extracted: extracted memories are %s", req.Kind, strings.Join(extract.Kinds, ", "))
+	}
+	if !req.AllowSecret {
+		if f := scanEntry(&mem.Entry{Tags: cleanTags(req.Tags), Project: project}); len(f) > 0 {
+			return &InvalidError{Err: &SecretError{Findings: f}}
+		}
+	}
+	return nil
 }
 
 // unextractedTurns returns, oldest first, at most limit of the scope's user
@@ -296,6 +316,15 @@ func (ap *extractApply) run(ctx context.Context, actions []extract.Action, store
 		}
 		defer unlock()
 	}
+	if !req.AllowSecret {
+		// A reason is written as a tombstone's deleted_reason and may make
+		// the commit subject: the model may have quoted a secret in it.
+		for i := range actions {
+			if secret.Scan(actions[i].Reason) != nil {
+				actions[i].Reason = "(the model's reason is left out: it looked like a secret)"
+			}
+		}
+	}
 	// Turns another run read while the model was at work are left to it,
 	// with everything taken from them.
 	var turns []*mem.Entry
@@ -334,6 +363,10 @@ func (ap *extractApply) run(ctx context.Context, actions []extract.Action, store
 		}
 		if a.Fact.Turn != "" {
 			e.Extra = map[string]any{fieldExtractedFrom: a.Fact.Turn}
+		}
+		// The check Remember makes: every field, not only the text.
+		if err := check(e, req.AllowSecret); err != nil {
+			return fmt.Errorf("extracted fact %q: %w", e.Body, err)
 		}
 		if dup := lk.duplicate(e); dup != nil {
 			alias[a.ID] = dup.ID

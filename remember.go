@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/miramem/mira/internal/secret"
 	"github.com/miramem/mira/mem"
 )
 
@@ -19,7 +18,8 @@ type RememberOptions struct {
 	Replace string
 	// DryRun computes the operations and writes nothing.
 	DryRun bool
-	// AllowSecret stores text even when it looks like a credential.
+	// AllowSecret stores entries even when their text or another field
+	// looks like a credential.
 	AllowSecret bool
 	// Source is the provenance of the commit (Mira-Source trailer); the
 	// entries' own source field defaults to "api".
@@ -203,16 +203,18 @@ func prepare(e *mem.Entry, opt RememberOptions, project string) error {
 	return check(&c, opt.AllowSecret)
 }
 
-// check validates one entry and refuses secrets.
+// check refuses secrets in any field of one entry (see scanEntry), then
+// validates it. The scan comes first so that a secret in a field with few
+// allowed values (a kind, a role) is refused as a secret, masked, rather
+// than quoted whole in the message about the value.
 func check(e *mem.Entry, allowSecret bool) error {
+	if !allowSecret {
+		if f := scanEntry(e); len(f) > 0 {
+			return &InvalidError{Err: &SecretError{Findings: f}}
+		}
+	}
 	if err := mem.Validate(e); err != nil {
 		return &InvalidError{Err: err}
-	}
-	if allowSecret {
-		return nil
-	}
-	if f := secret.Scan(e.Body); len(f) > 0 {
-		return &InvalidError{Err: &SecretError{Findings: f}}
 	}
 	return nil
 }

@@ -835,3 +835,46 @@ func mask(s string) string {
 	}
 	return out
 }
+
+// discordCheck accepts a Discord bot token whose first part, submatch 1,
+// decodes to a user id: digits only.
+func discordCheck(text string, m []int) (hit, bool) {
+	h, ok := token(0, 3, false)(text, m)
+	if !ok {
+		return hit{}, false
+	}
+	id := text[m[2]:m[3]]
+	dec, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(id, "="))
+	if err != nil {
+		if dec, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(id, "=")); err != nil {
+			return hit{}, false
+		}
+	}
+	if len(dec) < 15 || strings.Trim(string(dec), "0123456789") != "" {
+		return hit{}, false
+	}
+	return h, true
+}
+
+// telegramRule matches a Telegram bot token, <bot id>:A<about 34 characters>,
+// at the keyword ":A" found at p.
+func telegramRule(text string, p, _ int) (hit, bool) {
+	lo := p
+	for lo > 0 && p-lo <= 16 && isDigit(text[lo-1]) {
+		lo--
+	}
+	if p-lo < 5 || p-lo > 16 || lo > 0 && wordByte(text[lo-1]) {
+		return hit{}, false
+	}
+	hi := p + 1
+	for hi < len(text) && hi-p <= 37 && (wordByte(text[hi]) || text[hi] == '-') {
+		hi++
+	}
+	if n := hi - p - 1; n < 33 || n > 36 || hi < len(text) && (wordByte(text[hi]) || text[hi] == '-') {
+		return hit{}, false
+	}
+	if entropy(text[p+1:hi]) < 3 {
+		return hit{}, false
+	}
+	return hit{lo: lo, hi: hi, redacted: mask(text[lo:hi])}, true
+}

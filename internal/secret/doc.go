@@ -1,8 +1,10 @@
 // Package secret finds credentials in text before mira-remember stores it.
 //
 // The store is committed to git and pasted into LLM prompts, so a secret that
-// gets in is hard to get out again. mira-remember therefore refuses text in
-// which Scan finds anything, unless the user passes --allow-secret. Missing a
+// gets in is hard to get out again. mira-remember therefore refuses a memory
+// when Scan finds anything in its text or in any other field that is written
+// (tags, project, front matter; each scanned on its own and named in
+// Finding.Field), unless the user passes --allow-secret. Missing a
 // real secret costs more than a refusal the user can override, but a scanner
 // that trips over ordinary notes, code, hashes, UUIDs and URLs would make the
 // tool unusable, so every rule is written to stay quiet on those.
@@ -41,6 +43,21 @@
 //	huggingface-token           hf_…, api_org_…
 //	digitalocean-token          dop_v1_, doo_v1_, dor_v1_
 //	shopify-token               shpat_, shpca_, shppa_, shpss_
+//	docker-hub-token            dckr_pat_, dckr_oat_
+//	heroku-api-key              HRKU-… (older keys are UUIDs: see generic-assignment)
+//	mailgun-api-key             key- + 32 hex digits
+//	discord-bot-token           <user id in base64>.<6>.<27-40>; the first part must
+//	                            decode to digits
+//	telegram-bot-token          <bot id>:A… (5-16 digits, then about 34 characters)
+//	square-token                sq0atp-, sq0csp-, EAAA…
+//	newrelic-key                NRAK-, NRAA-, NRRA-, NRII-
+//	vault-token                 hvs., hvb., hvr.
+//	linear-api-key              lin_api_
+//	grafana-token               glsa_, glc_
+//	doppler-token               dp.pt., dp.st., dp.sa., dp.ct., dp.scim., dp.audit.
+//	postman-api-key             PMAK-
+//	atlassian-api-token         ATATT3…
+//	databricks-token            dapi + 32 hex digits
 //	age-secret-key              AGE-SECRET-KEY-1…
 //	jwt                         eyJ….eyJ….signature (an unsigned token is not a credential)
 //	private-key                 -----BEGIN … PRIVATE KEY----- (RSA, EC, DSA, OPENSSH,
@@ -52,7 +69,7 @@
 // material (ssh-rsa AAAA… lines, certificates, Stripe pk_ keys, Google client
 // IDs) is never reported.
 //
-// Three rules judge values that have no format of their own:
+// Four rules judge values that have no format of their own:
 //
 //	url-password          scheme://user:password@host
 //	authorization-header  Authorization: Bearer|Basic|Token … (Basic is decoded and
@@ -60,6 +77,10 @@
 //	generic-assignment    a value assigned to a secret-looking name: API_KEY=…,
 //	                      export TOKEN=…, password: …, "client_secret": "…",
 //	                      s['SECRET_KEY'] = …, Password: "…" in Go, x-api-key: …
+//	prose-password        a password given in a sentence: "the password is …",
+//	                      "pw for prod db is …", "passphrase was changed to …",
+//	                      "the root password for the NAS: …", and the password of
+//	                      a .netrc entry
 //
 // A name looks secret when, ignoring case and punctuation, its last dotted
 // segment contains password, passwd, passphrase, secret, token, credential
@@ -95,6 +116,21 @@
 // recognised after a name (in a URL they are, see below); nor is an unquoted
 // password that reads as a call, such as Tr0ub(4dor. An unquoted value ends
 // at white space, a quote, or one of , ; } ].
+//
+// In a sentence, one of the words password, passwd, pwd, pw, passphrase,
+// passcode or secret (standing alone, not part of a name such as
+// db_password) is followed by a verb (is, was, is now, set to, changed to,
+// became, …) or by : or =, optionally after a phrase of a few words that
+// starts with for, of or on ("for prod db", "of the admin account"). Only
+// the first word after the verb is the value, so "password is stored
+// hashed with argon2" offers "stored", and "password policy requires 12
+// characters" or "the secret to good code is tests" offer nothing. The
+// value counts when it is not code, a reference, a placeholder, a version
+// (v2.3.1-rc.1), a digest (sha256:…) or a name whose parts are each in one
+// case (db-creds-2024, AES-256-GCM, 2FA-protected), and it looks like a
+// chosen password (as above), a random token, or holds at least 12 letters
+// and digits with some entropy (hunter2correcthorse). Passphrases of
+// lower-case words and names such as winter-2024-ski are not recognised.
 //
 // # Placeholders
 //

@@ -3,6 +3,8 @@ package secret
 import (
 	"strings"
 	"testing"
+
+	"github.com/miramem/mira/internal/secret/secrettest"
 )
 
 // FuzzScan checks that Scan never panics, that findings are ordered, do not
@@ -15,11 +17,18 @@ func FuzzScan(f *testing.F) {
 	for _, text := range ordinaryTexts {
 		f.Add(text)
 	}
+	for _, s := range secrettest.Secrets() {
+		f.Add(s.Text)
+	}
+	for _, text := range secrettest.Ordinary() {
+		f.Add(text)
+	}
 	for _, text := range []string{
 		"", "\n", "password=", "password:\"", "token = '", "://@", "x://:@y", "a://b:c@",
 		"-----BEGIN PRIVATE KEY-----", "-----BEGIN PRIVATE KEY-----\n", "Private-Lines: 1\n",
 		"Authorization: Basic ", "Authorization: Basic Og==", "password: ********",
-		"token=" + strings.Repeat("*", 40), "secret=\xff\xfe\xfd\xfc\xfb\xfa\xf9\xf8\xf7\xf6\xf5\xf4\xf3\xf2\xf1\xf0",
+		"token=" + strings.Repeat("*", 40), "the password is", "pw for", "pw for a b c d e f g h is x",
+		"machine\npassword", "password x", "12345:A", ":A", "MTzz.abcdef.", "key-", "secret=\xff\xfe\xfd\xfc\xfb\xfa\xf9\xf8\xf7\xf6\xf5\xf4\xf3\xf2\xf1\xf0",
 		strings.Repeat("key", 200), strings.Repeat("password=", 50),
 	} {
 		f.Add(text)

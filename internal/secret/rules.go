@@ -234,6 +234,116 @@ func buildRules() []*rule {
 			check:    token(0, 3, false),
 		},
 		{
+			id:       "docker-hub-token",
+			desc:     "Docker Hub access token",
+			keywords: []string{"dckr_pat_", "dckr_oat_"},
+			re:       anchored(`dckr_(?:pat|oat)_[A-Za-z0-9_\-]{27,}`),
+			bounded:  true,
+			check:    token(0, 3, false),
+		},
+		{
+			id:       "heroku-api-key",
+			desc:     "Heroku API key",
+			keywords: []string{"HRKU-"},
+			re:       anchored(`HRKU-[A-Za-z0-9_\-]{60}`),
+			bounded:  true,
+			check:    token(0, 3, false),
+		},
+		{
+			id:       "mailgun-api-key",
+			desc:     "Mailgun API key",
+			keywords: []string{"key-"},
+			re:       anchored(`key-[0-9a-f]{32}`),
+			bounded:  true,
+			check:    token(0, 3, false),
+		},
+		{
+			id:       "discord-bot-token",
+			desc:     "Discord bot token",
+			keywords: discordKeywords(),
+			re:       anchored(`([MNO][A-Za-z0-9]{22,27})\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}`),
+			bounded:  true,
+			check:    discordCheck,
+		},
+		{
+			id:       "telegram-bot-token",
+			desc:     "Telegram bot token",
+			keywords: []string{":A"},
+			match:    telegramRule,
+		},
+		{
+			id:       "square-token",
+			desc:     "Square access token or application secret",
+			keywords: []string{"sq0atp-", "sq0csp-", "EAAA"},
+			re:       anchored(`sq0atp-[A-Za-z0-9_\-]{22}|sq0csp-[A-Za-z0-9_\-]{43}|EAAA[A-Za-z0-9_\-+=]{60}`),
+			bounded:  true,
+			check:    token(0, 3, false),
+		},
+		{
+			id:       "newrelic-key",
+			desc:     "New Relic API or license key",
+			keywords: []string{"NRAK-", "NRAA-", "NRRA-", "NRII-"},
+			re:       anchored(`NR(?:AK|AA|RA)-[A-Za-z0-9]{27}|NRII-[A-Za-z0-9_\-]{32}`),
+			bounded:  true,
+			check:    token(0, 3, false),
+		},
+		{
+			id:       "vault-token",
+			desc:     "HashiCorp Vault token",
+			keywords: []string{"hvs.", "hvb.", "hvr."},
+			re:       anchored(`hv[sbr]\.[A-Za-z0-9_\-]{24,}`),
+			bounded:  true,
+			check:    token(0, 3, false),
+		},
+		{
+			id:       "linear-api-key",
+			desc:     "Linear API key",
+			keywords: []string{"lin_api_"},
+			re:       anchored(`lin_api_[A-Za-z0-9]{40}`),
+			bounded:  true,
+			check:    token(0, 3, false),
+		},
+		{
+			id:       "grafana-token",
+			desc:     "Grafana service account or Cloud token",
+			keywords: []string{"glsa_", "glc_"},
+			re:       anchored(`glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,2}`),
+			bounded:  true,
+			check:    token(0, 3, false),
+		},
+		{
+			id:       "doppler-token",
+			desc:     "Doppler token",
+			keywords: []string{"dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."},
+			re:       anchored(`dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}`),
+			bounded:  true,
+			check:    token(0, 3, false),
+		},
+		{
+			id:       "postman-api-key",
+			desc:     "Postman API key",
+			keywords: []string{"PMAK-"},
+			re:       anchored(`PMAK-[a-f0-9]{24}-[a-f0-9]{34}`),
+			bounded:  true,
+			check:    token(0, 3, false),
+		},
+		{
+			id:       "atlassian-api-token",
+			desc:     "Atlassian API token",
+			keywords: []string{"ATATT3"},
+			re:       anchored(`ATATT3[A-Za-z0-9_\-=]{150,}`),
+			bounded:  true,
+			check:    token(0, 3, false),
+		},
+		{
+			id:       "databricks-token",
+			desc:     "Databricks access token",
+			keywords: []string{"dapi"},
+			re:       anchored(`dapi[a-f0-9]{32}(?:-[0-9])?`),
+			bounded:  true,
+			check:    token(0, 3, false),
+		},
+		{
 			id:       "age-secret-key",
 			desc:     "age secret key",
 			keywords: []string{"AGE-SECRET-KEY-1"},
@@ -276,10 +386,33 @@ func buildRules() []*rule {
 			fold:     true,
 			match:    assignmentRule(genericCheck),
 		},
+		{
+			id:       "prose-password",
+			desc:     "password given in a sentence",
+			keywords: proseKeywords,
+			fold:     true,
+			match:    proseRule,
+		},
 	}
 }
 
 // anchored compiles an expression that must match at the start of its input.
 func anchored(expr string) *regexp.Regexp {
 	return regexp.MustCompile(`^(?:` + expr + `)`)
+}
+
+// discordKeywords begin a Discord bot token: its first part is a user id
+// in base64, whose first two characters encode the id's first digit (MT
+// for 1, Mj for 2, …, OT for 9). ND and NT (4 and 5) are also the "nd" and
+// "nt" of countless English words, which would cost the keyword search a
+// hit every few bytes, so for them the third character is added: it
+// encodes the second digit, one of ten letters.
+func discordKeywords() []string {
+	kws := []string{"MT", "Mj", "Mz", "Nj", "Nz", "OD", "OT"}
+	for _, p := range []string{"ND", "NT"} {
+		for _, c := range "AEIMQUYcgk" {
+			kws = append(kws, p+string(c))
+		}
+	}
+	return kws
 }

@@ -24,12 +24,21 @@ type Finding struct {
 	// Redacted is the secret with most of it masked; it never holds the
 	// whole secret, so it is safe to print in an error message.
 	Redacted string
+	// Field names the text the finding is in when a caller scans several
+	// texts of one record, such as "tags[0]" or "project"; Line and Column
+	// are within that text. Scan leaves it empty.
+	Field string
 }
 
 // String formats f for an error message, for example
-// `line 3, column 9: AWS access key ID (aws-access-key-id): AKIA************MPLE`.
+// `line 3, column 9: AWS access key ID (aws-access-key-id): AKIA************MPLE`,
+// with the field first when there is one: `tags[0]: line 1, column 1: …`.
 func (f Finding) String() string {
-	return fmt.Sprintf("line %d, column %d: %s (%s): %s", f.Line, f.Column, f.Desc, f.Rule, f.Redacted)
+	s := fmt.Sprintf("line %d, column %d: %s (%s): %s", f.Line, f.Column, f.Desc, f.Rule, f.Redacted)
+	if f.Field != "" {
+		s = f.Field + ": " + s
+	}
+	return s
 }
 
 // Scan returns every finding in text, in order of position. It returns nil

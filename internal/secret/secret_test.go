@@ -397,6 +397,57 @@ func secretCases() []secretCase {
 			want: []pos{{"generic-assignment", 1, 7}, {"aws-access-key-id", 1, 42}, {"github-token", 2, 6}},
 		},
 		{
+			name: "discord bot token of a 2018 bot",
+			text: "DISCORD_TOKEN: " + base64.RawStdEncoding.EncodeToString([]byte("45"+fake("0123456789", 16, 66))) +
+				"." + fake(b64url, 6, 67) + "." + fake(b64url, 38, 68),
+			want: []pos{{"discord-bot-token", 1, 16}},
+		},
+		{
+			name: "telegram bot token",
+			text: "bot: 5" + fake("0123456789", 9, 69) + ":AA" + fake(b64url, 33, 70),
+			want: []pos{{"telegram-bot-token", 1, 6}},
+		},
+		{
+			name: "netrc password on its own line",
+			text: "machine api.example.com\n  login ada\n  password " + fake(alnum, 16, 71) + "\n",
+			want: []pos{{"prose-password", 3, 12}},
+		},
+		{
+			name: "password in a sentence",
+			text: "fyi the password is hunter2correcthorse",
+			want: []pos{{"prose-password", 1, 21}},
+		},
+		{
+			name: "password for something in a sentence",
+			text: "pw for prod db is S3cr3tP4ss!",
+			want: []pos{{"prose-password", 1, 19}},
+		},
+		{
+			name: "password after a colon and a phrase",
+			text: "The root password for the NAS: Lx9#vQ2!pw",
+			want: []pos{{"prose-password", 1, 32}},
+		},
+		{
+			name: "password changed to",
+			text: "Wi-Fi passphrase was changed to \"Blue-Otter-42\".",
+			want: []pos{{"prose-password", 1, 34}},
+		},
+		{
+			name: "pw with a colon",
+			text: "jenkins pw: Xq7-rT2k-Lm9",
+			want: []pos{{"prose-password", 1, 13}},
+		},
+		{
+			name: "label before a password",
+			text: "my password: Tr0ub4dor&3",
+			want: []pos{{"generic-assignment", 1, 14}},
+		},
+		{
+			name: "passwd assignment",
+			text: "passwd=letmein2024!",
+			want: []pos{{"generic-assignment", 1, 8}},
+		},
+		{
 			name: "AWS documentation example key is still refused",
 			text: "aws_access_key_id=AKIAIOSFODNN7EXAMPLE",
 			want: []pos{{"aws-access-key-id", 1, 19}},
@@ -509,6 +560,27 @@ var ordinaryTexts = []string{
 	"password: Option<String>,\ntoken: z.string().min(16),",
 	"    :param passphrase: (Optional) The password to decrypt the PKCS12 lump",
 	"const myURL = new URL('https://abc:xyz@example.com');",
+	// Passwords and secrets talked about rather than given.
+	"password policy requires 12 characters",
+	"reset the password via the admin page",
+	"key decision: use Postgres",
+	"the secret to good code is tests",
+	"postgres://USER:PASSWORD@HOST",
+	"password is stored hashed with argon2",
+	"The password is in 1Password under prod-db; the secret is rotated monthly.",
+	"the password for staging is the same as for dev",
+	"Our secret is called db-creds-2024 in the prod namespace.",
+	"The secret for the webhook is read from $WEBHOOK_SECRET.",
+	"pwd is /home/ada/src/mira when the tests run",
+	"pw: see the team vault",
+	"The passphrase is four random words; the password was reset on 2024-05-01.",
+	"the password was 3 characters too short for the policy",
+	"secret of the release is v2.3.1-rc.1",
+	"if password == \"hunter2correcthorse\" {",
+	// A Discord token's shape whose first part is not a user id.
+	"ODk4NzY1NDMyMWFiY2RlZmdo.abcdef.ghijklmnopqrstuvwxyzABCDEFGHIJKL",
+	// Bot-token-like text that is a time and a word.
+	"standup at 12:30:AAbbCCddEEffGGhhIIjjKKllMMnnOOppQQrr",
 }
 
 // longProse is a paragraph of ordinary writing that mentions secrets

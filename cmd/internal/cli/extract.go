@@ -35,17 +35,23 @@ func (c *RememberCmd) runExtract(ctx context.Context, o *IO) error {
 	if err != nil {
 		return err
 	}
-	m, err := c.open(ctx, o, "mira-remember", project(o, ""))
+	req := mira.ExtractRequest{
+		Turns: turns, Source: src, Scope: scope, MaxTurns: c.MaxTurns, Kind: c.Kind, Tags: c.Tag,
+		AllowSecret: c.AllowSecret, DryRun: c.DryRun, Chat: model,
+	}
+	proj := project(o, "")
+	// Refused input must not create the store.
+	if err := req.Check(proj); err != nil {
+		return extractError(err)
+	}
+	m, err := c.open(ctx, o, "mira-remember", proj)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	res, err := m.Extract(ctx, mira.ExtractRequest{
-		Turns: turns, Source: src, Scope: scope, MaxTurns: c.MaxTurns, Kind: c.Kind, Tags: c.Tag,
-		AllowSecret: c.AllowSecret, DryRun: c.DryRun, Chat: model,
-	})
+	res, err := m.Extract(ctx, req)
 	if err != nil {
-		return err
+		return extractError(err)
 	}
 	if turns == nil {
 		if res.TurnsRead == 0 {
@@ -66,6 +72,16 @@ func (c *RememberCmd) runExtract(ctx context.Context, o *IO) error {
 		o.Warnf("%d facts: %d added, %d updated, %d deleted, %d already known", res.Facts, n["add"], n["update"], n["delete"], n["none"])
 	}
 	return writeEntries(o, c.Output, res.Added)
+}
+
+// extractError words a refused secret as mira-remember does without
+// --extract.
+func extractError(err error) error {
+	var se *mira.SecretError
+	if errors.As(err, &se) {
+		return usagef("%s", se.Explain("use --allow-secret if you are sure"))
+	}
+	return err
 }
 
 // checkExtractFlags refuses the options that make no sense with --extract.

@@ -486,6 +486,27 @@ func TestExtractSecret(t *testing.T) {
 	}
 }
 
+// TestExtractSecretTag: a tag that looks like a credential is refused as
+// mira-remember refuses it without --extract, before the model is asked
+// and before the store is created.
+func TestExtractSecretTag(t *testing.T) {
+	x := newExtractEnv(t)
+	code, out, errs := x.run("I deploy on Fridays.", "--extract", "--tag", "ops,AKIAZ7QW3ERTYUIOP4AB")
+	if code != ExitUsage || out != "" {
+		t.Errorf("exit %d, stdout %q, want 2 and nothing", code, out)
+	}
+	if !strings.Contains(errs, "looks like a secret: tags[1]: line 1, column 1: ") || !strings.Contains(errs, "use --allow-secret") ||
+		strings.Contains(errs, "AKIAZ7QW3ERTYUIOP4AB") {
+		t.Errorf("stderr = %q, want a refusal naming the tag without the key", errs)
+	}
+	if _, err := os.Stat(x.home); !os.IsNotExist(err) {
+		t.Errorf("the refused extraction created the store: %v", err)
+	}
+	if n := len(x.srv.Requests()); n != 0 {
+		t.Errorf("the model was asked %d times", n)
+	}
+}
+
 // TestExtractKind: --kind sets the kind of every extracted memory.
 func TestExtractKind(t *testing.T) {
 	x := newExtractEnv(t, factsReply("preference:: The user likes Go."))

@@ -28,7 +28,7 @@ type RememberCmd struct {
 	Replace     string   `help:"Replace the memory ID: write the new one and tombstone the old with replaced_by." placeholder:"ID"`
 	Source      string   `help:"Provenance recorded in the source field." default:"cli"`
 	DryRun      bool     `name:"dry-run" short:"n" help:"Print the operations as JSONL and write nothing."`
-	AllowSecret bool     `name:"allow-secret" help:"Store text even when it looks like a credential."`
+	AllowSecret bool     `name:"allow-secret" help:"Store text, tags and other fields even when they look like a credential."`
 
 	Extract  bool   `help:"Extract facts with the chat model from conversation turns (stdin: JSONL with role and text, or plain text as one user message; without input, the scope's user turns not read before) and reconcile them with the memories they touch: add, update, delete or leave alone."`
 	Model    string `help:"Chat model for --extract (default: $MIRA_MODEL)." placeholder:"NAME"`

@@ -1,0 +1,164 @@
+package mira
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miramem/mira/internal/secret/secrettest"
+	"github.com/miramem/mira/mem"
+)
+
+// Secrets of a few shapes, built at run time (see secrettest).
+var (
+	stripeKey = "sk_live_51" + secrettest.Fake("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 40, 1)
+	githubKey = "ghp_" + secrettest.Fake("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 36, 2)
+	awsKeyID  = "AKIA" + secrettest.Fake("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16, 3)
+)
+
+// secretErr returns the *SecretError inside err, or nil.
+func secretErr(err error) *SecretError {
+	var se *SecretError
+	if errors.As(err, &se) {
+		return se
+	}
+	return nil
+}
+
+// TestCheckScansEveryField: a secret in any field that is written to a file
+// or a commit message is refused, and the refusal names the field.
+func TestCheckScansEveryField(t *testing.T) {
+	tests := []struct {
+		name  string
+		entry mem.Entry
+		want  string // the start of the first finding
+	}{
+		{"text", mem.Entry{Body: "deploy with " + stripeKey}, "line 1, column 13: "},
+		{"tag", mem.Entry{Body: "x", Tags: []string{stripeKey}}, "tags[0]: line 1, column 1: Stripe"},
+		{"second tag", mem.Entry{Body: "x", Tags: []string{"billing", "key " + githubKey}}, "tags[1]: line 1, column 5: GitHub"},
+		{"project", mem.Entry{Body: "x", Project: awsKeyID}, "project: line 1, column 1: AWS"},
+		{"scope", mem.Entry{Body: "x", Scope: stripeKey}, "scope: line 1, column 1: Stripe"},
+		{"source", mem.Entry{Body: "x", Source: "import " + githubKey}, "source: line 1, column 8: GitHub"},
+		{"role", mem.Entry{Body: "x", Role: githubKey}, "role: line 1, column 1: GitHub"},
+		{"status", mem.Entry{Body: "x", Status: "the password is hunter2correcthorse"}, "status: line 1, column 17: password"},
+		{"priority", mem.Entry{Body: "x", Priority: awsKeyID}, "priority: line 1, column 1: AWS"},
+		{"level", mem.Entry{Body: "x", Level: awsKeyID}, "level: line 1, column 1: AWS"},
+		{"kind", mem.Entry{Body: "x", Kind: githubKey}, "kind: line 1, column 1: GitHub"},
+		{"id", mem.Entry{Body: "x", ID: awsKeyID}, "id: line 1, column 1: AWS"},
+		{"extra string", mem.Entry{Body: "x", Extra: map[string]any{"ticket": "token " + githubKey}}, "ticket: line 1, column 7: GitHub"},
+		{"extra list", mem.Entry{Body: "x", Extra: map[string]any{"refs": []any{"a", 2, awsKeyID}}}, "refs[2]: line 1, column 1: AWS"},
+		{"extra map", mem.Entry{Body: "x", Extra: map[string]any{"meta": map[string]any{"ok": true, "env": map[string]any{"KEY": stripeKey}}}},
+			"meta.env.KEY: line 1, column 1: Stripe"},
+		{"extra typed", mem.Entry{Body: "x", Extra: map[string]any{"hosts": map[string][]string{"db": {"postgres://app:Xk9mQ2pL7vR4@db:5432/app"}}}},
+			"hosts.db[0]: line 1, column 16: password in URL"},
+		{"extra struct", mem.Entry{Body: "x", Extra: map[string]any{"auth": struct{ User, Pass string }{"ada", githubKey}}}, "auth.pass: line 1, column 1: GitHub"},
+		{"extra field name", mem.Entry{Body: "x", Extra: map[string]any{githubKey: "x"}}, "field name: line 1, column 1: GitHub"},
+		{"nested field name", mem.Entry{Body: "x", Extra: map[string]any{"env": map[string]any{stripeKey: 1}}}, "env: field name: line 1, column 1: Stripe"},
+		{"multi-line extra", mem.Entry{Body: "x", Extra: map[string]any{"log": "first line\nkey " + awsKeyID}}, "log: line 2, column 5: AWS"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := tc.entry
+			err := Check([]*mem.Entry{&e}, RememberOptions{})
+			se := secretErr(err)
+			if se == nil {
+				t.Fatalf("Check = %v, want a *SecretError", err)
+			}
+			var inv *InvalidError
+			if !errors.As(err, &inv) {
+				t.Errorf("Check = %T, want it inside an *InvalidError", err)
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "refusing to store what looks like a secret: "+tc.want) {
+				t.Errorf("Check = %q, want it to start with %q", msg, tc.want)
+			}
+			for _, s := range []string{stripeKey, githubKey, awsKeyID, "Xk9mQ2pL7vR4", "hunter2correcthorse"} {
+				if strings.Contains(msg, s) {
+					t.Errorf("the refusal %q shows the secret %q", msg, s)
+				}
+			}
+			e = tc.entry
+			if err := Check([]*mem.Entry{&e}, RememberOptions{AllowSecret: true}); secretErr(err) != nil {
+				t.Errorf("with AllowSecret, Check = %v", err)
+			}
+		})
+	}
+}
+
+// TestCheckTextMessage: a secret in the text keeps the message scripts
+// match, with no field name before the position.
+func TestCheckTextMessage(t *testing.T) {
+	err := Check([]*mem.Entry{{Body: "deploy key AKIAZ7QW3ERTYUIOP4AB for prod"}}, RememberOptions{})
+	want := "refusing to store what looks like a secret: line 1, column 12: AWS access key ID (aws-access-key-id): AKIA************P4AB " +
+		"(the store is committed to git and pasted into prompts)"
+	if err == nil || err.Error() != want {
+		t.Errorf("Check = %v\nwant %s", err, want)
+	}
+}
+
+// TestCheckCorpus puts every secret of the corpus into each field that
+// takes free text and expects a refusal, and every ordinary note into the
+// same fields and expects none.
+func TestCheckCorpus(t *testing.T) {
+	fields := []struct {
+		name string
+		put  func(e *mem.Entry, s string)
+	}{
+		{"text", func(e *mem.Entry, s string) { e.Body = s }},
+		// A tag is one line: a key block goes in escaped, as in JSON.
+		{"tag", func(e *mem.Entry, s string) { e.Tags = []string{"ops", strings.ReplaceAll(s, "\n", `\n`)} }},
+		{"project", func(e *mem.Entry, s string) { e.Project = s }},
+		{"extra field", func(e *mem.Entry, s string) { e.Extra = map[string]any{"note": s} }},
+	}
+	secrets, ordinary := secrettest.Secrets(), secrettest.Ordinary()
+	refused, falsePositives := 0, 0
+	for _, s := range secrets {
+		for _, f := range fields {
+			e := &mem.Entry{Body: "see the field"}
+			f.put(e, s.Text)
+			if err := Check([]*mem.Entry{e}, RememberOptions{}); secretErr(err) == nil {
+				t.Errorf("%s in the %s: Check = %v, want a *SecretError", s.Name, f.name, err)
+				continue
+			}
+			refused++
+		}
+	}
+	for _, text := range ordinary {
+		for _, f := range fields {
+			e := &mem.Entry{Body: "see the field"}
+			f.put(e, text)
+			if err := Check([]*mem.Entry{e}, RememberOptions{}); err != nil {
+				falsePositives++
+				t.Errorf("ordinary note %q in the %s: Check = %v", text, f.name, err)
+			}
+		}
+	}
+	n := len(fields)
+	t.Logf("secrets refused: %d of %d (%d secrets in %d fields); ordinary notes accepted: %d of %d (%d false positives)",
+		refused, len(secrets)*n, len(secrets), n, len(ordinary)*n-falsePositives, len(ordinary)*n, falsePositives)
+}
+
+// TestRememberSecretInTag: a secret in a tag or in an extra field is not
+// committed, and nothing is written.
+func TestRememberSecretInTag(t *testing.T) {
+	m := open(t, false)
+	ctx := t.Context()
+	head := gitOut(t, m.Root(), "rev-parse", "HEAD")
+	for _, e := range []*mem.Entry{
+		{Body: "x", Tags: []string{stripeKey}},
+		{Body: "x", Project: awsKeyID},
+		{Body: "x", Extra: map[string]any{"ticket": []any{githubKey}}},
+		{Body: "x", Pin: mem.PinLeased, PinUntil: time.Now().Add(time.Hour), Status: "pw for prod db is S3cr3tP4ss!"},
+	} {
+		if _, err := m.Remember(ctx, []*mem.Entry{e}, RememberOptions{}); secretErr(err) == nil {
+			t.Errorf("Remember(%+v) = %v, want a *SecretError", e, err)
+		}
+	}
+	if got := gitOut(t, m.Root(), "rev-parse", "HEAD"); got != head {
+		t.Error("a refused memory was committed")
+	}
+	if log := gitOut(t, m.Root(), "log", "-p", "--all"); strings.Contains(log, stripeKey) || strings.Contains(log, awsKeyID) || strings.Contains(log, githubKey) {
+		t.Error("a secret reached the history")
+	}
+}
