@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/miramem/mira/agentloop"
 	"github.com/miramem/mira/agentloop/tools"
@@ -67,6 +68,9 @@ type agentSession struct {
 	// ln is the line editor of an interactive session.
 	ln          *liner.State
 	interactive bool
+
+	noticeMu sync.Mutex
+	noticed  map[string]bool // the tools' notices already shown
 }
 
 func (c *Cmd) Run(ctx context.Context, o *cli.IO) error {
@@ -217,11 +221,28 @@ func (s *agentSession) tools(p mem.Project) (*tools.Registry, error) {
 		Root: p.Root, AllowPaths: s.c.AllowPath, Policy: s.policy,
 		Artifacts: &tools.Artifacts{Store: s.st.Root, Scope: s.c.Conversation},
 		Memory:    s.lib,
+		Notice:    s.notice,
 	})
 	if err != nil {
 		return nil, cli.Usagef("project %s: %v", p.Root, err)
 	}
 	return reg, nil
+}
+
+// notice shows the user what the tools say about how they run (that bash
+// is not confined), once a session: /switch builds the tools anew, and
+// they would say it again.
+func (s *agentSession) notice(msg string) {
+	s.noticeMu.Lock()
+	defer s.noticeMu.Unlock()
+	if s.noticed[msg] {
+		return
+	}
+	if s.noticed == nil {
+		s.noticed = map[string]bool{}
+	}
+	s.noticed[msg] = true
+	s.o.Warnf("%s", msg)
 }
 
 // oneShot sends one message and prints the answer (or the events).
