@@ -117,7 +117,8 @@ type Config struct {
 	// runs in it.
 	Root string
 	// AllowPaths are files or directories outside Root that the file
-	// tools may also use, as the user allowed.
+	// tools may also use, and bash's commands write to, as the user
+	// allowed.
 	AllowPaths []string
 	// Policy decides whether write_file, edit_file and bash may run. With
 	// none, they are always denied.

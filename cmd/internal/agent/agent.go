@@ -32,7 +32,7 @@ type Cmd struct {
 	Effort        string   `help:"Reasoning effort: auto (chosen for each message by a simple classifier), none, low, medium or high. Sent only to models that take it." enum:"auto,none,low,medium,high" default:"${agent_effort}"`
 	Allow         []string `help:"Let this tool run without asking: write_file, edit_file or bash (repeatable or comma-separated)." sep:"," default:"${agent_allow}" placeholder:"TOOL"`
 	Yes           bool     `short:"y" help:"Let every tool run without asking."`
-	AllowPath     []string `name:"allow-path" sep:"none" help:"Let the file tools also use this file or directory outside the project (repeatable)." placeholder:"PATH"`
+	AllowPath     []string `name:"allow-path" sep:"none" help:"Let the file tools also use this file or directory outside the project, and bash's commands write there (repeatable)." placeholder:"PATH"`
 	MaxSteps      int      `name:"max-steps" help:"Most model requests for one message before the agent stops and asks for another." default:"${agent_max_steps}" placeholder:"N"`
 	BufferTokens  int      `name:"buffer-tokens" help:"Tokens of conversation since the last summary past which the older part is summarized." default:"${agent_buffer_tokens}" placeholder:"N"`
 	ContextMode   string   `name:"context-mode" help:"Context mode of the standing context and the recalled memories: off, light or heavy (as mira-context)." enum:"off,light,heavy" default:"${context_mode}"`
