@@ -34,9 +34,14 @@ func (t bashTool) schema() *jsonschema.Definition {
 
 // Definition implements Tool.
 func (t bashTool) Definition() openai.Tool {
-	return schemaTool("bash", "Run a shell command in the project root, for builds, tests, git and the like; stdin is empty. "+
-		"The combined stdout and stderr and the exit code are returned. Use read_file, write_file, edit_file, glob and grep for files instead of cat, sed, find or grep. "+
-		"On timeout the command and everything it started are stopped. Needs the user's approval.", t.schema())
+	desc := "Run a shell command in the project root, for builds, tests, git and the like; stdin is empty. " +
+		"The combined stdout and stderr and the exit code are returned. Use read_file, write_file, edit_file, glob and grep for files instead of cat, sed, find or grep. " +
+		"On timeout the command and everything it started are stopped. Needs the user's approval."
+	if t.e.confined {
+		desc += " The command may change files only under the project root, the paths the user allowed and $TMPDIR " +
+			"(a private directory, removed when the command ends); writes anywhere else are denied."
+	}
+	return schemaTool("bash", desc, t.schema())
 }
 
 // Run implements Tool.
@@ -67,6 +72,7 @@ func (t bashTool) Run(ctx context.Context, args json.RawMessage) (Result, error)
 	if d := strings.TrimSpace(a.Description); d != "" {
 		summary += "\n# " + d
 	}
+	t.e.noticeUnconfined()
 	if res, ok, err := t.e.approve(ctx, "bash", summary); !ok {
 		return res, err
 	}
@@ -87,11 +93,28 @@ func (t bashTool) run(ctx context.Context, command string, timeout time.Duration
 		out.Close()
 		os.Remove(out.Name())
 	}()
-	cmd := exec.Command(t.e.shell, "-c", command)
+	env := append(os.Environ(), "NO_COLOR=1", "PAGER=cat", "GIT_PAGER=cat")
+	var cmd *exec.Cmd
+	if t.e.confined {
+		// The command may write only in its own temporary directory,
+		// so TMPDIR points there; it goes with the command, like the
+		// files a shell's here-documents leave.
+		tmp, err := os.MkdirTemp("", "mira-bash-tmp-*")
+		if err != nil {
+			return errorf("cannot run the command: %v", err), nil
+		}
+		defer os.RemoveAll(tmp)
+		write := append([]string{t.e.ws.root, tmp}, t.e.ws.allowed...)
+		if cmd, err = confinedCommand(t.e.shell, command, write, append(env, "TMPDIR="+tmp)); err != nil {
+			return errorf("cannot run %s: %v", t.e.shell, err), nil
+		}
+	} else {
+		cmd = exec.Command(t.e.shell, "-c", command)
+		cmd.Env = env
+		newGroup(cmd)
+	}
 	cmd.Dir = t.e.ws.root
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Env = append(os.Environ(), "NO_COLOR=1", "PAGER=cat", "GIT_PAGER=cat")
-	newGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return errorf("cannot run %s: %v", t.e.shell, err), nil
 	}
@@ -133,6 +156,9 @@ func (t bashTool) run(ctx context.Context, command string, timeout time.Duration
 		b.WriteString(text)
 		if !strings.HasSuffix(text, "\n") {
 			b.WriteString("\n")
+		}
+		if t.e.confined && writeDenied(text) {
+			b.WriteString(deniedNote)
 		}
 	}
 	res := Result{}
@@ -221,4 +247,13 @@ func plainOutput(s string) string {
 		lines[i] = l
 	}
 	return strings.Join(lines, "\n")
+}
+
+// noticeUnconfined tells the user, the first time bash is called, that its
+// commands are not confined here.
+func (e *env) noticeUnconfined() {
+	if e.confined || e.notice == nil {
+		return
+	}
+	e.unconfinedOnce.Do(func() { e.notice(unconfinedNotice()) })
 }

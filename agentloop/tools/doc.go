@@ -59,6 +59,32 @@
 // in seconds: a model used to milliseconds that passes 600000 gets the
 // maximum rather than a command killed at once.
 //
+// # Confinement of bash
+//
+// The file tools are held to the project by the path checks above; a
+// shell command cannot be checked that way, so on Linux bash's commands
+// run under the kernel's Landlock LSM (Linux 5.13 and later). A command may
+// then change files only under the project root, Config.AllowPaths, a
+// private temporary directory made for it (its TMPDIR, removed when it
+// ends) and a few devices (/dev/null, /dev/zero, /dev/full, /dev/random,
+// /dev/urandom, /dev/tty, /dev/ptmx, /dev/pts); creating, writing,
+// truncating, renaming or deleting anything else fails with EACCES
+// ("Permission denied"), and the result then says why. Reading, listing
+// and executing stay allowed everywhere, and so do the network, UNIX
+// sockets and signals. The command starts a session of its own without a
+// controlling terminal, and with no_new_privs set, so set-user-ID programs
+// such as sudo gain nothing.
+//
+// Landlock binds the process that applies it and everything it starts,
+// for good, so it is applied in a helper: bash re-executes the running
+// binary (/proc/self/exe) with MIRA_SANDBOX_EXEC set to the paths to
+// allow, and this package's init, seeing it, applies Landlock and
+// executes the shell in place (same process, so timeouts and signals
+// work as before). Any binary linking this package, tests included,
+// can thus confine its commands. Where the kernel has no Landlock the
+// commands run unconfined, as before, and Config.Notice is told so once,
+// at the first bash call.
+//
 // # Permissions
 //
 // write_file, edit_file and bash change things, so they run only when the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sashabaranov/go-openai"
@@ -116,7 +117,8 @@ type Config struct {
 	// runs in it.
 	Root string
 	// AllowPaths are files or directories outside Root that the file
-	// tools may also use, as the user allowed.
+	// tools may also use, and bash's commands write to, as the user
+	// allowed.
 	AllowPaths []string
 	// Policy decides whether write_file, edit_file and bash may run. With
 	// none, they are always denied.
@@ -131,6 +133,10 @@ type Config struct {
 	Limits Limits
 	// Shell is the shell bash runs ("bash").
 	Shell string
+	// Notice receives what the user should know about how the tools
+	// run: that bash is not confined (once, at its first call) where
+	// the kernel has no Landlock. With none, notices are dropped.
+	Notice func(msg string)
 }
 
 // env is what the built-in tools share.
@@ -140,6 +146,11 @@ type env struct {
 	arts   *Artifacts
 	limits Limits
 	shell  string
+	// confined is set where bash's commands run under Landlock.
+	confined bool
+	notice   func(string)
+	// unconfinedOnce guards the notice that bash is not confined.
+	unconfinedOnce sync.Once
 }
 
 // Registry holds the tools offered to the model. It is made by New and is
@@ -159,9 +170,12 @@ func New(cfg Config) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &env{ws: ws, policy: cfg.Policy, arts: cfg.Artifacts, limits: cfg.Limits.withDefaults(), shell: cfg.Shell}
+	e := &env{ws: ws, policy: cfg.Policy, arts: cfg.Artifacts, limits: cfg.Limits.withDefaults(), shell: cfg.Shell, notice: cfg.Notice}
 	if e.shell == "" {
 		e.shell = "bash"
+	}
+	if abi, _ := landlockABI(); abi > 0 {
+		e.confined = true
 	}
 	r := &Registry{tools: map[string]Tool{}, arts: cfg.Artifacts, limits: e.limits}
 	builtin := []Tool{readFile{e}, writeFile{e}, editFile{e}, bashTool{e}, globTool{e}, grepTool{e}}

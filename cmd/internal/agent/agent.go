@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/miramem/mira/agentloop"
 	"github.com/miramem/mira/agentloop/tools"
@@ -31,7 +32,7 @@ type Cmd struct {
 	Effort        string   `help:"Reasoning effort: auto (chosen for each message by a simple classifier), none, low, medium or high. Sent only to models that take it." enum:"auto,none,low,medium,high" default:"${agent_effort}"`
 	Allow         []string `help:"Let this tool run without asking: write_file, edit_file or bash (repeatable or comma-separated)." sep:"," default:"${agent_allow}" placeholder:"TOOL"`
 	Yes           bool     `short:"y" help:"Let every tool run without asking."`
-	AllowPath     []string `name:"allow-path" sep:"none" help:"Let the file tools also use this file or directory outside the project (repeatable)." placeholder:"PATH"`
+	AllowPath     []string `name:"allow-path" sep:"none" help:"Let the file tools also use this file or directory outside the project, and bash's commands write there (repeatable)." placeholder:"PATH"`
 	MaxSteps      int      `name:"max-steps" help:"Most model requests for one message before the agent stops and asks for another." default:"${agent_max_steps}" placeholder:"N"`
 	BufferTokens  int      `name:"buffer-tokens" help:"Tokens of conversation since the last summary past which the older part is summarized." default:"${agent_buffer_tokens}" placeholder:"N"`
 	ContextMode   string   `name:"context-mode" help:"Context mode of the standing context and the recalled memories: off, light or heavy (as mira-context)." enum:"off,light,heavy" default:"${context_mode}"`
@@ -67,6 +68,9 @@ type agentSession struct {
 	// ln is the line editor of an interactive session.
 	ln          *liner.State
 	interactive bool
+
+	noticeMu sync.Mutex
+	noticed  map[string]bool // the tools' notices already shown
 }
 
 func (c *Cmd) Run(ctx context.Context, o *cli.IO) error {
@@ -217,11 +221,28 @@ func (s *agentSession) tools(p mem.Project) (*tools.Registry, error) {
 		Root: p.Root, AllowPaths: s.c.AllowPath, Policy: s.policy,
 		Artifacts: &tools.Artifacts{Store: s.st.Root, Scope: s.c.Conversation},
 		Memory:    s.lib,
+		Notice:    s.notice,
 	})
 	if err != nil {
 		return nil, cli.Usagef("project %s: %v", p.Root, err)
 	}
 	return reg, nil
+}
+
+// notice shows the user what the tools say about how they run (that bash
+// is not confined), once a session: /switch builds the tools anew, and
+// they would say it again.
+func (s *agentSession) notice(msg string) {
+	s.noticeMu.Lock()
+	defer s.noticeMu.Unlock()
+	if s.noticed[msg] {
+		return
+	}
+	if s.noticed == nil {
+		s.noticed = map[string]bool{}
+	}
+	s.noticed[msg] = true
+	s.o.Warnf("%s", msg)
 }
 
 // oneShot sends one message and prints the answer (or the events).

@@ -483,3 +483,18 @@ func TestAgentModelSummaryCommit(t *testing.T) {
 		t.Fatalf("no summary commit in:\n%s", log)
 	}
 }
+
+// The tools' notices reach the user once a session, although /switch
+// builds the tools again and they tell again.
+func TestAgentNoticeOnce(t *testing.T) {
+	var errb bytes.Buffer
+	s := &agentSession{o: &cli.IO{Err: &errb}}
+	const msg = "bash is not confined: this kernel has no Landlock (needs Linux 5.13+); commands can write anywhere you can"
+	for range 3 {
+		s.notice(msg)
+	}
+	s.notice("another notice")
+	if got := errb.String(); strings.Count(got, msg) != 1 || strings.Count(got, "another notice") != 1 || strings.Count(got, "\n") != 2 {
+		t.Errorf("stderr = %q, want each notice once, on a line of its own", got)
+	}
+}
