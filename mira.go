@@ -17,10 +17,13 @@ package mira
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,6 +66,11 @@ type Options struct {
 	// Progress reports long index work (a rebuild) as files done out of
 	// total. Nil reports nothing.
 	Progress func(done, total int)
+	// Existing opens only a store that is there: a missing or empty
+	// directory is an error matching ErrNoStore, and nothing is created.
+	// Reading front ends set it, so that a mistyped home does not become
+	// a store.
+	Existing bool
 	// Warm keeps the index open between calls and runs a file watcher that
 	// keeps it fresh (as mira-index watch does), for a long-running
 	// process. Without it, each read opens the index and checks the store
@@ -84,14 +92,18 @@ type Options struct {
 
 // Memory is an open store. Close it when done.
 type Memory struct {
-	st    *mem.Store // nil for a detached Memory
-	home  string
-	opt   Options
-	cfg   *Config
-	emb   embed.Embedder
-	rr    *embed.Reranker
-	keep  *index.Keep
-	cache *RecordCache // records of files read, in a warm Memory
+	st   *mem.Store // nil for a detached Memory
+	home string
+	// indexDir is where the index lives when not under the store: a
+	// store that cannot be written is searched through an index in the
+	// user's cache directory.
+	indexDir string
+	opt      Options
+	cfg      *Config
+	emb      embed.Embedder
+	rr       *embed.Reranker
+	keep     *index.Keep
+	cache    *RecordCache // records of files read, in a warm Memory
 
 	warnMu sync.Mutex
 	warned map[string]bool
@@ -150,11 +162,23 @@ func Open(ctx context.Context, opt Options) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := mem.Open(ctx, home, opt.Command, opt.LockTimeout)
+	var st *mem.Store
+	if opt.Existing {
+		st, err = mem.OpenExisting(home, opt.Command)
+	} else {
+		st, err = mem.Open(ctx, home, opt.Command, opt.LockTimeout)
+	}
+	var ns *mem.NotStoreError
+	if errors.As(err, &ns) {
+		return nil, &InvalidError{Err: err}
+	}
 	if err != nil {
 		return nil, err
 	}
-	m := &Memory{st: st, home: st.Root, opt: opt, cfg: cfg, emb: emb, rr: rr, keep: opt.Keep, cache: opt.Records}
+	m := &Memory{st: st, home: st.Root, indexDir: readOnlyIndexDir(st.Root), opt: opt, cfg: cfg, emb: emb, rr: rr, keep: opt.Keep, cache: opt.Records}
+	if m.indexDir != "" {
+		m.warn("", fmt.Errorf("the store %s cannot be written: searching through an index in %s", st.Root, m.indexDir))
+	}
 	if opt.Warm {
 		if m.keep == nil {
 			m.keep = new(index.Keep)
@@ -177,6 +201,10 @@ func Detached(cfg *Config, home string) *Memory {
 	}
 	return &Memory{home: home, cfg: cfg, opt: Options{Getenv: os.Getenv}}
 }
+
+// ErrNoStore says there is no store at the home an Open with Existing
+// names.
+var ErrNoStore = mem.ErrNoStore
 
 // Store is the store underneath, for the front ends that read or write it
 // in ways of their own (the agent's conversation).
@@ -295,7 +323,7 @@ func (m *Memory) warn(path string, err error) {
 func (m *Memory) indexOptions(ctx context.Context) index.Options {
 	return index.Options{
 		Warn: m.warn, Now: time.Now, LockTimeout: 5 * time.Second, Keep: m.keep,
-		Progress: m.opt.Progress, Embedder: m.emb, Context: ctx,
+		Progress: m.opt.Progress, Embedder: m.emb, Context: ctx, Dir: m.indexDir,
 	}
 }
 
@@ -409,4 +437,24 @@ func cleanTags(tags []string) []string {
 // index.ErrWatching when another process already watches the store.
 func (m *Memory) Watch(ctx context.Context, events func(index.Event), sync *index.Syncer) error {
 	return index.Watch(ctx, newSource(m.st), m.indexOptions(ctx), events, sync)
+}
+
+// readOnlyIndexDir returns where to keep the index of a store that cannot
+// be written (a read-only mount, a colleague's store), "" for a store that
+// keeps its own: the user's cache directory, one index per store path, so
+// that later commands find it made.
+func readOnlyIndexDir(root string) string {
+	dir := filepath.Join(root, ".index")
+	if _, err := os.Stat(dir); err != nil {
+		dir = root
+	}
+	if writable(dir) {
+		return ""
+	}
+	base, err := os.UserCacheDir()
+	if err != nil || !writable(filepath.Dir(base)) {
+		base = os.TempDir()
+	}
+	sum := sha256.Sum256([]byte(root))
+	return filepath.Join(base, "mira", "index", hex.EncodeToString(sum[:8]))
 }

@@ -69,6 +69,10 @@ type Options struct {
 	// embedder is a network service); nil means context.Background. It is
 	// an option because Open, Search and Rebuild keep their signatures.
 	Context context.Context
+	// Dir is the index directory; empty means .index under the store's
+	// root. A store that cannot be written (a read-only mount) is
+	// searched through an index elsewhere.
+	Dir string
 	// Keep, when set, keeps the loaded vectors and query embedder, and
 	// the bleve index, from one Index to the next Index of the same
 	// unchanged generation (a long-running process that serves searches).
@@ -115,6 +119,14 @@ func newCall(opt Options) *call {
 		opt.LockTimeout = DefaultLockTimeout
 	}
 	return &call{opt: opt, warned: map[string]bool{}}
+}
+
+// dir is the index directory of the call.
+func (c *call) dir(src Source) string {
+	if c.opt.Dir != "" {
+		return c.opt.Dir
+	}
+	return filepath.Join(src.Root(), indexDirName)
 }
 
 func (c *call) warn(path string, err error) {
@@ -173,10 +185,10 @@ func Open(src Source, opt Options) (*Index, error) {
 		err error
 	)
 	if c.opt.NoRefresh {
-		ix = &Index{src: src, c: c, dir: filepath.Join(src.Root(), indexDirName)}
+		ix = &Index{src: src, c: c, dir: c.dir(src)}
 		err = ix.attachCurrent()
 	} else {
-		stat := !c.opt.SkipStat && !watcherActive(filepath.Join(src.Root(), indexDirName))
+		stat := !c.opt.SkipStat && !watcherActive(c.dir(src))
 		ix, err = open(src, c, probe{full: stat})
 	}
 	if err != nil {
@@ -189,7 +201,7 @@ func Open(src Source, opt Options) (*Index, error) {
 // (want.full: a stat pass), rebuilding first when the generation is
 // missing or cannot be trusted.
 func open(src Source, c *call, want probe) (*Index, error) {
-	dir := filepath.Join(src.Root(), indexDirName)
+	dir := c.dir(src)
 	var built Stats
 	for try := 0; ; try++ {
 		ix := &Index{src: src, c: c, dir: dir}

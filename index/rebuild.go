@@ -25,7 +25,7 @@ func Rebuild(src Source, opt Options) (Stats, error) {
 
 func rebuild(src Source, c *call) (st Stats, err error) {
 	start := time.Now()
-	dir := filepath.Join(src.Root(), indexDirName)
+	dir := c.dir(src)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return st, fmt.Errorf("create index directory: %w", err)
 	}

@@ -127,7 +127,7 @@ func (s *Syncer) Sync(ctx context.Context) error {
 // ends, and removes its lease.
 func Watch(ctx context.Context, src Source, opt Options, events func(Event), sync *Syncer) error {
 	root := src.Root()
-	dir := filepath.Join(root, indexDirName)
+	dir := newCall(opt).dir(src)
 	if l, ok := readLease(dir); ok && !(l.PID == os.Getpid() && l.Host == hostname()) {
 		return fmt.Errorf("watch: %w (pid %d on %s)", ErrWatching, l.PID, l.Host)
 	}

@@ -12,6 +12,7 @@
 //
 //	.git/
 //	.gitignore        .index/  .lock  .lock.*  *.tmp  .sync-*  plans/
+//	.mira-store       the marker: this directory is a Mira store (committed)
 //	.lock             the writer lock while a command is writing (not committed)
 //	.index/           the disposable search index (not committed)
 //	plans/            context plan log (not committed)
@@ -21,6 +22,16 @@
 //	entries/<scope>/deleted/<kind-dir>/...        tombstones, same shape below
 //	artifacts/<scope>/<id>.<ext>                   large tool outputs, committed
 //	                                               with the tool turn that made them
+//
+// Mira creates a store only in a directory that does not exist or is
+// empty, writing .gitignore and .mira-store in the first commit, and opens
+// as a store only a git repository with .mira-store, or with the
+// .gitignore above (stores made before the marker). Any other directory,
+// a code repository above all, is refused and left untouched; commands
+// that only read never create a store.
+//
+// A store that cannot be written (a read-only mount) is read through an
+// index kept in the user's cache directory ($XDG_CACHE_HOME/mira/index/).
 //
 // <scope> is a bucket name: "global" (the default), a project name or a
 // conversation id; it matches [A-Za-z0-9][A-Za-z0-9._-]{0,127} and is never

@@ -48,10 +48,118 @@ type Store struct {
 	idEnt *ulid.MonotonicEntropy
 }
 
+// Marker is the file that says a directory is a Mira store. Mira writes
+// it, committed, when it creates a store, and never takes over a
+// directory that holds anything else.
+const Marker = ".mira-store"
+
+const markerText = "This directory is a Mira memory store: Markdown files in entries/, versioned with git.\n"
+
+// ErrNoStore says there is no store at a directory (OpenExisting).
+var ErrNoStore = errors.New("no Mira store")
+
+// NotStoreError is a directory that holds files but is not a Mira store:
+// Mira leaves it alone rather than commit into someone's repository.
+type NotStoreError struct{ Root string }
+
+func (e *NotStoreError) Error() string {
+	return fmt.Sprintf("%s is not a Mira store: it is not empty and has no %s", e.Root, Marker)
+}
+
+// IsStore reports whether root is a Mira store: a git repository with the
+// marker, or one made before the marker existed, recognised by the
+// .gitignore Mira writes into every store.
+func IsStore(root string) bool {
+	if _, err := os.Stat(filepath.Join(root, ".git", "HEAD")); err != nil {
+		return false
+	}
+	if _, err := os.Stat(filepath.Join(root, Marker)); err == nil {
+		return true
+	}
+	b, err := os.ReadFile(filepath.Join(root, ".gitignore"))
+	return err == nil && strings.HasPrefix(string(b), gitignore[:strings.IndexByte(gitignore, '\n')+1])
+}
+
+// claimable reports whether Mira may make root a store: it does not exist,
+// or holds nothing but what a store being created by another command
+// holds (its lock file and an empty repository).
+func claimable(root string) (bool, error) {
+	ents, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, e := range ents {
+		switch n := e.Name(); {
+		case n == lockFile, strings.HasPrefix(n, lockFile+"."):
+		case n == ".git":
+			r, err := gitrepo.Open(root)
+			if err != nil {
+				return false, nil
+			}
+			if head, err := r.Head(); err != nil || head != "" {
+				return false, nil // a repository with history
+			}
+		default:
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 // Open opens the store at root, creating it (directory, git repository,
-// .gitignore and a first commit) when it does not exist yet. Creation takes
-// the store lock so two first commands cannot both initialise it.
+// .gitignore, marker and a first commit) when root does not exist or is
+// empty. A directory that holds anything else and is not a Mira store is
+// refused with a *NotStoreError. Creation takes the store lock so two
+// first commands cannot both initialise it.
 func Open(ctx context.Context, root, command string, lockTimeout time.Duration) (*Store, error) {
+	s, err := newStore(root, command)
+	if err != nil {
+		return nil, err
+	}
+	if !IsStore(s.Root) {
+		if err := s.create(ctx, lockTimeout); err != nil {
+			var ns *NotStoreError
+			if errors.As(err, &ns) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("create store %s: %w", s.Root, err)
+		}
+	}
+	return s, s.openRepo()
+}
+
+// OpenExisting opens the store at root and never creates anything: a
+// missing or empty directory is an error matching ErrNoStore (and
+// fs.ErrNotExist), any other directory that is not a store a
+// *NotStoreError. Reading commands open stores this way.
+func OpenExisting(root, command string) (*Store, error) {
+	s, err := newStore(root, command)
+	if err != nil {
+		return nil, err
+	}
+	if !IsStore(s.Root) {
+		if ok, err := claimable(s.Root); err != nil {
+			return nil, err
+		} else if ok {
+			return nil, &noStoreError{s.Root}
+		}
+		return nil, &NotStoreError{Root: s.Root}
+	}
+	return s, s.openRepo()
+}
+
+// noStoreError is a missing or empty store directory; it matches both
+// ErrNoStore and fs.ErrNotExist.
+type noStoreError struct{ root string }
+
+func (e *noStoreError) Error() string { return "no Mira store at " + e.root }
+
+func (e *noStoreError) Is(target error) bool { return target == ErrNoStore || target == fs.ErrNotExist }
+
+func newStore(root, command string) (*Store, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -63,19 +171,30 @@ func Open(ctx context.Context, root, command string, lockTimeout time.Duration) 
 	if email := os.Getenv("GIT_AUTHOR_EMAIL"); email != "" {
 		s.Email = email
 	}
-	if _, err := os.Stat(filepath.Join(abs, ".git", "HEAD")); err != nil {
-		if err := s.create(ctx, lockTimeout); err != nil {
-			return nil, fmt.Errorf("create store %s: %w", abs, err)
-		}
-	}
-	s.repo, err = gitrepo.Open(abs)
-	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", abs, err)
-	}
 	return s, nil
 }
 
+func (s *Store) openRepo() error {
+	r, err := gitrepo.Open(s.Root)
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", s.Root, err)
+	}
+	s.repo = r
+	return nil
+}
+
 func (s *Store) create(ctx context.Context, lockTimeout time.Duration) error {
+	ok, err := claimable(s.Root)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		// Another command may be creating the store: its lock file is
+		// there, and the files it writes are. Wait for it, then look again.
+		if _, err := os.Stat(filepath.Join(s.Root, lockFile)); err != nil {
+			return &NotStoreError{Root: s.Root}
+		}
+	}
 	if err := os.MkdirAll(s.Root, 0o755); err != nil {
 		return err
 	}
@@ -84,6 +203,15 @@ func (s *Store) create(ctx context.Context, lockTimeout time.Duration) error {
 		return err
 	}
 	defer l.Unlock()
+	if IsStore(s.Root) {
+		return nil // another command created it meanwhile
+	}
+	if ok, err := claimable(s.Root); err != nil || !ok {
+		if err == nil {
+			err = &NotStoreError{Root: s.Root}
+		}
+		return err
+	}
 	if _, err := gitrepo.Init(s.Root); err != nil {
 		return err
 	}
@@ -92,7 +220,10 @@ func (s *Store) create(ctx context.Context, lockTimeout time.Duration) error {
 		return err
 	}
 	if head, err := r.Head(); err != nil || head != "" {
-		return err // someone else finished creating it
+		if err == nil {
+			err = &NotStoreError{Root: s.Root}
+		}
+		return err
 	}
 	if err := os.MkdirAll(filepath.Join(s.Root, "entries"), 0o755); err != nil {
 		return err
@@ -100,7 +231,10 @@ func (s *Store) create(ctx context.Context, lockTimeout time.Duration) error {
 	if err := WriteFileAtomic(filepath.Join(s.Root, ".gitignore"), []byte(gitignore), 0o644); err != nil {
 		return err
 	}
-	_, err = r.Commit([]gitrepo.Change{{Path: ".gitignore"}}, "init: new memory store\n\nMira-Command: "+s.Command+"\n", s.sig())
+	if err := WriteFileAtomic(filepath.Join(s.Root, Marker), []byte(markerText), 0o644); err != nil {
+		return err
+	}
+	_, err = r.Commit([]gitrepo.Change{{Path: ".gitignore"}, {Path: Marker}}, "init: new memory store\n\nMira-Command: "+s.Command+"\n", s.sig())
 	return err
 }
 

@@ -308,8 +308,13 @@ func (s *Store) undo(j journal) error {
 // its commit was made, the change stands; if not, the files it wrote are
 // put back as they were. It runs when a writer takes the lock.
 func (s *Store) Recover() (recovered bool, err error) {
-	// A journal killed while it was written leaves only its temporary file.
+	// A journal killed while it was written leaves only its temporary
+	// file, and a commit killed midway its git temporaries: every writer
+	// holds the store lock, so they are a dead writer's.
 	removeTemps(s.journalPath())
+	if s.repo != nil {
+		s.repo.RemoveLeftovers()
+	}
 	data, err := os.ReadFile(s.journalPath())
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil

@@ -414,11 +414,19 @@ func install(tmp, path string) error {
 // refs and index are only written under it, so their temporary files are
 // not in use; a lock's temporary file is written before its lock is taken,
 // so it is only removed once it is old.
-func (r *Repo) removeLeftovers() {
+func (r *Repo) removeLeftovers() { r.removeTemps(false) }
+
+// RemoveLeftovers deletes every temporary file a killed writer left in the
+// git directory, however young. Call it only while no other process can
+// write the repository: the store's writers hold the store lock for every
+// commit, so a writer that holds it knows each such file is a dead one's.
+func (r *Repo) RemoveLeftovers() { r.removeTemps(true) }
+
+func (r *Repo) removeTemps(all bool) {
 	for _, pattern := range []string{"mira-ref-*.tmp", "mira-index-*.tmp", "mira-lock-*.tmp"} {
 		names, _ := filepath.Glob(filepath.Join(r.gitDir, pattern))
 		for _, n := range names {
-			if strings.HasPrefix(filepath.Base(n), "mira-lock-") {
+			if !all && strings.HasPrefix(filepath.Base(n), "mira-lock-") {
 				if fi, err := os.Stat(n); err != nil || time.Since(fi.ModTime()) < time.Minute {
 					continue
 				}

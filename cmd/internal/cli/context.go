@@ -81,7 +81,12 @@ func (c *ContextCmd) run(ctx context.Context, o *IO) error {
 		}
 		m = mira.Detached(o.config(), home)
 	} else {
-		m, err = c.open(ctx, o, "mira-context", project(o, c.Project))
+		m, err = c.openWith(ctx, o, "mira-context", project(o, c.Project), openOptions{existing: true})
+		if errors.Is(err, mira.ErrNoStore) {
+			o.Warnf("%v yet: planning the input alone", err)
+			req.NoStore = true
+			m, err = mira.Detached(o.config(), ""), nil
+		}
 	}
 	if err != nil {
 		return err

@@ -75,5 +75,12 @@ func hint(err error) string {
 		return "retry later, raise --lock-timeout, or remove " + le.Path + " if that process is gone"
 	}
 
+	var ns *mem.NotStoreError
+	if errors.As(err, &ns) {
+		return "give --home (or MIRA_HOME) a new or empty directory, or the directory of a Mira store"
+	}
+	if errors.Is(err, mira.ErrNoStore) {
+		return "check --home (or MIRA_HOME); mira-remember creates a store"
+	}
 	return ""
 }

@@ -13,6 +13,7 @@ import (
 
 // IndexCmd is mira-index.
 type IndexCmd struct {
+	Common
 	Status  IndexStatusCmd  `cmd:"" help:"Show entries, index age, stale files and embedder."`
 	Update  IndexUpdateCmd  `cmd:"" help:"Bring the index up to date now (every reading command does this by itself)."`
 	Rebuild IndexRebuildCmd `cmd:"" help:"Rebuild the index from the entry files (into a new directory, then switch over)."`
@@ -35,11 +36,20 @@ func Index(args []string, o *IO) int {
 	return Main("mira-index", "Inspect and maintain Mira's disposable search index ($MIRA_HOME/.index/).", &IndexCmd{}, args, o)
 }
 
+// AfterApply gives the subcommands the options every command takes, which
+// mira-index takes before or after the subcommand's name.
+func (c *IndexCmd) AfterApply() error {
+	c.Status.Common, c.Update.Common, c.Rebuild.Common, c.Watch.Common = &c.Common, &c.Common, &c.Common, &c.Common
+	return nil
+}
+
 // IndexStatusCmd is mira-index status.
-type IndexStatusCmd struct{ Common }
+type IndexStatusCmd struct {
+	*Common `kong:"-"`
+}
 
 func (c *IndexStatusCmd) run(ctx context.Context, o *IO) error {
-	m, err := c.open(ctx, o, "mira-index", "")
+	m, err := c.openWith(ctx, o, "mira-index", "", openOptions{existing: true})
 	if err != nil {
 		return err
 	}
@@ -70,10 +80,12 @@ func (c *IndexStatusCmd) run(ctx context.Context, o *IO) error {
 }
 
 // IndexUpdateCmd is mira-index update.
-type IndexUpdateCmd struct{ Common }
+type IndexUpdateCmd struct {
+	*Common `kong:"-"`
+}
 
 func (c *IndexUpdateCmd) run(ctx context.Context, o *IO) error {
-	m, err := c.open(ctx, o, "mira-index", "")
+	m, err := c.openWith(ctx, o, "mira-index", "", openOptions{existing: true})
 	if err != nil {
 		return err
 	}
@@ -83,10 +95,12 @@ func (c *IndexUpdateCmd) run(ctx context.Context, o *IO) error {
 }
 
 // IndexRebuildCmd is mira-index rebuild.
-type IndexRebuildCmd struct{ Common }
+type IndexRebuildCmd struct {
+	*Common `kong:"-"`
+}
 
 func (c *IndexRebuildCmd) run(ctx context.Context, o *IO) error {
-	m, err := c.open(ctx, o, "mira-index", "")
+	m, err := c.openWith(ctx, o, "mira-index", "", openOptions{existing: true})
 	if err != nil {
 		return err
 	}
@@ -109,7 +123,7 @@ func (c *IndexRebuildCmd) run(ctx context.Context, o *IO) error {
 
 // IndexWatchCmd is mira-index watch.
 type IndexWatchCmd struct {
-	Common
+	*Common `kong:"-"`
 	Verbose bool `short:"v" help:"Print each batch of changes, and each recall answered, on stderr."`
 	Serve   bool `help:"Answer mira-recall through .index/recall.sock, from this warm process (--no-serve: only keep the index fresh)." default:"true" negatable:""`
 }
@@ -120,7 +134,7 @@ func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 	keep := new(index.Keep)
 	defer keep.Release()
 	o.keep = keep
-	m, err := c.open(ctx, o, "mira-index", "")
+	m, err := c.openWith(ctx, o, "mira-index", "", openOptions{existing: true})
 	if err != nil {
 		return err
 	}

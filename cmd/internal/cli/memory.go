@@ -15,12 +15,17 @@ import (
 // open opens the memory the common options name, for one command.
 // project is the current project ("" for none).
 func (c *Common) open(ctx context.Context, o *IO, command, project string) (*mira.Memory, error) {
-	return c.openWith(ctx, o, command, project, false)
+	return c.openWith(ctx, o, command, project, openOptions{})
 }
 
-// openWith opens the memory; warm keeps it open and fresh for a
-// long-running process (mira.Options.Warm).
-func (c *Common) openWith(ctx context.Context, o *IO, command, project string, warm bool) (*mira.Memory, error) {
+// openOptions are how a command opens the memory.
+type openOptions struct {
+	warm     bool // keep it open and fresh (a server)
+	existing bool // a reader: never create the store
+}
+
+// openWith opens the memory as how says.
+func (c *Common) openWith(ctx context.Context, o *IO, command, project string, how openOptions) (*mira.Memory, error) {
 	if c.Home == "" {
 		return nil, usagef("no store: set MIRA_HOME or --home")
 	}
@@ -31,12 +36,12 @@ func (c *Common) openWith(ctx context.Context, o *IO, command, project string, w
 	opt := mira.Options{
 		Home: home, Command: command, Config: o.config(), Getenv: o.Getenv,
 		Embedder: c.Embed, LockTimeout: c.LockTimeout, Project: project,
-		Warn: (&warnOnce{o: o}).warn, Keep: o.keep, Fresh: o.ready, Records: o.records, Warm: warm,
+		Warn: (&warnOnce{o: o}).warn, Keep: o.keep, Fresh: o.ready, Records: o.records, Warm: how.warm, Existing: how.existing,
 	}
 	if opt.Embedder == "" {
 		opt.Embedder = mira.BuiltinEmbedder
 	}
-	if o.ErrTTY && !warm {
+	if o.ErrTTY && !how.warm {
 		opt.Progress = newProgress(o).update
 	}
 	return mira.Open(ctx, opt)

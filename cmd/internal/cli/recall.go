@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -55,7 +56,11 @@ func (c *RecallCmd) run(ctx context.Context, o *IO) error {
 		}
 		q.Since = t
 	}
-	m, err := c.open(ctx, o, "mira-recall", project(o, c.Project))
+	m, err := c.openWith(ctx, o, "mira-recall", project(o, c.Project), openOptions{existing: true})
+	if errors.Is(err, mira.ErrNoStore) && c.Eval == "" {
+		o.Warnf("%v yet: nothing to recall (mira-remember creates it)", err)
+		return nil // an empty result, as from an empty store
+	}
 	if err != nil {
 		return err
 	}
