@@ -81,9 +81,10 @@ func IsStore(root string) bool {
 }
 
 // claimable reports whether Mira may make root a store: it does not exist,
-// or holds nothing but what a store being created by another command
-// holds (its lock file and an empty repository).
-func claimable(root string) (bool, error) {
+// or holds nothing but a lock file of Mira's, and, with emptyRepo, a git
+// repository without history (what a creating command killed midway
+// leaves).
+func claimable(root string, emptyRepo bool) (bool, error) {
 	ents, err := os.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return true, nil
@@ -94,7 +95,7 @@ func claimable(root string) (bool, error) {
 	for _, e := range ents {
 		switch n := e.Name(); {
 		case n == lockFile, strings.HasPrefix(n, lockFile+"."):
-		case n == ".git":
+		case n == ".git" && emptyRepo:
 			r, err := gitrepo.Open(root)
 			if err != nil {
 				return false, nil
@@ -141,7 +142,7 @@ func OpenExisting(root, command string) (*Store, error) {
 		return nil, err
 	}
 	if !IsStore(s.Root) {
-		if ok, err := claimable(s.Root); err != nil {
+		if ok, err := claimable(s.Root, false); err != nil {
 			return nil, err
 		} else if ok {
 			return nil, &noStoreError{s.Root}
@@ -184,16 +185,14 @@ func (s *Store) openRepo() error {
 }
 
 func (s *Store) create(ctx context.Context, lockTimeout time.Duration) error {
-	ok, err := claimable(s.Root)
+	ok, err := claimable(s.Root, false)
 	if err != nil {
 		return err
 	}
-	if !ok {
-		// Another command may be creating the store: its lock file is
-		// there, and the files it writes are. Wait for it, then look again.
-		if _, err := os.Stat(filepath.Join(s.Root, lockFile)); err != nil {
-			return &NotStoreError{Root: s.Root}
-		}
+	_, lerr := os.Stat(filepath.Join(s.Root, lockFile))
+	creating := lerr == nil // another command is making the store, or was
+	if !ok && !creating {
+		return &NotStoreError{Root: s.Root}
 	}
 	if err := os.MkdirAll(s.Root, 0o755); err != nil {
 		return err
@@ -206,7 +205,7 @@ func (s *Store) create(ctx context.Context, lockTimeout time.Duration) error {
 	if IsStore(s.Root) {
 		return nil // another command created it meanwhile
 	}
-	if ok, err := claimable(s.Root); err != nil || !ok {
+	if ok, err := claimable(s.Root, creating); err != nil || !ok {
 		if err == nil {
 			err = &NotStoreError{Root: s.Root}
 		}
