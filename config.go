@@ -59,6 +59,10 @@ type Config struct {
 	Summarize struct {
 		MaxEntries int `yaml:"max_entries"`
 	} `yaml:"summarize"`
+	Remember struct {
+		// MaxBytes is the largest text of one memory (DefaultMaxBytes).
+		MaxBytes int `yaml:"max_bytes"`
+	} `yaml:"remember"`
 	Agent struct {
 		Conversation  string   `yaml:"conversation"`
 		MaxSteps      int      `yaml:"max_steps"`

@@ -39,6 +39,10 @@ type Query struct {
 	Now time.Time
 }
 
+// MaxK is the most memories one recall returns: a search's work and memory
+// grow with k, and no prompt holds more.
+const MaxK = 10000
+
 // RecallModes are the retrieval modes a Query may name.
 var RecallModes = []string{index.ModeLexical, index.ModeVector, index.ModeHybrid}
 
@@ -94,6 +98,9 @@ func (m *Memory) indexQuery(q Query) (index.Query, error) {
 	}
 	if k < 0 {
 		return index.Query{}, invalidf("k must be at least 1")
+	}
+	if k > MaxK {
+		return index.Query{}, invalidField("k", fmt.Errorf("%d is more than one recall returns (%d): narrow it with a query, kinds, a scope or a time instead", k, MaxK))
 	}
 	now := q.Now
 	if now.IsZero() {

@@ -26,7 +26,16 @@ type RememberOptions struct {
 	Source string
 	// Until is the end of a leased pin for entries that have none.
 	Until time.Time
+	// MaxBytes is the largest text a memory may have; zero means the
+	// configuration's remember.max_bytes, else DefaultMaxBytes.
+	MaxBytes int
 }
+
+// DefaultMaxBytes is the largest memory text by default: 64 KiB, some
+// 16,000 tokens. A memory is read whole into every prompt it is recalled
+// for; a document belongs in a file of its own, with a memory that says
+// where it is and what it holds.
+const DefaultMaxBytes = 64 << 10
 
 // Remembered is one entry of a Remember: stored, or found already there.
 type Remembered struct {
@@ -67,6 +76,7 @@ func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt Remembe
 	if len(entries) == 0 {
 		return nil, invalidf("nothing to remember")
 	}
+	opt.MaxBytes = cmp.Or(opt.MaxBytes, m.cfg.Remember.MaxBytes)
 	for _, e := range entries {
 		if err := prepare(e, opt, m.opt.Project); err != nil {
 			return nil, err
@@ -197,10 +207,24 @@ func prepare(e *mem.Entry, opt RememberOptions, project string) error {
 	} else if !opt.Until.IsZero() && e.Pin != mem.PinLeased {
 		return invalidf("an end (until) applies only to a leased pin")
 	}
+	if max := cmp.Or(opt.MaxBytes, DefaultMaxBytes); len(e.Body) > max {
+		return invalidField("text", fmt.Errorf("%s is more than a memory may hold (%s, remember.max_bytes in the configuration): keep a document in a file of its own and remember what it holds and where it is, or split it into memories", byteSize(len(e.Body)), byteSize(max)))
+	}
 	c := *e
 	c.Kind = cmp.Or(c.Kind, mem.KindNote)
 	c.Scope = cmp.Or(c.Scope, mem.DefaultScope)
 	return check(&c, opt.AllowSecret)
+}
+
+// byteSize says a size in bytes the way people read it.
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // check refuses secrets in any field of one entry (see scanEntry), then

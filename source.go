@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/mem"
@@ -60,7 +61,7 @@ func (s storeSource) Load(p string) (index.Doc, error) {
 	if e.Kind == mem.KindTurn && s.turns != nil {
 		if prev := s.previous(p); prev != "" {
 			if pe, err := s.st.Read(prev); err == nil && pe.Kind == mem.KindTurn && !pe.Deleted() {
-				d.Context = pe.Body
+				d.Context = clip(pe.Body, maxContextBytes)
 			}
 		}
 	}
@@ -71,7 +72,7 @@ func (s storeSource) Load(p string) (index.Doc, error) {
 // with the text: a memory tagged "auth" should answer the query "auth" even
 // when its text says "Authentication".
 func docOf(e *mem.Entry) index.Doc {
-	text := e.Body
+	text := clip(e.Body, maxIndexedBytes)
 	if len(e.Tags) > 0 {
 		text += "\n" + strings.Join(e.Tags, " ")
 	}
@@ -160,4 +161,24 @@ func (h *lookup) duplicate(e *mem.Entry) *mem.Entry {
 		}
 	}
 	return nil
+}
+
+// What the index takes from one entry is bounded: a file made by hand may
+// be of any size, and a 14 MB note must not cost gigabytes to index, embed
+// or search. The text beyond is kept in the file and shown by recall; it
+// is only not searched.
+const (
+	maxIndexedBytes = 256 << 10
+	maxContextBytes = 4 << 10 // of the turn before a turn
+)
+
+// clip cuts s to at most n bytes, at a character boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/miramem/mira/mem"
 )
@@ -110,5 +111,22 @@ func TestRecordWriterAsEncoder(t *testing.T) {
 	}
 	if got.String() != want.String() {
 		t.Errorf("record writer wrote\n%s\nan encoder writes\n%s", got.String(), want.String())
+	}
+}
+
+// TestClipText: a terminal shows the first 40 lines or 4 KiB of a memory,
+// cut at a character, and says how much it left out.
+func TestClipText(t *testing.T) {
+	long := strings.Repeat("line\n", 100)
+	if got, cut := clipText(long); strings.Count(got, "\n") != 39 || cut != len(long)-len(got) {
+		t.Errorf("clipText(100 lines) = %d lines, %d cut", strings.Count(got, "\n")+1, cut)
+	}
+	wide := strings.Repeat("é", 5000)
+	got, cut := clipText(wide)
+	if len(got) > maxTextBytes || !utf8.ValidString(got) || cut != len(wide)-len(got) {
+		t.Errorf("clipText(10 KB line) = %d bytes, valid %v, %d cut", len(got), utf8.ValidString(got), cut)
+	}
+	if got, cut := clipText("short"); got != "short" || cut != 0 {
+		t.Errorf("clipText(short) = %q, %d", got, cut)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/miramem/mira"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/miramem/mira/mem"
 )
@@ -60,8 +61,12 @@ func writeRecords(o *IO, mode string, recs []mem.Record, explain bool) error {
 			head += fmt.Sprintf("  %s", style("2", fmt.Sprintf("score %.3f", *r.Score)))
 		}
 		b.WriteString(head + "\n")
-		for _, l := range strings.Split(r.Text, "\n") {
+		text, cut := clipText(r.Text)
+		for _, l := range strings.Split(text, "\n") {
 			b.WriteString("    " + l + "\n")
+		}
+		if cut > 0 {
+			b.WriteString("    " + style("2", fmt.Sprintf("… %d more bytes (--output jsonl prints it all)", cut)) + "\n")
 		}
 		if explain && r.Why != nil {
 			b.WriteString("    " + style("2", mira.ExplainText(r.Why)) + "\n")
@@ -81,4 +86,39 @@ func writeOps(o *IO, ops []mem.Op) error {
 		}
 	}
 	return w.Flush()
+}
+
+// A terminal shows the beginning of a long memory: the whole of a huge
+// hand-made file would scroll everything else away.
+const (
+	maxTextLines = 40
+	maxTextBytes = 4 << 10
+)
+
+// clipText returns the part of text a terminal shows and how many bytes
+// it leaves out.
+func clipText(text string) (string, int) {
+	n := len(text)
+	if i := nthIndex(text, '\n', maxTextLines); i >= 0 && i < n {
+		n = i
+	}
+	if n > maxTextBytes {
+		n = maxTextBytes
+		for n > 0 && !utf8.RuneStart(text[n]) {
+			n--
+		}
+	}
+	return text[:n], len(text) - n
+}
+
+// nthIndex is the index of the n-th c in s, or -1.
+func nthIndex(s string, c byte, n int) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			if n--; n == 0 {
+				return i
+			}
+		}
+	}
+	return -1
 }

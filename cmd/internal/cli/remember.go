@@ -59,7 +59,8 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 	} else if c.Pin == mem.PinLeased {
 		return usagef("--pin leased needs --until")
 	}
-	opt := mira.RememberOptions{Replace: c.Replace, DryRun: c.DryRun, AllowSecret: c.AllowSecret, Source: c.Source, Until: until}
+	opt := mira.RememberOptions{Replace: c.Replace, DryRun: c.DryRun, AllowSecret: c.AllowSecret, Source: c.Source, Until: until,
+		MaxBytes: o.config().Remember.MaxBytes}
 	res, err := c.remember(ctx, o, entries, opt)
 	var se *mira.SecretError
 	var inv *mira.InvalidError
