@@ -13,9 +13,9 @@ CMDS    := mira-remember mira-recall mira-forget mira-index mira-summarize mira-
 BINS    := $(addprefix bin/,$(CMDS))
 MANSRC  := $(wildcard man/*.1.md)
 MANS    := $(MANSRC:.md=)
-FUZZTIME ?= 20s
+FUZZTIME ?= 1m
 
-.PHONY: all build test race lint fuzz bench interop man install clean demo
+.PHONY: all build test race lint fuzz mutate bench interop man install clean demo
 
 all: build
 
@@ -42,6 +42,14 @@ fuzz:
 	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; \
 	done
+
+# Mutation testing of the packages that keep the store's promises: each
+# small change the tool makes to their code must make a test fail.
+MUTATE_PKGS ?= ./mem ./internal/atomicfile ./internal/gitrepo ./internal/secret ./agentloop/tools ./ctx
+GREMLINS    := github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
+mutate:
+	@set -e; for p in $(MUTATE_PKGS); do echo "== $$p"; \
+	  $(GO) run $(GREMLINS) unleash --workers 1 --timeout-coefficient 4 $$p | tail -4; done
 
 bench: build
 	scripts/bench.sh

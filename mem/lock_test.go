@@ -80,3 +80,27 @@ func TestStaleLockIsBroken(t *testing.T) {
 		t.Errorf("acquire over a live foreign lock = %v, want ErrLocked", err)
 	}
 }
+
+// TestUnlockAfterTakeover: a writer whose lock another process took over
+// (a stale-lock break) does not remove the new owner's lock, and says so.
+func TestUnlockAfterTakeover(t *testing.T) {
+	st, err := Open(t.Context(), t.TempDir(), "test", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := st.Lock(t.Context(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := []byte(`{"pid":1,"host":"elsewhere","command":"other","time":"2026-11-25T00:00:00Z"}` + "\n")
+	path := filepath.Join(st.Root, lockFile)
+	if err := os.WriteFile(path, other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Unlock(); err == nil {
+		t.Errorf("Unlock of a lock taken over succeeded")
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != string(other) {
+		t.Errorf("the new owner's lock was touched: %q, %v", b, err)
+	}
+}

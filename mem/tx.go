@@ -52,6 +52,12 @@ func (s *Store) Begin(dry bool) *Tx { return &Tx{s: s, dry: dry, paths: map[stri
 func (tx *Tx) abs(rel string) string { return filepath.Join(tx.s.Root, filepath.FromSlash(rel)) }
 
 func (tx *Tx) plan(rel string, data []byte) error {
+	// Every path a change writes or removes is a clean path inside the
+	// store's entries or artifacts: never .git, never outside the store.
+	if rel != path.Clean(rel) || strings.HasPrefix(rel, "/") || strings.HasPrefix(rel, "../") ||
+		!(strings.HasPrefix(rel, EntriesDir+"/") || strings.HasPrefix(rel, "artifacts/")) {
+		return fmt.Errorf("%q is not a path a change may write", rel)
+	}
 	if tx.paths[rel] {
 		return fmt.Errorf("%s is changed twice in one commit", rel)
 	}

@@ -112,3 +112,118 @@ func TestRecoverRemovesTemps(t *testing.T) {
 		}
 	}
 }
+
+func newTestStore(t *testing.T) *Store {
+	t.Helper()
+	st, err := Open(t.Context(), t.TempDir(), "test", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestRecoverHeadNotMoved: a writer killed after writing its files but
+// before its commit: the next writer puts the files back as they were.
+func TestRecoverHeadNotMoved(t *testing.T) {
+	st := newTestStore(t)
+	tx := st.Begin(false)
+	old := &Entry{Kind: KindNote, Body: "before"}
+	if err := tx.Add(old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit("seed"); err != nil {
+		t.Fatal(err)
+	}
+	head, _ := st.Head()
+	newRel := "entries/global/notes/20260101T000000Z__01JNEW000000000000000000.md"
+	data, _ := json.Marshal(journal{Head: head, Files: []journalEntry{
+		{Path: newRel, Absent: true},
+		{Path: old.Path, Before: mustRead(t, st, old.Path)},
+	}})
+	os.WriteFile(st.journalPath(), data, 0o644)
+	os.WriteFile(filepath.Join(st.Root, newRel), []byte("---\nkind: note\n---\nhalf done\n"), 0o644)
+	os.WriteFile(filepath.Join(st.Root, old.Path), []byte("---\nkind: note\n---\nchanged\n"), 0o644)
+	if ok, err := st.Recover(); !ok || err != nil {
+		t.Fatalf("Recover = %v, %v", ok, err)
+	}
+	if _, err := os.Stat(filepath.Join(st.Root, newRel)); err == nil {
+		t.Errorf("the uncommitted new file is still there")
+	}
+	if e, err := st.Read(old.Path); err != nil || e.Body != "before" {
+		t.Errorf("the changed file was not put back: %v, %v", e, err)
+	}
+	if _, err := os.Stat(st.journalPath()); err == nil {
+		t.Errorf("the journal is still there")
+	}
+}
+
+// TestRecoverHeadMoved: a writer killed after its commit: its change
+// stands.
+func TestRecoverHeadMoved(t *testing.T) {
+	st := newTestStore(t)
+	before, _ := st.Head()
+	tx := st.Begin(false)
+	e := &Entry{Kind: KindNote, Body: "committed"}
+	if err := tx.Add(e); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit("the change"); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(journal{Head: before, Files: []journalEntry{{Path: e.Path, Absent: true}}})
+	os.WriteFile(st.journalPath(), data, 0o644)
+	if ok, err := st.Recover(); !ok || err != nil {
+		t.Fatalf("Recover = %v, %v", ok, err)
+	}
+	if got, err := st.Read(e.Path); err != nil || got.Body != "committed" {
+		t.Errorf("a committed change was undone: %v, %v", got, err)
+	}
+}
+
+// TestCommitFailureRollsBack: when the git step fails, the files are put
+// back and the error is reported, with no hash.
+func TestCommitFailureRollsBack(t *testing.T) {
+	st := newTestStore(t)
+	objects := filepath.Join(st.Root, ".git", "objects")
+	if err := os.Rename(objects, objects+".away"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(objects, []byte("not a directory"), 0o644)
+	tx := st.Begin(false)
+	e := &Entry{Kind: KindNote, Body: "lost?"}
+	if err := tx.Add(e); err != nil {
+		t.Fatal(err)
+	}
+	hash, err := tx.Commit("doomed")
+	if err == nil || hash != "" {
+		t.Fatalf("Commit with a broken repository = %q, %v; want an error", hash, err)
+	}
+	if _, serr := os.Stat(filepath.Join(st.Root, e.Path)); serr == nil {
+		t.Errorf("the file of a failed commit is still there")
+	}
+	if _, serr := os.Stat(st.journalPath()); serr == nil {
+		t.Errorf("the journal of a rolled-back commit is still there")
+	}
+}
+
+// TestPlanRefusesStrayPaths: a change never writes outside entries/ and
+// artifacts/, nor through "..".
+func TestPlanRefusesStrayPaths(t *testing.T) {
+	st := newTestStore(t)
+	for _, rel := range []string{"entries/../.git/config", "../outside.md", "/etc/passwd", ".git/HEAD", "entries/global/./x.md", "README.md"} {
+		tx := st.Begin(false)
+		e := &Entry{ID: "01JX", Kind: KindNote, Scope: DefaultScope, Body: "x", Path: rel}
+		if err := tx.Rewrite(e); err == nil {
+			t.Errorf("Rewrite(%q) was planned", rel)
+		}
+	}
+}
+
+func mustRead(t *testing.T, st *Store, rel string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(st.Root, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

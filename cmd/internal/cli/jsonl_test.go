@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/mem"
 )
 
@@ -129,4 +130,19 @@ func TestClipText(t *testing.T) {
 	if got, cut := clipText("short"); got != "short" || cut != 0 {
 		t.Errorf("clipText(short) = %q, %d", got, cut)
 	}
+}
+
+// FuzzStdinReaders: what mira-forget and mira-context read from stdin is
+// taken or reported by line, never a panic.
+func FuzzStdinReaders(f *testing.F) {
+	f.Add("01J9ABC\n{\"id\":\"01J9DEF\"}\n")
+	f.Add("{\"text\":\"x\",\"kind\":\"fact\"}\nplain text\n{bad\n")
+	f.Add("{}\n\n  \n")
+	f.Fuzz(func(t *testing.T, in string) {
+		var out, errb strings.Builder
+		o := &IO{In: strings.NewReader(in), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
+		readIDs(o)
+		o.In = strings.NewReader(in)
+		readContextInput(o, func(plan.Item) {})
+	})
 }
