@@ -2,11 +2,13 @@ package mem
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
-// FuzzParsePath: any path parses or is refused; a parsed path names a
-// valid scope and gives back what it parsed.
+// FuzzParsePath: any path parses or is refused; a parsed path gives back
+// what it parsed. (A directory made by hand may name a scope Mira would
+// not: its files are still read, so the scope is not checked here.)
 func FuzzParsePath(f *testing.F) {
 	for _, p := range []string{
 		"entries/global/facts/20261121T100000Z__01J9ABC.md",
@@ -20,8 +22,8 @@ func FuzzParsePath(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if ValidScope(ep.Scope) != nil {
-			t.Errorf("ParsePath(%q) scope %q is not valid", p, ep.Scope)
+		if ep.Scope == "" || strings.Contains(ep.Scope, "/") {
+			t.Errorf("ParsePath(%q) scope %q", p, ep.Scope)
 		}
 		if ep.String() != p {
 			t.Errorf("ParsePath(%q).String() = %q", p, ep.String())
