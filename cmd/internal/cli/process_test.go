@@ -144,6 +144,10 @@ func TestKilledWriters(t *testing.T) {
 			c = r.cmd("mira-recall", "crash safety")
 		case 1:
 			c = r.cmd("mira-forget", victims[i%len(victims)])
+		case 2:
+			if i%8 == 2 {
+				c = r.cmd("mira-summarize", "--max-entries", "40")
+			}
 		}
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
