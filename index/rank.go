@@ -2,6 +2,7 @@ package index
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -152,6 +153,46 @@ type Ranking struct {
 	// wide to favour.
 	DateBonus  float64
 	DateWindow float64 // days
+	// MinScore drops the hits whose score (after MMR) is below it: a
+	// store with nothing good to say answers less rather than its least
+	// bad entries. 0 keeps every hit.
+	MinScore float64
+}
+
+// Validate reports a ranking whose tunable settings are out of range: the
+// weights of relevance and recency must lie in [0, 1], the recency's
+// e-folding age be positive, MMR's λ in (0, 1] and the minimum score at
+// least 0.
+func (r Ranking) Validate() error {
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	switch {
+	case !(r.Relevance >= 0 && r.Relevance <= 1):
+		return fmt.Errorf("the relevance weight must be between 0 and 1, not %v", r.Relevance)
+	case !(r.Recency >= 0 && r.Recency <= 1):
+		return fmt.Errorf("the recency weight must be between 0 and 1, not %v", r.Recency)
+	case !(r.RecencyDays > 0) || !finite(r.RecencyDays):
+		return fmt.Errorf("the recency time constant must be a positive number of days, not %v", r.RecencyDays)
+	case !(r.MMRLambda > 0 && r.MMRLambda <= 1):
+		return fmt.Errorf("the MMR lambda must be greater than 0 and at most 1, not %v", r.MMRLambda)
+	case !(r.MinScore >= 0) || !finite(r.MinScore):
+		return fmt.Errorf("the minimum score must be at least 0, not %v", r.MinScore)
+	}
+	return nil
+}
+
+// keep drops the hits below the minimum score. Scores never increase down
+// a ranking, after MMR too, so the hits kept are a prefix.
+func (r Ranking) keep(hits []Hit) []Hit {
+	if r.MinScore <= 0 {
+		return hits
+	}
+	out := hits[:0:0]
+	for _, h := range hits {
+		if h.Score >= r.MinScore {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // DefaultRanking is the ranking Search uses. The project bonus of 0.05 is
