@@ -36,6 +36,12 @@ type Config struct {
 	Recall struct {
 		K    int    `yaml:"k"`
 		Mode string `yaml:"mode"`
+		// The ranking's settings (see Query); nil keeps the built-in
+		// default.
+		RecencyWeight *float64 `yaml:"recency_weight"`
+		RecencyDays   *float64 `yaml:"recency_days"`
+		MMRLambda     *float64 `yaml:"mmr_lambda"`
+		MinScore      *float64 `yaml:"min_score"`
 	} `yaml:"recall"`
 	// LLM is the chat model of the write path and the agent; the
 	// environment's MIRA_MODEL, OPENAI_BASE_URL and OPENAI_API_KEY beat it.
@@ -122,6 +128,17 @@ func ParseConfig(data []byte) (*Config, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
 		return &Config{}, err
+	}
+	r := cfg.Recall
+	for _, s := range []struct {
+		key string
+		v   *float64
+	}{{"recency_weight", r.RecencyWeight}, {"recency_days", r.RecencyDays}, {"mmr_lambda", r.MMRLambda}, {"min_score", r.MinScore}} {
+		if s.v != nil {
+			if err := CheckRecallSetting(s.key, *s.v); err != nil {
+				return &Config{}, fmt.Errorf("recall.%v", err)
+			}
+		}
 	}
 	return cfg, nil
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -37,6 +38,74 @@ type Query struct {
 	Mode string
 	// Now is the clock for recency; zero means time.Now.
 	Now time.Time
+	// The ranking's settings; nil means the configuration's recall.*
+	// keys, else the built-in default. CheckRecallSetting gives their
+	// ranges.
+	//
+	// RecencyWeight is recency's weight w in score = (1−w)·fused +
+	// w·recency (default 0.2). RecencyDays is recency's time constant:
+	// recency = exp(−age in days / RecencyDays) (default 30). MMRLambda
+	// is MMR's λ, 1 turning it off (default 0.7). MinScore drops the
+	// memories that score below it (default 0: none).
+	RecencyWeight, RecencyDays, MMRLambda, MinScore *float64
+}
+
+// CheckRecallSetting reports a ranking setting out of range, by its name
+// in the configuration's recall section: recency_weight in [0, 1],
+// recency_days above 0, mmr_lambda in (0, 1], min_score at least 0.
+func CheckRecallSetting(name string, v float64) error {
+	ok := false
+	want := ""
+	switch name {
+	case "recency_weight":
+		ok, want = v >= 0 && v <= 1, "between 0 and 1"
+	case "recency_days":
+		ok, want = v > 0 && !math.IsInf(v, 1), "a positive number of days"
+	case "mmr_lambda":
+		ok, want = v > 0 && v <= 1, "greater than 0 and at most 1 (1 turns MMR off)"
+	case "min_score":
+		ok, want = v >= 0 && !math.IsInf(v, 1), "at least 0"
+	default:
+		return fmt.Errorf("unknown recall setting %q", name)
+	}
+	if !ok {
+		return fmt.Errorf("%s must be %s, not %v", name, want, v)
+	}
+	return nil
+}
+
+// ranking is the index ranking of q: the query's settings, else the
+// configuration's, over the index's default.
+func (m *Memory) ranking(q Query) (*index.Ranking, error) {
+	r := index.DefaultRanking
+	c := m.cfg.Recall
+	for _, s := range []struct {
+		name string
+		q, c *float64
+		set  func(float64)
+	}{
+		{"recency_weight", q.RecencyWeight, c.RecencyWeight, func(v float64) {
+			if v != r.Recency {
+				r.Recency, r.Relevance = v, 1-v
+			}
+		}},
+		{"recency_days", q.RecencyDays, c.RecencyDays, func(v float64) { r.RecencyDays = v }},
+		{"mmr_lambda", q.MMRLambda, c.MMRLambda, func(v float64) { r.MMRLambda = v }},
+		{"min_score", q.MinScore, c.MinScore, func(v float64) { r.MinScore = v }},
+	} {
+		v, src := s.q, ""
+		if v == nil {
+			v, src = s.c, "recall."
+		}
+		if v == nil {
+			continue
+		}
+		if err := CheckRecallSetting(s.name, *v); err != nil {
+			return nil, invalidf("%s%v", src, err)
+		}
+		s.set(*v)
+	}
+	return &r, nil
 }
 
 // MaxK is the most memories one recall returns: a search's work and memory
@@ -81,6 +150,11 @@ func (m *Memory) Recall(ctx context.Context, q Query) ([]mem.Record, error) {
 		score := Round(h.Score, 4)
 		r.Score = &score
 		why := whyOf(h)
+		if r := iq.Ranking; r.Relevance != index.DefaultRanking.Relevance || r.Recency != index.DefaultRanking.Recency {
+			// The weights, for ExplainText, when they are not the
+			// default ones.
+			why["fused_weight"], why["recency_weight"] = Round(r.Relevance, 4), Round(r.Recency, 4)
+		}
 		if reranked != nil {
 			why["rerank"] = Round(reranked[i], 4)
 		}
@@ -126,6 +200,11 @@ func (m *Memory) indexQuery(q Query) (index.Query, error) {
 		}
 	}
 	iq.Project = cmp.Or(q.Project, m.opt.Project)
+	r, err := m.ranking(q)
+	if err != nil {
+		return index.Query{}, err
+	}
+	iq.Ranking = r
 	return iq, nil
 }
 
@@ -223,8 +302,13 @@ func ExplainText(why any) string {
 	if !ok {
 		return fmt.Sprint(why)
 	}
+	weights := map[string]string{"fused_weight": "0.8", "recency_weight": "0.2"}
 	keys := make([]string, 0, len(m))
-	for k := range m {
+	for k, v := range m {
+		if _, ok := weights[k]; ok {
+			weights[k] = fmt.Sprint(v)
+			continue
+		}
 		keys = append(keys, k)
 	}
 	order := map[string]int{"rank": 0, "bm25": 1, "lexical_rank": 2, "relevance": 3, "vector": 4, "vector_rank": 5,
@@ -246,7 +330,7 @@ func ExplainText(why any) string {
 	}
 	s := strings.Join(parts, " ")
 	if _, ok := m["fused"]; ok {
-		s += "  (score = 0.8·fused + 0.2·recency + project + date − mmr_penalty)"
+		s += fmt.Sprintf("  (score = %s·fused + %s·recency + project + date − mmr_penalty)", weights["fused_weight"], weights["recency_weight"])
 	}
 	return s
 }

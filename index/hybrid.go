@@ -479,10 +479,38 @@ func fuse(r Ranking, q Query, spans []span, lex []Candidate, vecs []vecHit, vq *
 			set(c, v)
 		}
 	}
-	minMax(func(c *cand) float64 { return c.BM25 }, func(c *cand) bool { return c.lexRank > 0 },
-		func(c *cand, v float64) { c.lexNorm = v })
-	minMax(func(c *cand) float64 { return c.cos }, func(c *cand) bool { return c.vecRank > 0 },
-		func(c *cand, v float64) { c.vecNorm = v })
+	// spanned is minMax over a range at least span(hi) wide: the best
+	// gets 1, the others 1 − (hi − score)/range. Min–max alone stretches
+	// any spread to [0, 1], so two candidates that differ by a hair (a
+	// word the query does not ask for moves the vector a little) would be
+	// a whole side's weight apart, more than years of recency; see
+	// Ranking.VectorSpan.
+	spanned := func(score func(*cand) float64, in func(*cand) bool, set func(*cand, float64), span func(hi float64) float64) {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, c := range all {
+			if in(c) {
+				lo, hi = min(lo, score(c)), max(hi, score(c))
+			}
+		}
+		w := span(hi)
+		for _, c := range all {
+			if !in(c) {
+				continue
+			}
+			v := 1.0
+			switch {
+			case hi-lo >= w && hi > lo:
+				v = (score(c) - lo) / (hi - lo)
+			case w > 0:
+				v = 1 - (hi-score(c))/w
+			}
+			set(c, v)
+		}
+	}
+	spanned(func(c *cand) float64 { return c.BM25 }, func(c *cand) bool { return c.lexRank > 0 },
+		func(c *cand, v float64) { c.lexNorm = v }, func(hi float64) float64 { return r.LexicalSpan * hi })
+	spanned(func(c *cand) float64 { return c.cos }, func(c *cand) bool { return c.vecRank > 0 },
+		func(c *cand, v float64) { c.vecNorm = v }, func(float64) float64 { return r.VectorSpan })
 	alpha := r.LexicalShare
 	switch {
 	case len(lex) == 0:

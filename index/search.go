@@ -64,6 +64,9 @@ type Query struct {
 	Mode string
 	// Fusion is FusionWeighted ("") or FusionRRF.
 	Fusion string
+	// Ranking holds the weights of the score and the minimum score; nil
+	// means DefaultRanking. Search checks it with Ranking.Validate.
+	Ranking *Ranking
 }
 
 // Stages is a search's ranking after each stage, for evaluation and
@@ -81,12 +84,13 @@ type Stages struct {
 	// relevance, recency and the project bonus.
 	Ranked []Hit
 	// Final is what Search returns: the top K after MMR.
+	// Ranked and Final leave out the hits below Ranking.MinScore.
 	Final []Hit
 }
 
 // Search returns the K best entries for the query: max(3K, 30) candidates
 // from each retriever that pass the filters, fused and ranked by
-// DefaultRanking, then diversified by MMR.
+// q.Ranking (DefaultRanking when nil), then diversified by MMR.
 func (ix *Index) Search(q Query) ([]Hit, error) {
 	st, err := ix.SearchStages(q)
 	return st.Final, err
@@ -108,10 +112,18 @@ func (ix *Index) SearchStages(q Query) (Stages, error) {
 	default:
 		return Stages{}, fmt.Errorf("search: unknown fusion %q", q.Fusion)
 	}
-	st, err := ix.stages(q, DefaultRanking)
+	r := DefaultRanking
+	if q.Ranking != nil {
+		r = *q.Ranking
+		if err := r.Validate(); err != nil {
+			return Stages{}, fmt.Errorf("search: %w", err)
+		}
+	}
+	st, err := ix.stages(q, r)
 	if err != nil {
 		return st, fmt.Errorf("search: %w", err)
 	}
+	st.Ranked, st.Final = r.keep(st.Ranked), r.keep(st.Final)
 	return st, nil
 }
 

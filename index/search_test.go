@@ -239,3 +239,67 @@ func countIf[T any](s []T, f func(T) bool) int {
 	}
 	return n
 }
+
+// TestQueryRanking checks a query's own ranking: its weights are the ones
+// the scores use, its minimum score drops what is below it, and settings
+// out of range are refused.
+func TestQueryRanking(t *testing.T) {
+	f, _ := smallCorpus(t)
+	ix := mustOpen(t, f, opts(nil))
+	for _, mode := range []string{ModeLexical, ModeHybrid} {
+		r := DefaultRanking
+		r.Relevance, r.Recency, r.RecencyDays = 0.5, 0.5, 10
+		hits, err := ix.Search(Query{Text: "database", Now: t0, Mode: mode, Ranking: &r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) < 2 {
+			t.Fatalf("mode %s: %+v, want at least 2 hits", mode, hits)
+		}
+		for _, h := range hits {
+			want := 0.5*h.Why.Fused + 0.5*h.Why.Recency - h.Why.MMRPenalty
+			if !near(h.Score, want) {
+				t.Errorf("mode %s: %s scores %v, want %v", mode, h.ID, h.Score, want)
+			}
+		}
+		if h := hits[0]; h.ID == "A" && !near(h.Why.Recency, math.Exp(-1.0/10)) {
+			t.Errorf("mode %s: recency %v with a time constant of 10 days", mode, h.Why.Recency)
+		}
+		r.MinScore = (hits[0].Score + hits[1].Score) / 2
+		kept, err := ix.Search(Query{Text: "database", Now: t0, Mode: mode, Ranking: &r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(kept); !slices.Equal(got, ids(hits[:1])) {
+			t.Errorf("mode %s: min score %v kept %v, want %v", mode, r.MinScore, got, ids(hits[:1]))
+		}
+	}
+	for _, bad := range []func(*Ranking){
+		func(r *Ranking) { r.Recency = 1.5 },
+		func(r *Ranking) { r.Relevance = -0.1 },
+		func(r *Ranking) { r.RecencyDays = 0 },
+		func(r *Ranking) { r.MMRLambda = 0 },
+		func(r *Ranking) { r.MMRLambda = 1.2 },
+		func(r *Ranking) { r.MinScore = -1 },
+		func(r *Ranking) { r.MinScore = math.NaN() },
+	} {
+		r := DefaultRanking
+		bad(&r)
+		if _, err := ix.Search(Query{Text: "database", Ranking: &r}); err == nil {
+			t.Errorf("ranking %+v accepted", r)
+		}
+	}
+	// The default ranking, given or not, ranks alike.
+	r := DefaultRanking
+	a, err := ix.Search(Query{Text: "database", Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ix.Search(Query{Text: "database", Now: t0, Ranking: &r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Errorf("explicit default ranking differs (-none +default):\n%s", diff)
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/miramem/mira"
+	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/internal/paths"
 )
 
@@ -37,10 +38,14 @@ func configVars(c *Config, getenv func(string) string) kong.Vars {
 		"lock_timeout": or(c.LockTimeout, "10s"),
 		"recall_k":     k,
 		"recall_mode":  or(c.Recall.Mode, "hybrid"),
-		"embed":        or(c.Embed.Name, mira.BuiltinEmbedder),
-		"context_mode": or(c.Context.Mode, "light"),
-		"encoding":     or(c.Context.Encoding, "o200k_base"),
-		"context_log":  strconv.FormatBool(c.Context.Log),
+
+		"recall_recency_weight": orFloat(c.Recall.RecencyWeight, index.DefaultRanking.Recency),
+		"recall_mmr_lambda":     orFloat(c.Recall.MMRLambda, index.DefaultRanking.MMRLambda),
+		"recall_min_score":      orFloat(c.Recall.MinScore, index.DefaultRanking.MinScore),
+		"embed":                 or(c.Embed.Name, mira.BuiltinEmbedder),
+		"context_mode":          or(c.Context.Mode, "light"),
+		"encoding":              or(c.Context.Encoding, "o200k_base"),
+		"context_log":           strconv.FormatBool(c.Context.Log),
 
 		"agent_conversation":   or(c.Agent.Conversation, "chat"),
 		"agent_max_steps":      strconv.Itoa(cmpOrInt(c.Agent.MaxSteps, 25)),
@@ -52,6 +57,14 @@ func configVars(c *Config, getenv func(string) string) kong.Vars {
 		"agent_allow":          strings.Join(c.Agent.Allow, ","),
 		"max_entries":          strconv.Itoa(cmpOrInt(c.Summarize.MaxEntries, 500)),
 	}
+}
+
+// orFloat formats *v, or def when v is nil.
+func orFloat(v *float64, def float64) string {
+	if v != nil {
+		def = *v
+	}
+	return strconv.FormatFloat(def, 'g', -1, 64)
 }
 
 // cmpOrInt returns v, or def when v is not positive.

@@ -24,6 +24,10 @@ type RecallCmd struct {
 	Mode    string   `help:"Retrieval: lexical (BM25), vector (embeddings) or hybrid (both, fused)." enum:"lexical,vector,hybrid" default:"${recall_mode}"`
 	Explain bool     `help:"Show each stage's part of every score: bm25, vector, fusion, recency, project and date bonuses, MMR penalty, rerank."`
 
+	RecencyWeight *float64 `name:"recency-weight" help:"Weight w of recency in score = (1−w)·fused + w·recency, from 0 to 1 (default ${recall_recency_weight}, recall.recency_weight)." placeholder:"W"`
+	MMRLambda     *float64 `name:"mmr-lambda" help:"MMR's λ, above 0 and at most 1: lower pushes near-copies further down, 1 turns MMR off (default ${recall_mmr_lambda}, recall.mmr_lambda)." placeholder:"L"`
+	MinScore      *float64 `name:"min-score" help:"Leave out memories scoring below this, at least 0 (default ${recall_min_score}, recall.min_score; 0 keeps all)." placeholder:"S"`
+
 	Eval        string `help:"Measure retrieval: read JSONL questions ({\"query\",\"scope\",\"expect\":[ids] or \"expect_tags\":[tags]}) and print recall@1/5/10, hit@k and MRR." placeholder:"FILE" type:"path"`
 	EvalResults string `name:"eval-results" help:"With --eval, write each question's ranked ids as {\"qid\",\"ids\"} JSONL to FILE." placeholder:"FILE" type:"path"`
 }
@@ -38,7 +42,19 @@ func (c *RecallCmd) run(ctx context.Context, o *IO) error {
 		return usagef("-k must be between 1 and %d", mira.MaxK)
 	}
 	now := time.Now()
-	q := mira.Query{Text: strings.Join(c.Query, " "), K: c.K, Kinds: c.Kind, Tags: c.Tag, Now: now, Mode: c.Mode, Scope: c.Scope}
+	q := mira.Query{Text: strings.Join(c.Query, " "), K: c.K, Kinds: c.Kind, Tags: c.Tag, Now: now, Mode: c.Mode, Scope: c.Scope,
+		RecencyWeight: c.RecencyWeight, MMRLambda: c.MMRLambda, MinScore: c.MinScore}
+	for _, f := range []struct {
+		flag, name string
+		v          *float64
+	}{{"--recency-weight", "recency_weight", c.RecencyWeight}, {"--mmr-lambda", "mmr_lambda", c.MMRLambda}, {"--min-score", "min_score", c.MinScore}} {
+		if f.v == nil {
+			continue
+		}
+		if err := mira.CheckRecallSetting(f.name, *f.v); err != nil {
+			return usagef("%s: %v", f.flag, strings.TrimPrefix(err.Error(), f.name+" "))
+		}
+	}
 	for _, k := range c.Kind {
 		if !slices.Contains(mem.Kinds, k) {
 			return usagef("--kind: unknown kind %q (want one of %s)", k, strings.Join(mem.Kinds, ", "))

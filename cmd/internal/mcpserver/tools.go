@@ -93,6 +93,8 @@ type RecallIn struct {
 	Since string   `json:"since,omitempty" jsonschema:"only memories created at or after this: RFC 3339 time, a date, or a duration ago such as 72h or 30d"`
 	Tags  []string `json:"tags,omitempty" jsonschema:"only memories with one of these tags"`
 	Mode  string   `json:"mode,omitempty" jsonschema:"lexical (exact words), vector (meaning) or hybrid (both; default)"`
+	// MinScore is a pointer so that 0 can beat recall.min_score.
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"leave out memories scoring below this, at least 0 (default 0, or recall.min_score in the configuration); a perfect, brand-new match scores about 1"`
 }
 
 // RecallOut are the memories found, best first.
@@ -110,6 +112,7 @@ func recallTool() *mcp.Tool {
 			p["k"].Minimum, p["k"].Maximum = ptr(1.0), ptr(float64(maxK))
 			p["kinds"].Items.Enum = enum(mem.Kinds...)
 			p["mode"].Enum = enum(mira.RecallModes...)
+			p["min_score"].Minimum = ptr(0.0)
 		}),
 		Annotations: &mcp.ToolAnnotations{Title: "Recall", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}
@@ -117,7 +120,7 @@ func recallTool() *mcp.Tool {
 
 func (s *server) recall(ctx context.Context, in RecallIn) (*mcp.CallToolResult, RecallOut, error) {
 	out := RecallOut{Memories: []Memory{}}
-	q := mira.Query{Text: in.Query, K: in.K, Kinds: in.Kinds, Scope: in.Scope, Tags: in.Tags, Mode: in.Mode}
+	q := mira.Query{Text: in.Query, K: in.K, Kinds: in.Kinds, Scope: in.Scope, Tags: in.Tags, Mode: in.Mode, MinScore: in.MinScore}
 	if in.Since != "" {
 		t, err := mira.ParseSince(in.Since, time.Now())
 		if err != nil {
