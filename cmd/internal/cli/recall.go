@@ -38,8 +38,11 @@ func Recall(args []string, o *IO) int {
 }
 
 func (c *RecallCmd) run(ctx context.Context, o *IO) error {
-	if c.K <= 0 || c.K > mira.MaxK {
-		return usagef("-k must be between 1 and %d", mira.MaxK)
+	if c.K <= 0 {
+		return usagef("-k must be at least 1")
+	}
+	if c.K > mira.MaxK {
+		return usagef("-k must be at most %d: narrow the recall with a query, --kind, --scope or --since instead", mira.MaxK)
 	}
 	now := time.Now()
 	q := mira.Query{Text: strings.Join(c.Query, " "), K: c.K, Kinds: c.Kind, Tags: c.Tag, Now: now, Mode: c.Mode, Scope: c.Scope,
