@@ -18,6 +18,7 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 	"github.com/miramem/mira/embed"
+	"github.com/miramem/mira/mem"
 )
 
 // ErrBusy is returned when another process holds the index for longer than
@@ -127,6 +128,14 @@ func (c *call) dir(src Source) string {
 		return c.opt.Dir
 	}
 	return filepath.Join(src.Root(), indexDirName)
+}
+
+// brokenError is the error of a broken file the manifest remembers, for
+// reporting it again without loading it: msg is what Load said, which
+// names the file already when it is a parse error. It is given back as a
+// parse error of p, so that the file is named once, as on the first report.
+func brokenError(p, msg string) error {
+	return &mem.ParseError{Path: p, Err: errors.New(strings.TrimPrefix(msg, p+": "))}
 }
 
 func (c *call) warn(path string, err error) {
@@ -562,7 +571,7 @@ func (ix *Index) underLock(bi bleve.Index, genDir string, m meta, man manifest, 
 	}
 	ix.meta = m
 	for _, p := range ch.broken {
-		ix.c.warn(p, errors.New(man[p].broken))
+		ix.c.warn(p, brokenError(p, man[p].broken))
 	}
 	if writable && !ch.empty() {
 		st, err := ix.apply(bi, genDir, m, man, ch)

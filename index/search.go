@@ -296,13 +296,11 @@ func (ix *Index) rowFields(lex []Candidate, vs *vecStore) error {
 // lexical returns the n best BM25 matches that pass the filters, with
 // their stored fields when fields is set.
 func (ix *Index) lexical(q Query, n int, fields bool) (*bleve.SearchResult, error) {
-	mq := query.NewMatchQuery(q.Text)
-	mq.SetField(fieldText)
-	mq.SetOperator(query.MatchQueryOperatorOr)
-	var top query.Query = mq
+	text := ix.textQuery(q.Text)
+	top := text
 	if filter := filterQuery(q); filter != nil {
 		bq := query.NewBooleanQuery(nil, nil, nil)
-		bq.AddMust(mq)
+		bq.AddMust(text)
 		bq.AddFilter(filter)
 		top = bq
 	}
@@ -311,6 +309,37 @@ func (ix *Index) lexical(q Query, n int, fields bool) (*bleve.SearchResult, erro
 		return ix.search(req)
 	}
 	return ix.run(req)
+}
+
+// textQuery is the BM25 query for text: its terms OR-ed. When a term is
+// one of the abbreviations (see abbreviations), the other forms of its
+// group are OR-ed in beside the query's own terms, so they add matches;
+// the entries that match none of them keep their order (bleve scales
+// every score of one query by the same coordination factor).
+func (ix *Index) textQuery(text string) query.Query {
+	a := ix.bi.Mapping().AnalyzerNamed(textAnalyzer)
+	extra := expandAbbreviations(a, text)
+	if len(extra) == 0 {
+		mq := query.NewMatchQuery(text)
+		mq.SetField(fieldText)
+		mq.SetOperator(query.MatchQueryOperatorOr)
+		return mq
+	}
+	var terms []query.Query
+	add := func(t string) {
+		tq := query.NewTermQuery(t)
+		tq.SetField(fieldText)
+		terms = append(terms, tq)
+	}
+	for _, tok := range a.Analyze([]byte(text)) {
+		add(string(tok.Term))
+	}
+	for _, t := range extra {
+		add(t)
+	}
+	dq := query.NewDisjunctionQuery(terms)
+	dq.SetMin(1)
+	return dq
 }
 
 // bleveCandidates turns bleve's hits into candidates, with their scores

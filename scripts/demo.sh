@@ -4,13 +4,25 @@
 # and the store's git history.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=$PWD/bin
-export MIRA_HOME=${MIRA_HOME:-$(mktemp -d "${TMPDIR:-/tmp}/mira-demo.XXXXXX")}
-export PATH=$bin:$PATH
+# MIRA_DEMO_BIN= (empty) takes the commands from PATH instead of bin/.
+bin=${MIRA_DEMO_BIN-$PWD/bin}
+# A store the demo makes is removed when it exits, however it exits; one
+# given in MIRA_HOME is the caller's and stays.
+watcher=
+cleanup() {
+  if [ -n "$watcher" ]; then kill -INT "$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true; fi
+  if [ -n "${demo_home:-}" ]; then rm -rf "$demo_home"; fi
+}
+trap cleanup EXIT
+if [ -z "${MIRA_HOME:-}" ]; then
+  demo_home=$(mktemp -d "${TMPDIR:-/tmp}/mira-demo.XXXXXX")
+  export MIRA_HOME=$demo_home
+fi
+if [ -n "$bin" ]; then export PATH=$bin:$PATH; fi
 export MIRA_PROJECT=demo
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
 
-echo "store: $MIRA_HOME"
+echo "store: $MIRA_HOME${demo_home:+ (removed when the demo ends)}"
 step "mira-remember --jsonl < scripts/sample/memories.jsonl"
 mira-remember --jsonl --output text < scripts/sample/memories.jsonl | grep -E '^[0-9A-Z]{26}' || true
 step 'mira-remember --kind decision --tag db "Use pgx, not database/sql, for PostgreSQL access"'
@@ -33,9 +45,9 @@ mira-index status --output text
 step "mira-index watch -v &   # keeps the index fresh and answers recalls"
 mira-index watch -v &
 watcher=$!
-trap 'kill -INT $watcher 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -S "$MIRA_HOME/.index/recall.sock" ] && break; sleep 0.1; done
 step "mira-recall 'which login endpoint' -k 1   # answered by the watcher"
 mira-recall 'which login endpoint' -k 1 --output text
 kill -INT $watcher
 wait $watcher || true
+watcher=

@@ -70,13 +70,27 @@ func (c *IndexStatusCmd) run(ctx context.Context, o *IO) error {
 	fmt.Fprintf(o.Out, "store:    %s\n", m.Root())
 	fmt.Fprintf(o.Out, "entries:  %d indexed\n", s.Entries)
 	fmt.Fprintf(o.Out, "updated:  %s (built %s)\n", age, s.Built.Local().Format(time.DateTime))
-	fmt.Fprintf(o.Out, "stale:    %d files\n", s.Stale)
+	fmt.Fprintf(o.Out, "stale:    %s (changed on disk or by commits since the index saw them)\n", files(s.Stale))
+	fmt.Fprintf(o.Out, "broken:   %s (cannot be parsed; not indexed until fixed)\n", files(s.Broken))
+	fmt.Fprintf(o.Out, "vectors:  %d (%d pending: embedding failed, retried later)\n", s.Vectors, s.Pending)
 	fmt.Fprintf(o.Out, "commit:   %s\n", s.Commit)
 	fmt.Fprintf(o.Out, "version:  %d\n", s.Version)
 	fmt.Fprintf(o.Out, "embedder: %s\n", s.Embedder)
 	fmt.Fprintf(o.Out, "size:     %.1f MB\n", float64(s.Size)/1e6)
-	fmt.Fprintf(o.Out, "watcher:  %v\n", s.Watcher)
+	if s.Watcher && s.WatcherPID > 0 {
+		fmt.Fprintf(o.Out, "watcher:  true (pid %d)\n", s.WatcherPID)
+	} else {
+		fmt.Fprintf(o.Out, "watcher:  %v\n", s.Watcher)
+	}
 	return nil
+}
+
+// files is "1 file" or "N files".
+func files(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
 }
 
 // IndexUpdateCmd is mira-index update.

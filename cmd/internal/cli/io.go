@@ -37,6 +37,9 @@ type IO struct {
 	// keep, in a process that serves recalls, keeps the vectors loaded
 	// between them (index.Options.Keep).
 	keep *index.Keep
+	// progress is the command's indexing bar, shared by every index open
+	// it makes and cleared when it ends.
+	progress *progress
 	// parsers, in the same process, keeps the commands' parsers.
 	parsers *parsers
 	// records, in the same process, keeps the records of files read.

@@ -113,6 +113,9 @@ func Main(name, description string, grammar any, args []string, o *IO) (code int
 		return ExitFailure
 	}
 	err = r.run(ctx, o)
+	if o.progress != nil {
+		o.progress.clear()
+	}
 	if ctx.Err() != nil && err != nil {
 		o.Warnf("interrupted")
 		return ExitInterrupted

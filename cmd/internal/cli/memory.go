@@ -42,7 +42,10 @@ func (c *Common) openWith(ctx context.Context, o *IO, command, project string, h
 		opt.Embedder = mira.BuiltinEmbedder
 	}
 	if o.ErrTTY && !how.warm {
-		opt.Progress = newProgress(o).update
+		if o.progress == nil {
+			o.progress = newProgress(o)
+		}
+		opt.Progress = o.progress.update
 	}
 	return mira.Open(ctx, opt)
 }

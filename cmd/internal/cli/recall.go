@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -91,5 +93,38 @@ func (c *RecallCmd) run(ctx context.Context, o *IO) error {
 	if err != nil {
 		return err
 	}
+	if len(recs) == 0 && o.textOutput(c.Output) {
+		c.noMatch(ctx, o, m, q)
+	}
 	return writeRecords(o, c.Output, recs, c.Explain)
+}
+
+// noMatch tells a person at a terminal that nothing matched, and what
+// might help; a pipe gets no records and no words, as from an empty store.
+func (c *RecallCmd) noMatch(ctx context.Context, o *IO, m *mira.Memory, q mira.Query) {
+	what := "no memory matches"
+	if q.Text != "" {
+		what += " " + strconv.Quote(q.Text)
+	} else {
+		what += " the filters"
+	}
+	s, err := m.IndexStatus(ctx)
+	if err != nil {
+		o.Warnf("%s", what)
+		return
+	}
+	n := "1 memory"
+	if s.Entries != 1 {
+		n = fmt.Sprintf("%d memories", s.Entries)
+	}
+	o.Warnf("%s (%s in the store)", what, n)
+	filtered := len(q.Kinds) > 0 || len(q.Tags) > 0 || q.Scope != "" || !q.Since.IsZero()
+	switch {
+	case s.Entries == 0:
+		o.Warnf("hint: the store is empty; mira-remember adds memories")
+	case filtered:
+		o.Warnf("hint: --kind, --tag, --scope and --since narrow the search; try without them")
+	case q.Text != "" && strings.HasPrefix(s.Embedder, "mira-"):
+		o.Warnf("hint: the built-in embedder knows only the words of the store's own memories: try theirs, or MIRA_EMBED=openai:<model> for a model that knows the world")
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,11 +19,11 @@ import (
 type RememberCmd struct {
 	Common
 	Text        []string `arg:"" optional:"" help:"The memory's text. Without it, the whole of stdin is one memory (or one per line with --lines)."`
-	Kind        string   `short:"K" help:"Kind of memory: fact, preference, decision, correction, goal, task, note (the default), turn, summary." enum:"fact,preference,decision,correction,goal,task,note,turn,summary," default:""`
+	Kind        string   `short:"K" help:"Kind of memory: fact, preference, decision, correction, goal, task, note (the default), turn, summary."`
 	Scope       string   `short:"s" help:"Scope (bucket): global (the default), a project name or a conversation id."`
 	Tag         []string `short:"t" help:"Tag to attach (repeatable, or comma-separated)." sep:","`
-	Role        string   `help:"Role of a turn: user, assistant or tool." enum:"user,assistant,tool," default:""`
-	Pin         string   `help:"Pin the memory into every context: sticky (until unpinned) or leased (until --until)." enum:"sticky,leased," default:""`
+	Role        string   `help:"Role of a turn: user, assistant or tool."`
+	Pin         string   `help:"Pin the memory into every context: sticky (until unpinned) or leased (until --until)."`
 	Until       string   `help:"End of a leased pin: RFC 3339 time, a date, or a duration from now such as 72h." placeholder:"WHEN"`
 	Lines       bool     `help:"Read stdin as one memory per non-empty line."`
 	JSONL       bool     `name:"jsonl" help:"Read stdin as JSONL records; each may carry kind, scope, tags, created_at, role, project and other front-matter fields."`
@@ -33,6 +35,30 @@ type RememberCmd struct {
 	Extract  bool   `help:"Extract facts with the chat model from conversation turns (stdin: JSONL with role and text, or plain text as one user message; without input, the scope's user turns not read before) and reconcile them with the memories they touch: add, update, delete or leave alone."`
 	Model    string `help:"Chat model for --extract (default: $MIRA_MODEL)." placeholder:"NAME"`
 	MaxTurns int    `name:"max-turns" help:"With --extract and no input, the most stored user turns to read in one run, oldest first (default ${default})." default:"50" placeholder:"N"`
+}
+
+// Validate checks the flags whose values come from a list. They are not
+// kong enums: each may also be left out, and an enum that allows that has
+// to list the empty string, which its error then offers as a choice.
+func (c *RememberCmd) Validate() error {
+	for _, f := range []struct {
+		flag, value string
+		valid       []string
+	}{
+		{"--kind", c.Kind, mem.Kinds},
+		{"--role", c.Role, mem.Roles},
+		{"--pin", c.Pin, []string{mem.PinSticky, mem.PinLeased}},
+	} {
+		if f.value == "" || slices.Contains(f.valid, f.value) {
+			continue
+		}
+		q := make([]string, len(f.valid))
+		for i, v := range f.valid {
+			q[i] = strconv.Quote(v)
+		}
+		return fmt.Errorf("%s must be one of %s but got %q", f.flag, strings.Join(q, ","), f.value)
+	}
+	return nil
 }
 
 // Remember is the main of mira-remember.

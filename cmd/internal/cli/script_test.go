@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -33,6 +34,11 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FAKE_OPENAI", fake.srv.URL+"/v1")
+			root, err := filepath.Abs("../../..")
+			if err != nil {
+				return err
+			}
+			env.Setenv("REPO", root)
 			return clitest.Setup(env)
 		},
 		Cmds: scriptCmds(map[string]func(ts *testscript.TestScript, neg bool, args []string){
