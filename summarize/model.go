@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/miramem/mira/internal/secret"
 )
 
 // Model is a chat model that writes summaries: any OpenAI-compatible
@@ -82,7 +84,15 @@ func isLabel(s string) bool {
 }
 
 // llm writes summaries with a chat model.
-type llm struct{ m Model }
+// llm writes summaries with a chat model. A summary in which the secret
+// scan finds a credential that none of its inputs holds (the model made
+// one up, or rebuilt one from pieces) is not written: the extractive
+// summary of the same material takes its place, and warn says so.
+type llm struct {
+	m        Model
+	fallback summarizer
+	warn     func(error)
+}
 
 func (l llm) name() string { return l.m.Model() }
 
@@ -134,6 +144,12 @@ func (l llm) summarize(ctx context.Context, t task) (string, error) {
 	if out == "" {
 		return "", fmt.Errorf("model %s returned an empty summary", l.m.Model())
 	}
+	if found := newSecrets(out, t); len(found) > 0 && l.fallback != nil {
+		if l.warn != nil {
+			l.warn(fmt.Errorf("model %s wrote a summary holding what looks like a secret (%s); the extractive summary is kept instead", l.m.Model(), found[0]))
+		}
+		return l.fallback.summarize(ctx, t)
+	}
 	return out, nil
 }
 
@@ -156,4 +172,30 @@ func cleanReply(s string) string {
 		}
 	}
 	return s
+}
+
+// newSecrets is what the secret scan finds in a summary and in none of
+// the texts it summarizes. A secret the user chose to keep (stored with
+// --allow-secret, or written by hand) may be carried on; a new one may not.
+func newSecrets(summary string, t task) []secret.Finding {
+	found := secret.Scan(summary)
+	if len(found) == 0 {
+		return nil
+	}
+	known := map[string]bool{}
+	for _, f := range secret.Scan(t.previous) {
+		known[f.Redacted] = true
+	}
+	for _, u := range t.inputs {
+		for _, f := range secret.Scan(u.text) {
+			known[f.Redacted] = true
+		}
+	}
+	var out []secret.Finding
+	for _, f := range found {
+		if !known[f.Redacted] {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -85,7 +85,7 @@ func (o Options) withDefaults() Options {
 
 func (o Options) summarizer() summarizer {
 	if o.Model != nil {
-		return llm{o.Model}
+		return llm{m: o.Model, fallback: extractive{o.Count}, warn: o.Bad}
 	}
 	return extractive{o.Count}
 }

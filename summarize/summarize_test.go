@@ -853,3 +853,47 @@ func TestThrough(t *testing.T) {
 		t.Error("a run through an already covered turn committed")
 	}
 }
+
+// TestModelSecret: a model summary holding a credential that none of its
+// inputs holds is not written; the extractive summary takes its place and
+// the run says why. A secret the material itself holds (kept with
+// --allow-secret) may be carried on.
+func TestModelSecret(t *testing.T) {
+	const token = "ghp_R7uKq2ZxT9vLm4NcW8aYp3BdHs6FjE1oQi5G"
+	for _, tc := range []struct {
+		name, material string
+		kept           bool
+	}{
+		{"made up", "The deploy job publishes the image to the registry after the tests pass on main.", false},
+		{"carried on", "The deploy job uses the token " + token + " to publish the image to the registry after the tests pass on main.", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, _ := testStore(t)
+			m := &fakeModel{name: "m", reply: func(system, user string) (string, error) {
+				return "The user set up deploys with " + token + " as the token.", nil
+			}}
+			add(t, st, turn("global", "user", tc.material, t0),
+				turn("global", "assistant", "Understood, the pipeline publishes after a green build on main.", t0.Add(time.Second)))
+			var warned []error
+			res, err := Run(context.Background(), st, nil, Options{Model: m, Count: func(s string) int { return 4 * wordCount(s) }, Bad: func(err error) { warned = append(warned, err) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := res.Scopes[0].Summaries[0].Body
+			if got := strings.Contains(body, token); got != tc.kept {
+				t.Fatalf("summary holds the token: %v, want %v; body %q", got, tc.kept, body)
+			}
+			if !tc.kept {
+				if len(warned) != 1 || !strings.Contains(warned[0].Error(), "github-token") {
+					t.Errorf("warnings = %v, want one naming the rule", warned)
+				}
+				if !strings.Contains(body, "The deploy job") {
+					t.Errorf("body %q, want the extractive summary", body)
+				}
+				if log := gitOut(t, st.Root, "log", "-p"); strings.Contains(log, token) {
+					t.Error("the token reached git history")
+				}
+			}
+		})
+	}
+}

@@ -70,6 +70,28 @@ func Scan(text string) []Finding {
 	return out
 }
 
+// Redact returns text with every secret Scan finds replaced by its
+// redacted form, for messages that quote what a user gave (an error naming
+// a bad value must not print a credential on a terminal or into a log).
+func Redact(text string) string {
+	hits := scan(text)
+	if len(hits) == 0 {
+		return text
+	}
+	var b strings.Builder
+	last := 0
+	for _, h := range hits {
+		if h.lo < last {
+			continue
+		}
+		b.WriteString(text[last:h.lo])
+		b.WriteString(h.redacted)
+		last = h.hi
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
 // A rule finds one kind of secret. Running a regular expression over a whole
 // document is slow in Go (there is no lazy DFA), so each rule names literal
 // keywords that every match contains at a known place; the text is searched

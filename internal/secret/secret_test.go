@@ -849,3 +849,21 @@ func TestIsCode(t *testing.T) {
 		}
 	}
 }
+
+// TestRedact: every secret in a message is masked where it stands, and
+// the text around it is kept.
+func TestRedact(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain words stay", "plain words stay"},
+		{`unknown kind "AKIAZ7QW3ERTYUIOP4AB" (want one of fact)`, `unknown kind "AKIA************P4AB" (want one of fact)`},
+		{"a ghp_R7uKq2ZxT9vLm4NcW8aYp3BdHs6FjE1oQi5G and AKIAZ7QW3ERTYUIOP4AB", "a ghp_****************Qi5G and AKIA************P4AB"},
+	} {
+		got := Redact(tc.in)
+		if got != tc.want {
+			t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if Scan(got) != nil {
+			t.Errorf("Redact(%q) still holds a secret: %v", tc.in, Scan(got))
+		}
+	}
+}

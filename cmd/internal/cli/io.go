@@ -18,6 +18,7 @@ import (
 
 	"github.com/miramem/mira"
 	"github.com/miramem/mira/index"
+	"github.com/miramem/mira/internal/secret"
 	"github.com/miramem/mira/mem"
 	"golang.org/x/term"
 )
@@ -91,7 +92,9 @@ func (o *IO) Color() bool {
 
 // Warnf writes one diagnostic line to stderr, prefixed with the command name.
 func (o *IO) Warnf(format string, args ...any) {
-	fmt.Fprintf(o.Err, "%s: %s\n", o.progName, fmt.Sprintf(format, args...))
+	// A message may quote a value the user gave (an unknown kind, a bad
+	// field); a credential in it is masked, as the store would mask it.
+	fmt.Fprintf(o.Err, "%s: %s\n", o.progName, secret.Redact(fmt.Sprintf(format, args...)))
 }
 
 // textOutput decides between JSONL and text for --output.
