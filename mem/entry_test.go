@@ -117,7 +117,8 @@ func TestParseErrors(t *testing.T) {
 		{"bad time", "---\ncreated_at: yesterday\n---\nx\n", `line 2: field "created_at": cannot parse time`},
 		{"list for scalar", "---\nkind: [a, b]\n---\nx\n", `line 2: field "kind" must be a single value`},
 		{"duplicate field", "---\nkind: fact\nkind: note\n---\nx\n", `field "kind" appears twice`},
-		{"bad pin", "---\npin: forever\n---\nx\n", `neither sticky nor leased`},
+		{"bad pin", "---\nkind: fact\npin: forever\n---\nx\n", `line 3: field "pin": "forever" is neither sticky nor leased`},
+		{"bad yaml line", "---\nkind: fact\n\ntext: \"a\n  b: c\n---\nx\n", "invalid YAML: line 4:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,6 +131,18 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("Parse error = %q, want path and %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestParseBlankLines: blank lines inside the front matter and before the
+// body are kept apart from the closing delimiter.
+func TestParseBlankLines(t *testing.T) {
+	e, err := Parse("entries/global/notes/20260101T000000Z__01JX.md", []byte("---\nkind: fact\n\ntags: [a]\n---\n\nbody\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Kind != "fact" || len(e.Tags) != 1 || e.Tags[0] != "a" || strings.TrimSpace(e.Body) != "body" {
+		t.Errorf("Parse = %+v", e)
 	}
 }
 
