@@ -72,6 +72,31 @@ Body line three.
 	}
 }
 
+// TestRewriteKeepsValueComments: a comment on a field's value stays with
+// the field when Mira changes the value, and an alias in the front matter
+// is read as the value it names.
+func TestRewriteKeepsValueComments(t *testing.T) {
+	in := "---\nid: 01JD3ZK4Q8V6N2M7T5R9W1X0YB\nsort: &k fact\nkind: *k\ntags: [a] # why we tag\n---\nbody\n"
+	e, err := Parse("entries/global/facts/x__01JD3ZK4Q8V6N2M7T5R9W1X0YB.md", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Kind != "fact" {
+		t.Errorf("kind through an alias = %q, want fact", e.Kind)
+	}
+	e.Tags = []string{"b"}
+	out, err := e.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "tags: [b] # why we tag\n") {
+		t.Errorf("rewrite lost the value's comment:\n%s", out)
+	}
+	if strings.Count(string(out), "# why we tag") != 1 {
+		t.Errorf("comment copied elsewhere:\n%s", out)
+	}
+}
+
 func TestNewEntryMarshal(t *testing.T) {
 	e := &Entry{ID: "01JD3ZK4Q8V6N2M7T5R9W1X0YB", Kind: KindDecision, Scope: "global",
 		CreatedAt: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC), Tags: []string{"db"}, Project: "shop",
