@@ -97,6 +97,40 @@ func TestRewriteKeepsValueComments(t *testing.T) {
 	}
 }
 
+// TestRewriteKeepsSpelling: a known field whose value did not change keeps
+// the user's spelling (quotes, flow style, an anchor), a changed one is
+// rewritten, and a cleared one is removed.
+func TestRewriteKeepsSpelling(t *testing.T) {
+	in := "---\nid: 01JD3ZK4Q8V6N2M7T5R9W1X0YB\nkind: \"fact\"\ntags: [\"a\", 'b']\nproject: &p \"web\"\nsource: *p\ncreated_at: \"2026-11-21T10:00:00Z\"\npin: sticky\npriority: low\n---\nbody\n"
+	e, err := Parse("entries/global/facts/x__01JD3ZK4Q8V6N2M7T5R9W1X0YB.md", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Pin = ""
+	out, err := e.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An alias is written out as its value: Mira cannot tell whether the
+	// anchor would still name what the field holds.
+	want := strings.NewReplacer("pin: sticky\n", "", "source: *p\n", "source: web\n").Replace(in)
+	if diff := cmp.Diff(want, string(out)); diff != "" {
+		t.Errorf("clearing pin changed more than its line (-want +got):\n%s", diff)
+	}
+	e.Tags = []string{"a", "c"}
+	e.Priority = "high"
+	e.Kind = "note"
+	out, err = e.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"tags: [a, c]\n", "priority: high\n", "kind: note\n", "project: &p \"web\"\n", "created_at: \"2026-11-21T10:00:00Z\"\n"} {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("rewrite lacks %q:\n%s", w, out)
+		}
+	}
+}
+
 func TestNewEntryMarshal(t *testing.T) {
 	e := &Entry{ID: "01JD3ZK4Q8V6N2M7T5R9W1X0YB", Kind: KindDecision, Scope: "global",
 		CreatedAt: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC), Tags: []string{"db"}, Project: "shop",

@@ -23,10 +23,7 @@ var ErrNoFrontMatter = errors.New("no front matter: file must start with a line 
 // delimiter (1-based) so parse errors can point into the file.
 func splitFrontMatter(data []byte) (yml, body []byte, err error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	first, rest, ok := cutLine(data)
-	if !ok && len(first) == 0 {
-		return nil, nil, ErrNoFrontMatter
-	}
+	first, rest, _ := cutLine(data)
 	if strings.TrimRight(string(first), " \t\r") != "---" {
 		return nil, nil, ErrNoFrontMatter
 	}
@@ -73,8 +70,9 @@ func parseMeta(yml []byte) (*yaml.Node, error) {
 		return nil, errors.New("front matter must be a YAML mapping of fields")
 	}
 	m := doc.Content[0]
-	seen := make(map[string]bool, len(m.Content)/2)
-	for i := 0; i+1 < len(m.Content); i += 2 {
+	seen := map[string]bool{}
+	// A mapping's content is key, value, key, value, ...
+	for i := 0; i < len(m.Content); i += 2 {
 		k := m.Content[i]
 		if k.Kind != yaml.ScalarNode {
 			return nil, fmt.Errorf("line %d: field name must be a plain string", k.Line+1)
@@ -103,7 +101,7 @@ func shiftYAMLLine(msg string, by int) string {
 
 // metaGet returns the value node of key in mapping m, or nil.
 func metaGet(m *yaml.Node, key string) *yaml.Node {
-	for i := 0; i+1 < len(m.Content); i += 2 {
+	for i := 0; i < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
 			return m.Content[i+1]
 		}
@@ -114,7 +112,7 @@ func metaGet(m *yaml.Node, key string) *yaml.Node {
 // metaSet replaces the value of key in m, keeping its position, or appends
 // the key at the end. A nil value removes the key.
 func metaSet(m *yaml.Node, key string, v *yaml.Node) {
-	for i := 0; i+1 < len(m.Content); i += 2 {
+	for i := 0; i < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
 			if v == nil {
 				m.Content = append(m.Content[:i], m.Content[i+2:]...)
