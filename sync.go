@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/miramem/mira/internal/gitrepo"
 	"github.com/miramem/mira/internal/gitremote"
+	"github.com/miramem/mira/internal/gitrepo"
 	"github.com/miramem/mira/internal/secret"
 	"github.com/miramem/mira/mem"
 )
@@ -253,10 +253,10 @@ func (m *Memory) commitHandEdits(ctx context.Context, g *gitremote.Git, res *Syn
 // mergePlan is the outcome of a merge before anything is written: the
 // files to change here and on the remote (nil data: remove).
 type mergePlan struct {
-	local     map[string][]byte
-	remote    map[string][]byte
-	ours      map[string]gitrepo.File // the local files of every path looked at
-	decisions []mem.Decision
+	local      map[string][]byte
+	remote     map[string][]byte
+	ours       map[string]gitrepo.File // the local files of every path looked at
+	decisions  []mem.Decision
 	theirsTree string
 }
 

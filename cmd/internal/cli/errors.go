@@ -16,8 +16,8 @@ import (
 const (
 	ExitOK          = 0
 	ExitFailure     = 1
-	ExitUsage       = 2 // usage, configuration or input error
-	ExitPartial     = 3 // some input records were skipped and reported
+	ExitUsage       = 2  // usage, configuration or input error
+	ExitPartial     = 3  // some input records were skipped and reported
 	ExitLocked      = 11 // store locked by another writer, or a remote that kept moving (retryable)
 	ExitUnreachable = 12 // mira-sync: the remote could not be reached; the store is untouched
 	ExitAuth        = 13 // mira-sync: the remote refused the credentials; the store is untouched
