@@ -69,6 +69,17 @@ type Config struct {
 		// MaxBytes is the largest text of one memory (DefaultMaxBytes).
 		MaxBytes int `yaml:"max_bytes"`
 	} `yaml:"remember"`
+	// Sync is what mira-sync exchanges with which remote.
+	Sync struct {
+		Remote string `yaml:"remote"` // default origin
+		Branch string `yaml:"branch"` // default main
+		// Scopes are glob patterns of the scopes shared; none means
+		// every scope.
+		Scopes []string `yaml:"scopes"`
+		// Turns shares conversation turns, their summaries and tool
+		// artifacts too; by default they stay on this machine.
+		Turns bool `yaml:"turns"`
+	} `yaml:"sync"`
 	Agent struct {
 		Conversation  string   `yaml:"conversation"`
 		MaxSteps      int      `yaml:"max_steps"`

@@ -157,4 +157,72 @@
 // so they never wait for a writer; a hand-edited file that does not parse
 // is handed to the bad callback of Entries or ReadAll and skipped, and
 // the listing goes on.
+//
+// # Sharing
+//
+// mira-sync exchanges part of a store with a git remote (one branch,
+// default main of remote origin). Shared are the marker and .gitignore,
+// and the entries of the scopes that match sync.scopes (glob patterns;
+// none means every scope), except conversation turns, the summaries made
+// of them and artifacts, unless sync.turns is true: a person's chat stays
+// on their machine. Everything else stays local, also in history: the
+// remote's branch is never the local one. Each push is a commit whose
+// tree is the remote's tree with the shared files replaced and whose only
+// parent is the remote's commit, so the remote holds shared files and
+// nothing else. The local store records the sync as a commit with two
+// parents: its own previous commit and the commit it pushed (or, when it
+// had nothing to send, the remote's). The merge base of the next sync is
+// found from those parents, so nothing else keeps sync state.
+//
+// # Merging
+//
+// A sync merges above the merge base of the local commit and the remote's,
+// looking only at the shared paths either side changed. Files are grouped
+// by entry id (an entry's live file and its tombstone together); other
+// files alone. Each group is decided by these rules, which give the same
+// files whichever store makes the merge, so a merge repeated after a crash
+// repeats its result:
+//
+//  1. Changed on one side only, or the same way on both: that version.
+//  2. A live entry edited on both sides is merged field by field: a front
+//     matter field (or the body) changed on one side takes that side's
+//     value. A field changed on both sides differently takes the newer
+//     side's value, except tags, which are joined, and updated_at and
+//     deleted_at, which take the later time. The newer side is the one
+//     whose updated_at (or deleted_at) is later than the base's, or else
+//     whose newest commit is; equal times are broken by comparing the
+//     files' bytes. So a pin on one side and a text edit on the other
+//     give one entry with both.
+//  3. When the bodies conflict, both texts survive: the newer version
+//     stays at the id; the other becomes a new entry under deleted/ with
+//     replaced_by naming the kept id, deleted_reason "merge: edited on
+//     both sides; replaced by the newer version", created_at when that
+//     version was made and an id whose time part is that time and whose
+//     random part is taken from a hash of the entry's id and that
+//     version's bytes.
+//  4. Edited on one side and forgotten (or replaced) on the other: the
+//     edit survives, the entry stays live and its tombstone goes; the
+//     forget is reported. A file removed by hand loses to a change the
+//     same way.
+//  5. Summaries are derived: when both sides changed one, the newer
+//     stands and the other stays in history; mira-summarize builds on the
+//     merged material next time instead of merging two summaries.
+//  6. A file that is not an entry, or does not parse, changed on both
+//     sides: this store's version stands, the other's is in the merge
+//     commit's second parent. The marker and .gitignore are always this
+//     store's.
+//
+// Every rule other than 1 is a decision: it is reported (mira-sync prints
+// it as a JSON line) and written into the merge commit's body, one line per
+// entry ("- edit-edit 01J…: …"), and as "Mira-Merge:" trailers of the
+// pushed commit. No file ever gets conflict markers. Files changed by hand
+// are committed ("edit: N files changed by hand") before the merge, so it
+// never overwrites them. What a push would add or change passes the secret
+// scan first; a finding refuses the push and names the file and entry.
+//
+// A sync holds the store lock from the fetch to its commit. A sync killed
+// midway leaves at worst a pushed commit the store has not recorded (the
+// next sync merges it again to the same files), a journal that Recover
+// rolls back like any writer's, or a lock of git's on the remote's
+// tracking ref, which the next sync removes.
 package mem

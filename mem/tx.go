@@ -170,6 +170,29 @@ func (tx *Tx) AddFile(rel string, data []byte) error {
 	return tx.plan(rel, data)
 }
 
+// Put plans writing a file under entries/ or artifacts/ with exactly
+// these bytes (a merge writes versions as they came, without rewriting
+// them).
+func (tx *Tx) Put(rel string, data []byte) error {
+	if data == nil {
+		data = []byte{}
+	}
+	tx.Ops = append(tx.Ops, Op{Op: "update", Path: rel})
+	if tx.dry {
+		return nil
+	}
+	return tx.plan(rel, data)
+}
+
+// Remove plans removing a file under entries/ or artifacts/.
+func (tx *Tx) Remove(rel string) error {
+	tx.Ops = append(tx.Ops, Op{Op: "delete", Path: rel})
+	if tx.dry {
+		return nil
+	}
+	return tx.plan(rel, nil)
+}
+
 // Empty reports whether the change has nothing to commit.
 func (tx *Tx) Empty() bool { return len(tx.files) == 0 }
 
@@ -212,9 +235,28 @@ func (tx *Tx) Commit(subject string, trailers ...Trailer) (string, error) {
 	if tx.dry || len(tx.files) == 0 {
 		return "", nil
 	}
+	return tx.commit(subject, "", nil, trailers)
+}
+
+// CommitMerge is Commit for a merge: the commit's parents are the
+// current commit and others, its message the subject, the body (lines
+// saying what was decided) and the trailers. It commits even when no
+// file changes, to record what was merged.
+func (tx *Tx) CommitMerge(subject, body string, others []string, trailers ...Trailer) (string, error) {
+	if tx.dry {
+		return "", nil
+	}
+	return tx.commit(subject, body, others, trailers)
+}
+
+func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) (string, error) {
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(subject))
 	b.WriteString("\n\n")
+	if body = strings.TrimSpace(body); body != "" {
+		b.WriteString(body)
+		b.WriteString("\n\n")
+	}
 	b.WriteString("Mira-Command: " + tx.s.Command + "\n")
 	for _, t := range trailers {
 		if t.Value == "" {
@@ -281,7 +323,12 @@ func (tx *Tx) Commit(subject string, trailers ...Trailer) (string, error) {
 			}
 		}
 	}
-	hash, err := tx.s.repo.Commit(changes, b.String(), tx.s.sig())
+	var hash string
+	if others != nil {
+		hash, err = tx.s.repo.CommitMerge(changes, b.String(), tx.s.sig(), others...)
+	} else {
+		hash, err = tx.s.repo.Commit(changes, b.String(), tx.s.sig())
+	}
 	if err != nil && !errors.Is(err, gitrepo.ErrIndexStale) {
 		return fail(fmt.Errorf("commit: %w", err))
 	}

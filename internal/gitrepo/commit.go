@@ -70,6 +70,29 @@ func (r *Repo) Commit(changes []Change, message string, author Signature) (strin
 	if len(changes) == 0 {
 		return "", ErrNothingToCommit
 	}
+	return r.commitWith(changes, message, author, nil)
+}
+
+// CommitMerge is Commit for a merge: the new commit has the current
+// branch's commit as its first parent and others after it. It records the
+// merge even when changes are empty or leave the tree as it was, since the
+// parents alone say what was merged. The other parents must exist.
+func (r *Repo) CommitMerge(changes []Change, message string, author Signature, others ...string) (string, error) {
+	extra := make([]plumbing.Hash, 0, len(others))
+	for _, o := range others {
+		h, ok := parseHash(strings.ToLower(o))
+		if !ok {
+			return "", fmt.Errorf("merge parent %q is not a full commit hash", o)
+		}
+		extra = append(extra, h)
+	}
+	if len(extra) == 0 {
+		return r.Commit(changes, message, author)
+	}
+	return r.commitWith(changes, message, author, extra)
+}
+
+func (r *Repo) commitWith(changes []Change, message string, author Signature, extra []plumbing.Hash) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	chs, err := normalize(changes)
@@ -134,7 +157,7 @@ func (r *Repo) Commit(changes []Change, message string, author Signature) (strin
 			return "", err
 		}
 	}
-	if root == parentTree {
+	if root == parentTree && len(extra) == 0 {
 		return "", ErrNothingToCommit
 	}
 
@@ -142,6 +165,12 @@ func (r *Repo) Commit(changes []Change, message string, author Signature) (strin
 	cm := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: root}
 	if !parent.IsZero() {
 		cm.ParentHashes = []plumbing.Hash{parent}
+	}
+	for _, h := range extra {
+		if _, err := r.commit(h); err != nil {
+			return "", fmt.Errorf("read merge parent %s: %w", h, err)
+		}
+		cm.ParentHashes = append(cm.ParentHashes, h)
 	}
 	obj := &plumbing.MemoryObject{}
 	if err := cm.Encode(obj); err != nil {

@@ -16,9 +16,12 @@ import (
 const (
 	ExitOK          = 0
 	ExitFailure     = 1
-	ExitUsage       = 2 // usage, configuration or input error
-	ExitPartial     = 3 // some input records were skipped and reported
-	ExitLocked      = 11
+	ExitUsage       = 2  // usage, configuration or input error
+	ExitPartial     = 3  // some input records were skipped and reported
+	ExitLocked      = 11 // store locked by another writer, or a remote that kept moving (retryable)
+	ExitUnreachable = 12 // mira-sync: the remote could not be reached; the store is untouched
+	ExitAuth        = 13 // mira-sync: the remote refused the credentials; the store is untouched
+	ExitSecret      = 14 // mira-sync: the push was refused because it carried a secret
 	ExitInterrupted = 130
 )
 
@@ -54,8 +57,18 @@ func exitCode(err error) int {
 	if errors.Is(err, context.Canceled) {
 		return ExitInterrupted
 	}
-	if errors.Is(err, mem.ErrLocked) || errors.Is(err, gitrepo.ErrLocked) || errors.Is(err, index.ErrBusy) {
+	if errors.Is(err, mem.ErrLocked) || errors.Is(err, gitrepo.ErrLocked) || errors.Is(err, index.ErrBusy) || errors.Is(err, mira.ErrRemoteBusy) {
 		return ExitLocked
+	}
+	switch {
+	case errors.Is(err, mira.ErrRemoteAuth):
+		return ExitAuth
+	case errors.Is(err, mira.ErrRemoteUnreachable):
+		return ExitUnreachable
+	}
+	var pr *mira.PushRefusedError
+	if errors.As(err, &pr) {
+		return ExitSecret
 	}
 	var ec interface{ ExitCode() int }
 	if errors.As(err, &ec) {
@@ -73,6 +86,15 @@ func hint(err error) string {
 	var le *mem.LockedError
 	if errors.As(err, &le) {
 		return "retry later, raise --lock-timeout, or remove " + le.Path + " if that process is gone"
+	}
+
+	switch {
+	case errors.Is(err, mira.ErrRemoteAuth):
+		return "check the remote's credentials with git fetch in the store (ssh keys, credential helper); mira-sync never prompts"
+	case errors.Is(err, mira.ErrRemoteUnreachable):
+		return "the store is untouched; run mira-sync again when the remote can be reached"
+	case errors.Is(err, mira.ErrRemoteBusy):
+		return "what was fetched last is merged; run mira-sync again"
 	}
 
 	var ns *mem.NotStoreError

@@ -20,6 +20,7 @@ func TestManPagesListEveryFlag(t *testing.T) {
 		"mira-summarize": &SummarizeCmd{},
 		"mira-context":   &ContextCmd{},
 		"mira-mcp":       &MCPCmd{},
+		"mira-sync":      &SyncCmd{},
 	}
 	for name, grammar := range cmds {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,122 @@
+package mem
+
+import (
+	"maps"
+	"strings"
+	"testing"
+	"time"
+)
+
+const mergePath = "entries/global/facts/20260101T000000Z__01JD3ZK4Q8V6N2M7T5R9W1X0YB.md"
+
+func entryFile(fields, body string) []byte {
+	return []byte("---\nid: 01JD3ZK4Q8V6N2M7T5R9W1X0YB\nkind: fact\nscope: global\ncreated_at: 2026-01-01T00:00:00Z\n" + fields + "---\n" + body + "\n")
+}
+
+func group(base, ours, theirs []byte, ot, tt time.Time) MergeGroup {
+	m := func(b []byte) map[string][]byte {
+		if b == nil {
+			return map[string][]byte{}
+		}
+		return map[string][]byte{mergePath: b}
+	}
+	return MergeGroup{ID: "01JD3ZK4Q8V6N2M7T5R9W1X0YB", Paths: []string{mergePath}, Base: m(base), Ours: m(ours), Theirs: m(theirs), OursTime: ot, TheirsTime: tt}
+}
+
+// swap exchanges the sides of a group.
+func swap(g MergeGroup) MergeGroup {
+	g.Ours, g.Theirs = g.Theirs, g.Ours
+	g.OursTime, g.TheirsTime = g.TheirsTime, g.OursTime
+	return g
+}
+
+func TestMergeRules(t *testing.T) {
+	t1 := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	t2 := t1.Add(time.Hour)
+	base := entryFile("", "Deploys happen on Tuesday")
+	for _, tc := range []struct {
+		name          string
+		ours, theirs  []byte
+		rule          string // "" for no decision
+		live          string // the text at the id
+		copyText      string // the text of the tombstoned copy, "" for none
+		fieldsContain []string
+	}{
+		{"one side", entryFile("", "Deploys happen on Friday"), base, "", "Deploys happen on Friday", "", nil},
+		{"different fields", entryFile("pin: sticky\n", "Deploys happen on Tuesday"), entryFile("", "Deploys happen on Monday"), "", "Deploys happen on Monday", "", []string{"pin: sticky"}},
+		{"both texts", entryFile("", "Deploys happen on Wednesday"), entryFile("", "Deploys happen on Thursday"), "edit-edit", "Deploys happen on Thursday", "Deploys happen on Wednesday", nil},
+		{"tags joined", entryFile("tags: [a]\n", "Deploys happen on Tuesday"), entryFile("tags: [b]\n", "Deploys happen on Tuesday"), "fields", "Deploys happen on Tuesday", "", []string{"tags: [b, a]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := group(base, tc.ours, tc.theirs, t1, t2) // theirs is newer
+			r, err := Merge(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r2, err := Merge(swap(g))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.EqualFunc(r.Files, r2.Files, func(a, b []byte) bool { return string(a) == string(b) }) {
+				t.Errorf("the result depends on which side is ours:\n%q\n%q", r.Files, r2.Files)
+			}
+			if got := ""; r.Decision != nil {
+				got = r.Decision.Rule
+				if got != tc.rule {
+					t.Errorf("rule = %q, want %q", got, tc.rule)
+				}
+			} else if tc.rule != "" {
+				t.Errorf("no decision, want rule %q", tc.rule)
+			}
+			live, err := Parse(mergePath, r.Files[mergePath])
+			if err != nil {
+				t.Fatalf("result at the id: %v", err)
+			}
+			if live.Body != tc.live {
+				t.Errorf("text at the id = %q, want %q", live.Body, tc.live)
+			}
+			for _, f := range tc.fieldsContain {
+				if !strings.Contains(string(r.Files[mergePath]), f) {
+					t.Errorf("result lacks %q:\n%s", f, r.Files[mergePath])
+				}
+			}
+			var copies []*Entry
+			for p, d := range r.Files {
+				if p == mergePath {
+					continue
+				}
+				e, err := Parse(p, d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				copies = append(copies, e)
+			}
+			switch {
+			case tc.copyText == "" && len(copies) > 0:
+				t.Errorf("unexpected copies %v", copies)
+			case tc.copyText != "" && (len(copies) != 1 || copies[0].Body != tc.copyText || copies[0].ReplacedBy != live.ID || !copies[0].Deleted()):
+				t.Errorf("copies = %+v, want one tombstone of %q replaced by %s", copies, tc.copyText, live.ID)
+			}
+		})
+	}
+}
+
+// TestMergeEditForget: an edit beats a forget on the other side.
+func TestMergeEditForget(t *testing.T) {
+	base := entryFile("", "Deploys happen on Tuesday")
+	tomb := "entries/global/deleted/facts/20260101T000000Z__01JD3ZK4Q8V6N2M7T5R9W1X0YB.md"
+	g := MergeGroup{ID: "01JD3ZK4Q8V6N2M7T5R9W1X0YB", Paths: []string{tomb, mergePath},
+		Base:   map[string][]byte{mergePath: base},
+		Ours:   map[string][]byte{mergePath: entryFile("", "Deploys happen on Friday")},
+		Theirs: map[string][]byte{tomb: entryFile("deleted_at: 2026-03-01T00:00:00Z\ndeleted_reason: obsolete\n", "Deploys happen on Tuesday")},
+	}
+	for _, g := range []MergeGroup{g, swap(g)} {
+		r, err := Merge(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Files) != 1 || !strings.Contains(string(r.Files[mergePath]), "Friday") || r.Decision == nil || r.Decision.Rule != "edit-forget" {
+			t.Errorf("got %q, decision %+v", r.Files, r.Decision)
+		}
+	}
+}
