@@ -57,6 +57,16 @@ func (c *Common) OpenKept(ctx context.Context, o *IO, command, project string) (
 	return c.open(ctx, o, command, project)
 }
 
+// OpenWarm opens the memory for a server: the index stays open and a
+// file watcher keeps it fresh (mira.Options.Warm).
+func (c *Common) OpenWarm(ctx context.Context, o *IO, command, project string) (*mira.Memory, error) {
+	return c.openWith(ctx, o, command, project, openOptions{warm: true})
+}
+
+// Project is the current project: flag when set, else the one detected
+// from the working directory (or $MIRA_PROJECT).
+func Project(o *IO, flag string) string { return project(o, flag) }
+
 // Warner prints each warning once per command: a broken file with its
 // path, anything else as it is.
 type Warner = warnOnce
