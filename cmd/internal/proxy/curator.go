@@ -49,6 +49,7 @@ type Curator struct {
 	progress chan struct{} // closed and replaced at every change of state
 	kick     chan struct{}
 	done     chan struct{}
+	stop     chan struct{} // closed by Close: the rounds due run at once
 	ctx      context.Context
 	cancel   context.CancelFunc
 }
@@ -59,7 +60,7 @@ func NewCurator(opt CuratorOptions) *Curator {
 	if opt.Logf == nil {
 		opt.Logf = func(string, ...any) {}
 	}
-	c := &Curator{opt: opt, dirty: map[string]bool{}, progress: make(chan struct{}), kick: make(chan struct{}, 1), done: make(chan struct{})}
+	c := &Curator{opt: opt, dirty: map[string]bool{}, progress: make(chan struct{}), kick: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{})}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	go c.loop()
 	return c
@@ -107,6 +108,9 @@ func (c *Curator) Idle(ctx context.Context) error {
 // later run.
 func (c *Curator) Close(ctx context.Context) error {
 	c.mu.Lock()
+	if !c.closing {
+		close(c.stop)
+	}
 	c.closing = true
 	c.changed()
 	c.mu.Unlock()
@@ -143,7 +147,7 @@ func (c *Curator) loop() {
 		if !closing {
 			select {
 			case <-time.After(c.opt.Delay):
-			case <-c.ctx.Done():
+			case <-c.stop:
 			}
 		}
 		c.mu.Lock()
