@@ -173,7 +173,7 @@ func (w *TurnWriter) Flush(ctx context.Context) error {
 		case <-w.done:
 		}
 		w.mu.Lock()
-		if w.settled < target && isClosed(w.done) {
+		if w.settled < target && isDone(w.done) {
 			w.mu.Unlock()
 			return fmt.Errorf("%d turns were not stored", target-w.settled)
 		}
@@ -202,20 +202,11 @@ func (w *TurnWriter) Close(ctx context.Context) error {
 	}
 	err := w.Flush(ctx)
 	w.mu.Lock()
-	if !isClosed(w.done) {
+	if !isDone(w.done) {
 		w.queue = nil // the loop stops at its next look
 	}
 	w.mu.Unlock()
 	return err
-}
-
-func isClosed(ch chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }
 
 // loop commits batches until the writer is closed and empty.

@@ -105,11 +105,18 @@ func (c *Cmd) Run(ctx context.Context, o *cli.IO) error {
 		return fmt.Errorf("cannot listen: %w", err)
 	}
 	defer ln.Close()
-	m, err := c.Common.OpenWarm(ctx, o, "mira-proxy", cli.Project(o, c.Project))
+	// Reads do not wait for the watcher: every turn is a commit, and the
+	// turns are not what a user message recalls.
+	m, err := c.Common.OpenWarm(ctx, o, "mira-proxy", cli.Project(o, c.Project), true)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
+	// The index and the embedding model are loaded before the first
+	// call, which would otherwise wait for them.
+	if _, err := m.UpdateIndex(ctx); err != nil {
+		return err
+	}
 	writer := m.NewTurnWriter(mira.TurnWriterOptions{
 		Delay: c.CommitDelay, Source: "mira-proxy",
 		Failed: func(batch []*mem.Entry, err error, final bool) {

@@ -38,7 +38,7 @@ type fixture struct {
 func openStore(t testing.TB) *mira.Memory {
 	t.Helper()
 	m, err := mira.Open(context.Background(), mira.Options{Home: filepath.Join(t.TempDir(), "home"), Config: &mira.Config{},
-		Getenv: func(string) string { return "" }, Embedder: mira.BuiltinEmbedder, Warm: true, Command: "mira-proxy"})
+		Getenv: func(string) string { return "" }, Embedder: mira.BuiltinEmbedder, Warm: true, Lag: true, Command: "mira-proxy"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func chatRequests(up *llmtest.Server) []llmtest.Request {
 func TestMemoryAcrossRequests(t *testing.T) {
 	up := llmtest.New(t)
 	up.Default(memoryModel(func(r llmtest.Request) llmtest.Reply {
-		return llmtest.Text("Noted: " + r.LastUser()).WithUsage(20, 5, 0)
+		return llmtest.Text("Noted: "+r.LastUser()).WithUsage(20, 5, 0)
 	}))
 	f := newFixture(t, nil, up.URL, chatModel(t, up.URL), nil)
 	ctx := context.Background()
