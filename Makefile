@@ -9,7 +9,7 @@ DESTDIR ?=
 BINDIR  := $(DESTDIR)$(PREFIX)/bin
 MANDIR  := $(DESTDIR)$(PREFIX)/share/man/man1
 
-CMDS    := mira-remember mira-recall mira-forget mira-index mira-summarize mira-context mira-agent mira-mcp mira-sync
+CMDS    := mira-remember mira-recall mira-forget mira-index mira-summarize mira-context mira-agent mira-mcp mira-proxy mira-sync
 BINS    := $(addprefix bin/,$(CMDS))
 MANSRC  := $(wildcard man/*.1.md)
 MANS    := $(MANSRC:.md=)

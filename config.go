@@ -218,6 +218,25 @@ func NewReranker(cfg *Config, getenv func(string) string) (*embed.Reranker, erro
 // llm.model, at OPENAI_BASE_URL (else llm.base_url) with OPENAI_API_KEY
 // (else llm.api_key) and llm.timeout.
 func NewChatModel(model string, cfg *Config, getenv func(string) string) (*llm.Client, error) {
+	c, err := ChatConfig(model, cfg, getenv)
+	if err != nil {
+		return nil, err
+	}
+	if !c.Configured() {
+		return nil, nil
+	}
+	client, err := llm.New(c)
+	if err != nil {
+		return nil, invalidf("chat model: %v", err)
+	}
+	return client, nil
+}
+
+// ChatConfig returns the settings of the configured chat server and model,
+// merged as NewChatModel merges them; Model is empty when none is named.
+// A front end that talks to the same server itself (mira-proxy) takes the
+// base URL and key from here.
+func ChatConfig(model string, cfg *Config, getenv func(string) string) (llm.Config, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
@@ -231,18 +250,11 @@ func NewChatModel(model string, cfg *Config, getenv func(string) string) (*llm.C
 	if cfg.LLM.Timeout != "" {
 		d, err := time.ParseDuration(cfg.LLM.Timeout)
 		if err != nil {
-			return nil, invalidf("config llm.timeout: %v", err)
+			return llm.Config{}, invalidf("config llm.timeout: %v", err)
 		}
 		c.Timeout = d
 	}
-	if !c.Configured() {
-		return nil, nil
-	}
-	client, err := llm.New(c)
-	if err != nil {
-		return nil, invalidf("chat model: %v", err)
-	}
-	return client, nil
+	return c, nil
 }
 
 func first(vals ...string) string {

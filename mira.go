@@ -77,6 +77,12 @@ type Options struct {
 	// for changes itself. When another process already watches the store,
 	// its watcher is trusted and this one does not start.
 	Warm bool
+	// Lag, with Warm, lets reads search the index as the watcher last
+	// left it instead of waiting for it to take in the latest commits: a
+	// server that writes all the time (mira-proxy, storing every turn)
+	// would otherwise make nearly every read wait for indexing. What was
+	// just written shows up in searches a moment later.
+	Lag bool
 	// Keep, when set, is the index state shared with other users of the
 	// same process (a server that also runs index batches). Warm makes one
 	// of its own when it is nil.
@@ -330,6 +336,14 @@ func (m *Memory) indexOptions(ctx context.Context) index.Options {
 // openIndex opens the index brought up to date with the store. The
 // caller holds readMu when the Memory keeps the index, and closes it.
 func (m *Memory) openIndex(ctx context.Context) (*index.Index, error) {
+	if m.opt.Lag && m.watching != nil && isDone(m.watching) && m.syncer.Load() != nil {
+		// The watcher is up and brings the index along by itself.
+		opt := m.indexOptions(ctx)
+		opt.NoRefresh = true
+		if ix, err := index.Open(newSource(m.st), opt); err == nil {
+			return ix, nil
+		}
+	}
 	if err := m.fresh(ctx); err != nil {
 		return nil, err
 	}
@@ -338,6 +352,16 @@ func (m *Memory) openIndex(ctx context.Context) (*index.Index, error) {
 		return nil, fmt.Errorf("cannot open index: %w", err)
 	}
 	return ix, nil
+}
+
+// isDone reports whether ch is closed.
+func isDone(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // withIndex runs fn with the index open and fresh.

@@ -185,3 +185,11 @@ echo "| 1,000 candidates (p50) | mira-context | tokenize once | ratio |"
 echo "|---|---|---|---|"
 row "plan, heavy mode (full bodies) vs counting every text" "$work/ctx-heavy.json"
 row "plan, light mode (cards) vs counting every text" "$work/ctx-light.json"
+
+# --- mira-proxy under load: 50 conversations × 5 turns, half streamed,
+# against a local fake upstream, on a store of 10k entries; every turn
+# stored exactly once, the store clean, and the time the proxy adds over
+# calling the upstream directly (cmd/internal/proxy/load_test.go).
+echo
+echo "## mira-proxy: 50 conversations × 5 turns on 10k entries"
+MIRA_PROXY_LOAD=${MIRA_PROXY_LOAD:-50,5,10000} go test -count=1 -run '^TestLoad$' -v ./cmd/internal/proxy/ | sed -n 's/^ *load_test.go:[0-9]*: //p'

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # make interop: drive bin/mira-mcp with a client the project did not write,
 # the official TypeScript MCP SDK, over stdio and Streamable HTTP
-# (scripts/interop/mcp.mjs). The SDK is installed from npm once per version
-# into a cache outside the repository and reused from there.
+# (scripts/interop/mcp.mjs), and bin/mira-proxy with the official openai
+# npm package, plain and streamed, in front of a fake upstream
+# (scripts/interop/proxy.mjs). The packages are installed from npm once per
+# version into a cache outside the repository and reused from there.
 #
-#   MIRA_INTEROP_SDK=1.32.2   the @modelcontextprotocol/sdk version to use
+#   MIRA_INTEROP_SDK=1.32.2      the @modelcontextprotocol/sdk version to use
+#   MIRA_INTEROP_OPENAI=5.23.2   the openai version to use
 set -euo pipefail
 version=${MIRA_INTEROP_SDK:-1.32.2}
 
@@ -15,10 +18,12 @@ for tool in node npm; do
 	fi
 done
 cd "$(dirname "$0")/.."
-if [ ! -x bin/mira-mcp ]; then
-	echo "interop: bin/mira-mcp not built (run make build)" >&2
-	exit 1
-fi
+for b in mira-mcp mira-proxy mira-remember; do
+	if [ ! -x bin/$b ]; then
+		echo "interop: bin/$b not built (run make build)" >&2
+		exit 1
+	fi
+done
 
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/mira-interop/$version
 if [ ! -f "$cache/node_modules/@modelcontextprotocol/sdk/package.json" ]; then
@@ -36,3 +41,16 @@ fi
 # ES modules ignore NODE_PATH: mcp.mjs imports the SDK from this directory
 # by absolute path, through the package's export map.
 MIRA_INTEROP_MODULES=$cache/node_modules MIRA_MCP=$PWD/bin/mira-mcp node scripts/interop/mcp.mjs
+
+openai_version=${MIRA_INTEROP_OPENAI:-5.23.2}
+ocache=${XDG_CACHE_HOME:-$HOME/.cache}/mira-interop/openai-$openai_version
+if [ ! -f "$ocache/node_modules/openai/package.json" ]; then
+	echo "interop: installing openai@$openai_version into $ocache"
+	mkdir -p "$(dirname "$ocache")"
+	otmp=$(mktemp -d "$ocache.partial.XXXXXX")
+	trap 'rm -rf "$otmp"' EXIT
+	npm install --prefix "$otmp" --no-audit --no-fund --save-exact "openai@$openai_version"
+	rm -rf "$ocache"
+	mv "$otmp" "$ocache"
+fi
+MIRA_INTEROP_MODULES=$ocache/node_modules MIRA_PROXY=$PWD/bin/mira-proxy node scripts/interop/proxy.mjs

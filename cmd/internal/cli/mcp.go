@@ -89,9 +89,15 @@ func (c *MCPCmd) run(ctx context.Context, o *IO) error {
 // checkListen refuses a non-loopback address without a token: the memory
 // holds everything the user told their agents.
 func checkListen(addr, token string) error {
+	return CheckListen("--http", addr, token, "MIRA_MCP_TOKEN")
+}
+
+// CheckListen refuses a server address (given with flag) that is not
+// loopback unless a token (from --token or the variable env) guards it.
+func CheckListen(flag, addr, token, env string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return usagef("--http %s: %v (want host:port, e.g. 127.0.0.1:7777)", addr, err)
+		return usagef("%s %s: %v (want host:port, e.g. 127.0.0.1:7777)", flag, addr, err)
 	}
 	if token != "" {
 		return nil
@@ -102,7 +108,7 @@ func checkListen(addr, token string) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return usagef("--http %s is not a loopback address: set --token (or MIRA_MCP_TOKEN) so that only your clients can read the memory", addr)
+	return usagef("%s %s is not a loopback address: set --token (or %s) so that only your clients can read the memory", flag, addr, env)
 }
 
 // bearer requires Authorization: Bearer token on every request when a

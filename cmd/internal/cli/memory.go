@@ -22,6 +22,7 @@ func (c *Common) open(ctx context.Context, o *IO, command, project string) (*mir
 type openOptions struct {
 	warm     bool // keep it open and fresh (a server)
 	existing bool // a reader: never create the store
+	lag      bool // reads do not wait for the watcher (mira.Options.Lag)
 }
 
 // openWith opens the memory as how says.
@@ -36,7 +37,7 @@ func (c *Common) openWith(ctx context.Context, o *IO, command, project string, h
 	opt := mira.Options{
 		Home: home, Command: command, Config: o.config(), Getenv: o.Getenv,
 		Embedder: c.Embed, LockTimeout: c.LockTimeout, Project: project,
-		Warn: (&warnOnce{o: o}).warn, Keep: o.keep, Fresh: o.ready, Records: o.records, Warm: how.warm, Existing: how.existing,
+		Warn: (&warnOnce{o: o}).warn, Keep: o.keep, Fresh: o.ready, Records: o.records, Warm: how.warm, Lag: how.lag, Existing: how.existing,
 	}
 	if opt.Embedder == "" {
 		opt.Embedder = mira.BuiltinEmbedder
@@ -56,6 +57,17 @@ func (c *Common) OpenKept(ctx context.Context, o *IO, command, project string) (
 	o.keep = new(index.Keep)
 	return c.open(ctx, o, command, project)
 }
+
+// OpenWarm opens the memory for a server: the index stays open and a
+// file watcher keeps it fresh (mira.Options.Warm); with lag, reads do not
+// wait for the watcher to take in the latest commits (mira.Options.Lag).
+func (c *Common) OpenWarm(ctx context.Context, o *IO, command, project string, lag bool) (*mira.Memory, error) {
+	return c.openWith(ctx, o, command, project, openOptions{warm: true, lag: lag})
+}
+
+// Project is the current project: flag when set, else the one detected
+// from the working directory (or $MIRA_PROJECT).
+func Project(o *IO, flag string) string { return project(o, flag) }
 
 // Warner prints each warning once per command: a broken file with its
 // path, anything else as it is.

@@ -1,0 +1,202 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/miramem/mira"
+	"github.com/miramem/mira/mem"
+)
+
+// fakeUpstream is a chat server that answers at once: a plain reply, or a
+// stream of a few chunks, each echoing the last user message.
+func fakeUpstream() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		body := string(b)
+		last := "?"
+		if i := strings.LastIndex(body, `"role":"user","content":"`); i >= 0 {
+			rest := body[i+len(`"role":"user","content":"`):]
+			last = rest[:strings.IndexByte(rest, '"')]
+		}
+		if strings.Contains(body, `"stream":true`) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, piece := range []string{"Answer ", "to: ", last} {
+				fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q},\"finish_reason\":null}]}\n\n", piece)
+				w.(http.Flusher).Flush()
+			}
+			io.WriteString(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}`, "Answer to: "+last)
+	})
+}
+
+// loadSize is the load's size: MIRA_PROXY_LOAD=convs,turns,entries
+// (make bench runs 50,5,10000); the default is small enough for make test.
+func loadSize(t *testing.T) (convs, turns, entries int) {
+	convs, turns, entries = 20, 5, 1000
+	if v := os.Getenv("MIRA_PROXY_LOAD"); v != "" {
+		f := strings.Split(v, ",")
+		if len(f) != 3 {
+			t.Fatalf("MIRA_PROXY_LOAD=%q: want convs,turns,entries", v)
+		}
+		convs, _ = strconv.Atoi(f[0])
+		turns, _ = strconv.Atoi(f[1])
+		entries, _ = strconv.Atoi(f[2])
+	}
+	return
+}
+
+// seed fills a store with n generated memories in one commit.
+func seed(t testing.TB, m *mira.Memory, n int) {
+	words := strings.Fields("the cache index server client request error config release branch deploy database query token auth session service cluster queue worker retry latency memory network proxy route schema migration payment invoice order customer email webhook event stream batch pipeline metric alert trace refactor module package channel goroutine mutex deadline team sprint")
+	var es []*mem.Entry
+	for i := range n {
+		var b strings.Builder
+		for j := range 12 + i%20 {
+			b.WriteString(words[(i*7+j*13+j*j)%len(words)])
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "note %d", i)
+		es = append(es, &mem.Entry{Body: b.String(), Kind: []string{mem.KindFact, mem.KindNote, mem.KindDecision}[i%3], Scope: mem.DefaultScope})
+	}
+	if _, err := m.Remember(context.Background(), es, mira.RememberOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLoad: concurrent conversations, half of them streaming, through the
+// proxy against a fake upstream on a seeded store: every turn is stored
+// exactly once, the store is clean, and the time the proxy adds over
+// calling the upstream directly is reported (p50, p99, first byte).
+func TestLoad(t *testing.T) {
+	convs, turns, entries := loadSize(t)
+	up := httptest.NewServer(fakeUpstream())
+	defer up.Close()
+	m := openStore(t)
+	seed(t, m, entries)
+	if _, err := m.UpdateIndex(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, m, up.URL+"/v1", nil, func(o *Options) { o.Log = false; o.Logf = nil })
+	f.writer.Close(context.Background())
+	f.writer = m.NewTurnWriter(mira.TurnWriterOptions{Delay: 300 * time.Millisecond, Source: "mira-proxy"})
+	f.srv.opt.Writer = f.writer
+	f.curator.opt.Writer = f.writer
+	var commits0 = strings.Count(git(t, m.Root(), "log", "--format=%s"), "\n")
+
+	type sample struct{ proxy, direct, proxyFirst, directFirst time.Duration }
+	var mu sync.Mutex
+	var samples []sample
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * convs}}
+	// call sends body and returns the time to the first byte and to the end.
+	call := func(url, conv, body string) (first, all time.Duration, reply string, err error) {
+		req, _ := http.NewRequest("POST", url+"/chat/completions", strings.NewReader(body))
+		req.Header.Set(HeaderConversation, conv)
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, 0, "", err
+		}
+		defer resp.Body.Close()
+		br := bufio.NewReader(resp.Body)
+		if _, err := br.Peek(1); err != nil {
+			return 0, 0, "", err
+		}
+		first = time.Since(start)
+		b, err := io.ReadAll(br)
+		if resp.StatusCode != 200 {
+			err = fmt.Errorf("status %d: %s", resp.StatusCode, b)
+		}
+		return first, time.Since(start), string(b), err
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, convs*turns)
+	for c := range convs {
+		wg.Go(func() {
+			conv := fmt.Sprintf("load-%d", c)
+			stream := c%2 == 0
+			var msgs []string
+			for i := range turns {
+				text := fmt.Sprintf("conversation %d turn %d: how do we retry the payment queue worker?", c, i)
+				msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":%q}`, text))
+				body := fmt.Sprintf(`{"model":"m","stream":%v,"messages":[%s]}`, stream, strings.Join(msgs, ","))
+				df, da, _, err := call(up.URL+"/v1", conv, body)
+				if err != nil {
+					errs <- err
+					return
+				}
+				pf, pa, reply, err := call(f.url, conv, body)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if !strings.Contains(reply, "Answer") {
+					errs <- fmt.Errorf("reply %q", reply)
+				}
+				mu.Lock()
+				samples = append(samples, sample{pa, da, pf, df})
+				mu.Unlock()
+				msgs = append(msgs, fmt.Sprintf(`{"role":"assistant","content":%q}`, "Answer to: "+text))
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	f.idle()
+
+	// Every turn stored exactly once, in order.
+	for c := range convs {
+		got := f.turns(fmt.Sprintf("load-%d", c))
+		if len(got) != 2*turns {
+			t.Errorf("conversation %d: %d turns stored, want %d", c, len(got), 2*turns)
+			continue
+		}
+		for i := range turns {
+			want := fmt.Sprintf("conversation %d turn %d: how do we retry the payment queue worker?", c, i)
+			if got[2*i].Role != "user" || got[2*i].Body != want || got[2*i+1].Role != "assistant" || got[2*i+1].Body != "Answer to: "+want {
+				t.Errorf("conversation %d turn %d stored as %q / %q", c, i, got[2*i].Body, got[2*i+1].Body)
+			}
+		}
+	}
+	git(t, m.Root(), "fsck", "--strict")
+	if st := git(t, m.Root(), "status", "--porcelain"); st != "" {
+		t.Errorf("git status:\n%s", st)
+	}
+	log := git(t, m.Root(), "log", "--format=%s")
+	turnCommits := strings.Count(log, "turns: ")
+	if turnCommits > convs*turns {
+		t.Errorf("%d commits of turns for %d turns: not batched", turnCommits, 2*convs*turns)
+	}
+
+	pct := func(d []time.Duration, p float64) time.Duration {
+		slices.Sort(d)
+		return d[min(len(d)-1, int(float64(len(d))*p))]
+	}
+	var added, first []time.Duration
+	for _, s := range samples {
+		added = append(added, s.proxy-s.direct)
+		first = append(first, s.proxyFirst-s.directFirst)
+	}
+	t.Logf("%d conversations × %d turns (half streamed) on a store of %d entries: %d requests", convs, turns, entries, len(samples))
+	t.Logf("added by the proxy over a direct call: p50 %v, p99 %v; first byte: p50 %v, p99 %v",
+		pct(added, 0.5).Round(10*time.Microsecond), pct(added, 0.99).Round(10*time.Microsecond),
+		pct(first, 0.5).Round(10*time.Microsecond), pct(first, 0.99).Round(10*time.Microsecond))
+	t.Logf("turns stored: %d in %d commits (%d commits in all since the seed)", 2*len(samples), turnCommits, strings.Count(log, "\n")-commits0)
+}

@@ -1,0 +1,286 @@
+package mira
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/miramem/mira/mem"
+)
+
+// AppendTurns stores conversation turns (entries of kind turn with a role
+// and a scope) in one commit. Unlike Remember it keeps repeated text: a
+// user who says "yes" twice said it twice. Each entry is checked as
+// Remember checks it, the secret scan included, and the batch is all or
+// nothing. Entries keep the id and creation time they carry (TurnWriter
+// stamps them as they arrive), or get them here.
+func (m *Memory) AppendTurns(ctx context.Context, entries []*mem.Entry, source string) (string, error) {
+	if len(entries) == 0 {
+		return "", invalidf("no turns to store")
+	}
+	for _, e := range entries {
+		if err := checkTurn(e, m.opt.Project, m.cfg.Remember.MaxBytes); err != nil {
+			return "", err
+		}
+	}
+	// The store's lock file alone, not writeMu: a Summarize of this
+	// process holds writeMu while its model writes, and a turn must not
+	// wait for that. The lock file serialises the commits themselves.
+	l, err := m.st.Lock(context.WithoutCancel(ctx), m.opt.LockTimeout)
+	if err != nil {
+		return "", err
+	}
+	defer l.Unlock()
+	tx := m.st.Begin(false)
+	scopes := map[string]bool{}
+	for _, e := range entries {
+		if err := tx.Add(e); err != nil {
+			tx.Rollback()
+			return "", err
+		}
+		scopes[e.Scope] = true
+	}
+	return tx.Commit(turnsSubject(entries, len(scopes)), mem.Trailer{Key: "Mira-Source", Value: cmp.Or(source, "api")})
+}
+
+// turnsSubject is the commit subject of stored turns, e.g.
+// `turns: 1 user turn in conversation alice "What do I…"` or
+// `turns: 12 turns in 5 conversations`.
+func turnsSubject(entries []*mem.Entry, scopes int) string {
+	if len(entries) == 1 {
+		e := entries[0]
+		return fmt.Sprintf("turns: 1 %s turn in conversation %s %q", e.Role, e.Scope, firstWords(e.Body, 60))
+	}
+	if scopes == 1 {
+		return fmt.Sprintf("turns: %d turns in conversation %s", len(entries), entries[0].Scope)
+	}
+	return fmt.Sprintf("turns: %d turns in %d conversations", len(entries), scopes)
+}
+
+// checkTurn fills a turn's defaults and refuses what Remember refuses.
+func checkTurn(e *mem.Entry, project string, maxBytes int) error {
+	if e.Kind == "" {
+		e.Kind = mem.KindTurn
+	}
+	if e.Kind != mem.KindTurn {
+		return invalidf("%s is not a turn", e.Kind)
+	}
+	if e.Role == "" {
+		return invalidField("role", errors.New("a turn needs a role"))
+	}
+	return prepare(e, RememberOptions{MaxBytes: maxBytes}, project)
+}
+
+// TurnWriterOptions tune a TurnWriter.
+type TurnWriterOptions struct {
+	// Delay is how long the first turn of a batch waits for others before
+	// the batch is committed (default 300 ms). A turn is committed within
+	// about Delay plus one commit.
+	Delay time.Duration
+	// MaxBatch is the most turns in one commit (default 500).
+	MaxBatch int
+	// Source is the commit's Mira-Source trailer.
+	Source string
+	// Committed, when set, is told of each batch once it is committed, in
+	// the writer's goroutine.
+	Committed func([]*mem.Entry)
+	// Failed, when set, is told of each failed commit; the batch is tried
+	// again (Retries times in all, a second apart) and then given up.
+	Failed func(batch []*mem.Entry, err error, final bool)
+	// Retries is the number of attempts at one batch (default 5).
+	Retries int
+}
+
+// TurnWriter stores the turns of a busy server: turns added from many
+// goroutines are collected and committed together by AppendTurns, so that
+// fifty conversations make a commit or two a second instead of one a
+// turn, and each turn is still committed within a fraction of a second.
+// Add checks a turn at once, so a refused one is known to the caller.
+type TurnWriter struct {
+	m   *Memory
+	opt TurnWriterOptions
+
+	mu        sync.Mutex
+	queue     []*mem.Entry
+	added     uint64 // turns accepted by Add
+	settled   uint64 // turns committed or given up
+	progress  chan struct{}
+	kick      chan struct{}
+	closing   bool
+	done      chan struct{}
+	lastStamp time.Time
+}
+
+// NewTurnWriter starts a TurnWriter. Close it to commit what is left.
+func (m *Memory) NewTurnWriter(opt TurnWriterOptions) *TurnWriter {
+	opt.Delay = cmp.Or(opt.Delay, 300*time.Millisecond)
+	opt.MaxBatch = cmp.Or(opt.MaxBatch, 500)
+	opt.Retries = cmp.Or(opt.Retries, 5)
+	w := &TurnWriter{m: m, opt: opt, progress: make(chan struct{}), kick: make(chan struct{}, 1), done: make(chan struct{})}
+	go w.loop()
+	return w
+}
+
+// ErrWriterClosed is returned by Add after Close.
+var ErrWriterClosed = errors.New("the turn writer is closed")
+
+// Add checks a turn and queues it. The turn gets its id and creation time
+// now, so turns keep the order they were added in. A turn refused (a
+// secret, a missing role, too long) is an *InvalidError and is not queued.
+func (w *TurnWriter) Add(e *mem.Entry) error {
+	if err := checkTurn(e, w.m.opt.Project, w.m.cfg.Remember.MaxBytes); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closing {
+		return ErrWriterClosed
+	}
+	// Entries are ordered by creation time (whole seconds) and then id;
+	// the stamp never goes back, so a clock stepped back keeps the order.
+	now := w.m.st.Now()
+	t := now.UTC().Truncate(time.Second)
+	if t.Before(w.lastStamp) {
+		t = w.lastStamp
+	}
+	w.lastStamp = t
+	e.CreatedAt = t
+	e.ID = w.m.st.NewID(now)
+	w.queue = append(w.queue, e)
+	w.added++
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Flush waits until every turn added before it is committed or given up.
+func (w *TurnWriter) Flush(ctx context.Context) error {
+	w.mu.Lock()
+	target := w.added
+	for w.settled < target {
+		ch := w.progress
+		w.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.done:
+		}
+		w.mu.Lock()
+		if w.settled < target && isDone(w.done) {
+			w.mu.Unlock()
+			return fmt.Errorf("%d turns were not stored", target-w.settled)
+		}
+	}
+	w.mu.Unlock()
+	return nil
+}
+
+// Pending is the number of turns added and not yet committed or given up.
+func (w *TurnWriter) Pending() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return int(w.added - w.settled)
+}
+
+// Close refuses further turns, commits those queued and stops. When ctx
+// ends first, the turns still queued are not stored and Close says how
+// many.
+func (w *TurnWriter) Close(ctx context.Context) error {
+	w.mu.Lock()
+	w.closing = true
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+	err := w.Flush(ctx)
+	w.mu.Lock()
+	if !isDone(w.done) {
+		w.queue = nil // the loop stops at its next look
+	}
+	w.mu.Unlock()
+	return err
+}
+
+// loop commits batches until the writer is closed and empty.
+func (w *TurnWriter) loop() {
+	defer close(w.done)
+	for {
+		w.mu.Lock()
+		for len(w.queue) == 0 {
+			if w.closing {
+				w.mu.Unlock()
+				return
+			}
+			w.mu.Unlock()
+			<-w.kick
+			w.mu.Lock()
+		}
+		closing := w.closing
+		w.mu.Unlock()
+		if !closing {
+			// Let the turns arriving meanwhile join this batch.
+			t := time.NewTimer(w.opt.Delay)
+		wait:
+			for {
+				select {
+				case <-t.C:
+					break wait
+				case <-w.kick:
+					w.mu.Lock()
+					full := len(w.queue) >= w.opt.MaxBatch || w.closing
+					w.mu.Unlock()
+					if full {
+						t.Stop()
+						break wait
+					}
+				}
+			}
+		}
+		w.mu.Lock()
+		n := min(len(w.queue), w.opt.MaxBatch)
+		batch := slices.Clone(w.queue[:n])
+		w.queue = w.queue[n:]
+		w.mu.Unlock()
+		if len(batch) > 0 {
+			w.commit(batch)
+		}
+		w.mu.Lock()
+		w.settled += uint64(len(batch))
+		close(w.progress)
+		w.progress = make(chan struct{})
+		w.mu.Unlock()
+	}
+}
+
+// commit stores one batch, trying again a second later when it fails.
+func (w *TurnWriter) commit(batch []*mem.Entry) {
+	for attempt := 1; ; attempt++ {
+		_, err := w.m.AppendTurns(context.Background(), batch, w.opt.Source)
+		if err == nil {
+			if w.opt.Committed != nil {
+				w.opt.Committed(batch)
+			}
+			return
+		}
+		var inv *InvalidError
+		final := attempt >= w.opt.Retries || errors.As(err, &inv)
+		if w.opt.Failed != nil {
+			w.opt.Failed(batch, err, final)
+		}
+		if final {
+			return
+		}
+		time.Sleep(time.Second)
+		for _, e := range batch {
+			e.Path = "" // planned again on the next attempt
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package mira
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/miramem/mira/mem"
+)
+
+// TestTurnWriter: turns added from many goroutines are each stored once,
+// in far fewer commits than turns, repeated text included, in the order
+// they were added within a conversation.
+func TestTurnWriter(t *testing.T) {
+	m := open(t, false)
+	var commits atomic.Int32
+	w := m.NewTurnWriter(TurnWriterOptions{Delay: 50 * time.Millisecond, Source: "test",
+		Committed: func([]*mem.Entry) { commits.Add(1) }})
+	const convs, turns = 20, 6
+	var wg sync.WaitGroup
+	for c := range convs {
+		wg.Go(func() {
+			for i := range turns {
+				role := []string{"user", "assistant"}[i%2]
+				body := "yes" // the same text again and again: each is a turn of its own
+				if i%3 == 0 {
+					body = fmt.Sprintf("turn %d of conversation %d", i, c)
+				}
+				if err := w.Add(&mem.Entry{Scope: fmt.Sprintf("c%d", c), Role: role, Body: body}); err != nil {
+					t.Errorf("Add: %v", err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for c := range convs {
+		got, err := m.Turns(t.Context(), fmt.Sprintf("c%d", c), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != turns {
+			t.Fatalf("conversation %d has %d turns, want %d", c, len(got), turns)
+		}
+		for i, e := range got {
+			if want := []string{"user", "assistant"}[i%2]; e.Role != want {
+				t.Errorf("conversation %d turn %d: role %s, want %s (out of order)", c, i, e.Role, want)
+			}
+		}
+	}
+	if n := commits.Load(); n < 1 || n > convs*turns/4 {
+		t.Errorf("%d commits for %d turns: want them batched", n, convs*turns)
+	}
+	log := gitOut(t, m.Root(), "log", "--format=%s")
+	if !strings.Contains(log, "turns: ") {
+		t.Errorf("no turns commit:\n%s", log)
+	}
+	gitOut(t, m.Root(), "fsck", "--strict")
+	if st := gitOut(t, m.Root(), "status", "--porcelain"); st != "" {
+		t.Errorf("git status:\n%s", st)
+	}
+	if err := w.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(&mem.Entry{Scope: "c0", Role: "user", Body: "late"}); !errors.Is(err, ErrWriterClosed) {
+		t.Errorf("Add after Close = %v, want ErrWriterClosed", err)
+	}
+}
+
+// TestTurnWriterRefuses: a secret or a turn without a role is refused at
+// Add, and nothing of it reaches the store.
+func TestTurnWriterRefuses(t *testing.T) {
+	m := open(t, false)
+	w := m.NewTurnWriter(TurnWriterOptions{Delay: time.Millisecond})
+	defer w.Close(t.Context())
+	err := w.Add(&mem.Entry{Scope: "c", Role: "user", Body: "my key is AKIAZ7QW3ERTYUIOP4AB"})
+	var se *SecretError
+	if !errors.As(err, &se) {
+		t.Errorf("a secret: %v, want a SecretError", err)
+	}
+	if err := w.Add(&mem.Entry{Scope: "c", Body: "who said this?"}); err == nil {
+		t.Errorf("a turn without a role was accepted")
+	}
+	if err := w.Add(&mem.Entry{Scope: "c", Role: "user", Body: "kept"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := m.Turns(t.Context(), "c", 0)
+	if len(got) != 1 || got[0].Body != "kept" {
+		t.Errorf("turns = %v, want only the one kept", got)
+	}
+}
