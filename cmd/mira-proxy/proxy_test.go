@@ -165,16 +165,20 @@ func TestKillAndSIGTERM(t *testing.T) {
 	if stored["after the restart"] != 1 {
 		t.Errorf("the turn after the restart stored %d times", stored["after the restart"])
 	}
+	// A turn is committed within --commit-delay plus one commit: under a
+	// second on an idle machine, "a second or two" being the promise when
+	// the test shares the machine with the rest of the suite.
+	const window = 2 * time.Second
 	missing := 0
 	for text, at := range done {
 		switch n := stored[text]; {
 		case n > 1:
 			t.Errorf("%q stored %d times", text, n)
-		case n == 0 && killed.Sub(at) > time.Second:
+		case n == 0 && killed.Sub(at) > window:
 			t.Errorf("%q was answered %v before the kill and is not stored", text, killed.Sub(at).Round(time.Millisecond))
 		case n == 0:
 			missing++
 		}
 	}
-	t.Logf("%d turns answered before kill -9; %d stored; %d of those answered in its last second missing", len(done), len(stored)-1, missing)
+	t.Logf("%d turns answered before kill -9; %d stored; of those answered in its last %v, %d missing", len(done), len(stored)-1, window, missing)
 }
