@@ -61,6 +61,7 @@ func TestStaleLockIsBroken(t *testing.T) {
 		"dead pid":  `{"pid":2147483646,"host":"` + host + `","time":"` + time.Now().UTC().Format(time.RFC3339) + `"}`,
 		"too old":   `{"pid":1,"host":"elsewhere","time":"2001-01-01T00:00:00Z"}`,
 		"truncated": ``,
+		"half json": `{"pid":12`,
 	}
 	for name, content := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -72,7 +73,15 @@ func TestStaleLockIsBroken(t *testing.T) {
 				t.Fatalf("acquire over a stale lock: %v", err)
 			}
 			l.Unlock()
+			if aside, _ := filepath.Glob(p + ".stale.*"); len(aside) > 0 {
+				t.Errorf("breaking the lock left %v", aside)
+			}
 		})
+	}
+	// A lock file being written (unparsable but fresh) is respected.
+	os.WriteFile(p, []byte(`{"pid":12`), 0o644)
+	if _, err := acquire(context.Background(), p, "x", 30*time.Millisecond); err == nil {
+		t.Error("acquire over a lock file written a moment ago succeeded")
 	}
 	// A live holder elsewhere is respected.
 	os.WriteFile(p, []byte(`{"pid":1,"host":"elsewhere","time":"`+time.Now().UTC().Format(time.RFC3339)+`"}`), 0o644)
