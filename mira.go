@@ -78,10 +78,12 @@ type Options struct {
 	// its watcher is trusted and this one does not start.
 	Warm bool
 	// Lag, with Warm, lets reads search the index as the watcher last
-	// left it instead of waiting for it to take in the latest commits: a
-	// server that writes all the time (mira-proxy, storing every turn)
-	// would otherwise make nearly every read wait for indexing. What was
-	// just written shows up in searches a moment later.
+	// left it instead of waiting for it to take in the latest commits of
+	// turns (AppendTurns, TurnWriter): a server that stores every turn
+	// (mira-proxy) would otherwise make nearly every read wait for
+	// indexing. A stored turn shows up in searches a moment later; what
+	// this Memory's other writes (Remember, Forget, Extract, Summarize,
+	// Pin, Sync) changed is still waited for, so the next read sees it.
 	Lag bool
 	// Keep, when set, is the index state shared with other users of the
 	// same process (a server that also runs index batches). Warm makes one
@@ -120,10 +122,16 @@ type Memory struct {
 	// writeMu serialises this process's writers before they take the
 	// store's lock file, which is not reentrant.
 	writeMu sync.Mutex
+	// fileMu queues this process's commits in front of the lock file
+	// (lockFile).
+	fileMu sync.Mutex
 
 	stopWatch context.CancelFunc
 	watchDone chan struct{}
 	syncer    atomic.Pointer[index.Syncer] // nil when not watching
+	// writes counts this Memory's writes other than turns; indexed is
+	// the count the index was last brought up to (Options.Lag).
+	writes, indexed atomic.Uint64
 	watching  chan struct{}                // closed once the watcher's first batch is done
 
 	closeOnce sync.Once
@@ -336,8 +344,10 @@ func (m *Memory) indexOptions(ctx context.Context) index.Options {
 // openIndex opens the index brought up to date with the store. The
 // caller holds readMu when the Memory keeps the index, and closes it.
 func (m *Memory) openIndex(ctx context.Context) (*index.Index, error) {
-	if m.opt.Lag && m.watching != nil && isDone(m.watching) && m.syncer.Load() != nil {
-		// The watcher is up and brings the index along by itself.
+	w := m.writes.Load()
+	if m.opt.Lag && w == m.indexed.Load() && m.watching != nil && isDone(m.watching) && m.syncer.Load() != nil {
+		// The watcher is up and brings the index along by itself, and
+		// nothing but turns was written since the index was last fresh.
 		opt := m.indexOptions(ctx)
 		opt.NoRefresh = true
 		if ix, err := index.Open(newSource(m.st), opt); err == nil {
@@ -350,6 +360,9 @@ func (m *Memory) openIndex(ctx context.Context) (*index.Index, error) {
 	ix, err := index.Open(newSource(m.st), m.indexOptions(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("cannot open index: %w", err)
+	}
+	if m.indexed.Load() < w {
+		m.indexed.Store(w) // a racing reader storing less costs only a wait
 	}
 	return ix, nil
 }
@@ -420,10 +433,11 @@ func (m *Memory) UpdateIndex(ctx context.Context) (index.Stats, error) {
 	return st, err
 }
 
-// lock takes the store's lock for one write.
+// lock takes the store's lock for one write: after this process's other
+// writers (writeMu), then the lock file.
 func (m *Memory) lock(ctx context.Context) (unlock func(), err error) {
 	m.writeMu.Lock()
-	l, err := m.st.Lock(ctx, m.opt.LockTimeout)
+	unlockFile, err := m.lockFile(ctx)
 	if err != nil {
 		m.writeMu.Unlock()
 		return nil, err
@@ -431,8 +445,29 @@ func (m *Memory) lock(ctx context.Context) (unlock func(), err error) {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			l.Unlock()
+			m.writes.Add(1)
+			unlockFile()
 			m.writeMu.Unlock()
+		})
+	}, nil
+}
+
+// lockFile takes the store's lock file for one commit. This process's
+// committers queue on fileMu first: the lock file is polled, and a writer
+// that commits often (the turn writer) would otherwise win it again and
+// again while another waits out its timeout.
+func (m *Memory) lockFile(ctx context.Context) (unlock func(), err error) {
+	m.fileMu.Lock()
+	l, err := m.st.Lock(ctx, m.opt.LockTimeout)
+	if err != nil {
+		m.fileMu.Unlock()
+		return nil, err
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.Unlock()
+			m.fileMu.Unlock()
 		})
 	}, nil
 }

@@ -51,6 +51,7 @@ func (m *Memory) Summarize(ctx context.Context, opt SummarizeOptions) (*summariz
 		DryRun:      opt.DryRun,
 		Through:     opt.Through,
 		Bad:         func(err error) { m.warn("", err) },
+		Lock:        m.lockFile,
 	}
 	if opt.NoEviction {
 		so.MaxEntries = 0
@@ -75,6 +76,7 @@ func (m *Memory) Summarize(ctx context.Context, opt SummarizeOptions) (*summariz
 	if !opt.DryRun {
 		m.writeMu.Lock()
 		defer m.writeMu.Unlock()
+		defer m.writes.Add(1)
 	}
 	return summarize.Run(ctx, m.st, opt.Scopes, so)
 }

@@ -29,12 +29,12 @@ func (m *Memory) AppendTurns(ctx context.Context, entries []*mem.Entry, source s
 	}
 	// The store's lock file alone, not writeMu: a Summarize of this
 	// process holds writeMu while its model writes, and a turn must not
-	// wait for that. The lock file serialises the commits themselves.
-	l, err := m.st.Lock(context.WithoutCancel(ctx), m.opt.LockTimeout)
+	// wait for that. lockFile queues the commits themselves.
+	unlock, err := m.lockFile(context.WithoutCancel(ctx))
 	if err != nil {
 		return "", err
 	}
-	defer l.Unlock()
+	defer unlock()
 	tx := m.st.Begin(false)
 	scopes := map[string]bool{}
 	for _, e := range entries {

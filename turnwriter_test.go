@@ -2,6 +2,7 @@ package mira
 
 import (
 	"errors"
+	"path/filepath"
 	"fmt"
 	"strings"
 	"sync"
@@ -96,5 +97,49 @@ func TestTurnWriterRefuses(t *testing.T) {
 	got, _ := m.Turns(t.Context(), "c", 0)
 	if len(got) != 1 || got[0].Body != "kept" {
 		t.Errorf("turns = %v, want only the one kept", got)
+	}
+}
+
+// TestLagSeesOwnWrites: with Options.Lag a read does not wait for the
+// watcher to take in stored turns, yet a memory this Memory remembered is
+// found by the very next recall, while turns keep being committed.
+func TestLagSeesOwnWrites(t *testing.T) {
+	m, err := Open(t.Context(), Options{Home: filepath.Join(t.TempDir(), "home"), Config: &Config{}, Warm: true, Lag: true,
+		Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	w := m.NewTurnWriter(TurnWriterOptions{Delay: 50 * time.Millisecond, Source: "test"})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			w.Add(&mem.Entry{Scope: "chat", Role: "user", Body: fmt.Sprintf("chatter %d about nothing", i)})
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	defer func() {
+		close(stop)
+		wg.Wait()
+		w.Close(t.Context())
+	}()
+	words := []string{"aubergine", "bergamot", "cardamom", "dragonfruit", "elderflower"}
+	for _, word := range words {
+		if _, err := m.Remember(t.Context(), []*mem.Entry{{Kind: "fact", Body: "The team's mascot is a " + word + "."}}, RememberOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := m.Recall(t.Context(), Query{Text: word, K: 3, Mode: "lexical"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) == 0 || !strings.Contains(recs[0].Text, word) {
+			t.Fatalf("the recall right after remembering %q found %v", word, recs)
+		}
 	}
 }

@@ -50,6 +50,10 @@ type Options struct {
 	MaxEntries int
 	// LockTimeout is how long to wait for the store lock.
 	LockTimeout time.Duration
+	// Lock, if set, takes the store lock for the commit instead of
+	// mem.Store.Lock: a process with several writers queues them fairly
+	// in front of the lock file.
+	Lock func(ctx context.Context) (unlock func(), err error)
 	// DryRun plans everything (summaries included) and writes nothing.
 	DryRun bool
 	// Bad receives files that do not parse; they are skipped.
@@ -142,10 +146,10 @@ func Run(ctx context.Context, st *mem.Store, scopes []string, opt Options) (*Res
 	plans := map[string]*plan{}
 	failed := map[string]error{}
 	todo := scopes
-	var lock *mem.Lock
+	var unlock func()
 	defer func() {
-		if lock != nil {
-			lock.Unlock()
+		if unlock != nil {
+			unlock()
 		}
 	}()
 	for attempt := 1; ; attempt++ {
@@ -175,7 +179,15 @@ func Run(ctx context.Context, st *mem.Store, scopes []string, opt Options) (*Res
 			return res, scopeErrors(res, failed)
 		}
 		var err error
-		if lock, err = st.Lock(ctx, opt.LockTimeout); err != nil {
+		if opt.Lock != nil {
+			unlock, err = opt.Lock(ctx)
+		} else {
+			var l *mem.Lock
+			if l, err = st.Lock(ctx, opt.LockTimeout); err == nil {
+				unlock = func() { l.Unlock() }
+			}
+		}
+		if err != nil {
 			return nil, err
 		}
 		var stale []string
@@ -204,8 +216,8 @@ func Run(ctx context.Context, st *mem.Store, scopes []string, opt Options) (*Res
 			}
 			break
 		}
-		lock.Unlock()
-		lock = nil
+		unlock()
+		unlock = nil
 		todo = stale
 	}
 
