@@ -42,6 +42,12 @@ type Config struct {
 		RecencyDays   *float64 `yaml:"recency_days"`
 		MMRLambda     *float64 `yaml:"mmr_lambda"`
 		MinScore      *float64 `yaml:"min_score"`
+		// Serve lets a recall that no server answers start one (nil:
+		// true); $MIRA_SERVE beats it. ServeIdle is how long such a
+		// server waits for the next recall before it stops (a duration;
+		// empty: DefaultServeIdle).
+		Serve     *bool  `yaml:"serve"`
+		ServeIdle string `yaml:"serve_idle"`
 	} `yaml:"recall"`
 	// LLM is the chat model of the write path and the agent; the
 	// environment's MIRA_MODEL, OPENAI_BASE_URL and OPENAI_API_KEY beat it.
@@ -131,6 +137,23 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 	return c, nil
 }
 
+// DefaultServeIdle is how long a server started by a recall waits for the
+// next one before it stops, when recall.serve_idle does not say.
+const DefaultServeIdle = 10 * time.Minute
+
+// ServeIdle is the configuration's recall.serve_idle, else
+// DefaultServeIdle.
+func ServeIdle(cfg *Config) (time.Duration, error) {
+	if cfg == nil || cfg.Recall.ServeIdle == "" {
+		return DefaultServeIdle, nil
+	}
+	d, err := time.ParseDuration(cfg.Recall.ServeIdle)
+	if err != nil || d <= 0 {
+		return 0, invalidf("config recall.serve_idle: %q is no positive duration (such as 10m)", cfg.Recall.ServeIdle)
+	}
+	return d, nil
+}
+
 // ParseConfig reads a configuration from YAML. Unknown keys are errors: a
 // misspelt key would otherwise be ignored without a word.
 func ParseConfig(data []byte) (*Config, error) {
@@ -149,6 +172,11 @@ func ParseConfig(data []byte) (*Config, error) {
 			if err := CheckRecallSetting(s.key, *s.v); err != nil {
 				return &Config{}, fmt.Errorf("recall.%v", err)
 			}
+		}
+	}
+	if v := cfg.Recall.ServeIdle; v != "" {
+		if d, err := time.ParseDuration(v); err != nil || d <= 0 {
+			return &Config{}, fmt.Errorf("recall.serve_idle: %q is no positive duration (such as 10m)", v)
 		}
 	}
 	return cfg, nil

@@ -338,6 +338,10 @@ func (m *Memory) indexOptions(ctx context.Context) index.Options {
 	return index.Options{
 		Warn: m.warn, Now: time.Now, LockTimeout: 5 * time.Second, Keep: m.keep,
 		Progress: m.opt.Progress, Embedder: m.emb, Context: ctx, Dir: m.indexDir,
+		// The server's watcher takes in every change before the open
+		// (Options.Fresh), and when it cannot, the recall is not
+		// answered from here: its lease need not be read back.
+		SkipStat: m.opt.Fresh != nil,
 	}
 }
 

@@ -3,7 +3,9 @@
 # timings beside the tools a user would reach for instead (ripgrep, SQLite
 # FTS5, git), on generated stores of 10k and 100k entries.
 #
-#   SIZES="10000 100000"   store sizes to time (default both)
+#   SIZES="1000 10000 100000"  store sizes to time (default all three)
+#   BENCH_SVG=docs/bench.svg   where the chart of the timings goes
+#   STORES_ONLY=1              only the generated stores (no embedder, context)
 #   RUNS=10                hyperfine runs per command
 #   SERVED_RUNS=200        runs of the recalls answered by a watcher, and of
 #                          the recalls through mira-mcp (stores under 100k)
@@ -14,12 +16,13 @@ root=$PWD
 export PATH=$root/bin:$PATH
 # The toolchain go.mod names, also when this script runs outside make.
 export GOTOOLCHAIN=${GOTOOLCHAIN:-$(sed -n 's/^toolchain //p' go.mod)}
-SIZES=${SIZES-"10000 100000"}
+SIZES=${SIZES-"1000 10000 100000"}
 RUNS=${RUNS:-10}
 SERVED_RUNS=${SERVED_RUNS:-200}
 LOCOMO=${LOCOMO:-$root/../shared/bench/locomo}
 work=$(mktemp -d "${TMPDIR:-/tmp}/mira-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+mkdir -p docs
 export MIRA_PROJECT=bench GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost
 
 need() {
@@ -62,13 +65,51 @@ else
 	echo "LoCoMo data not found at $LOCOMO; skipping" >&2
 fi
 
-# --- Whole-process timings on generated stores.
+# --- Whole-process timings on generated stores, beside sqlite3 FTS5 and
+# git in the same run. Times are hyperfine medians; peak RSS is the largest
+# of three runs under /usr/bin/time (hyperfine gives none). Every row goes
+# to $work/rows.tsv, from which scripts/benchchart.py draws the SVG chart.
 go build -o "$work/mcpbench" ./scripts/mcpbench
-p50() { python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results']; print(' '.join('%.1f' % (x['median']*1000) for x in r))" "$1"; }
-row() { # label, json, baseline label
-	read -r a b <<<"$(p50 "$2")"
-	printf '| %s | %s ms | %s ms | %s |\n' "$1" "$a" "$b" "$(python3 -c "print('%.2f' % ($a/$b))")"
+rows=$work/rows.tsv
+: > "$rows"
+p50() { python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results']; print(' '.join('%.2f' % (x['median']*1000) for x in r))" "$1"; }
+# quiet CMD...: CMD without its stderr (hyperfine's warnings about a busy
+# machine), kept in $work/warnings.
+quiet() { "$@" 2>>"$work/warnings"; }
+# rss CMD...: the peak resident set of CMD in MB, the largest of 3 runs.
+rss() {
+	local m=0 k
+	for _ in 1 2 3; do
+		/usr/bin/time -f %M -o "$work/rss" "$@" >/dev/null 2>&1 </dev/null || true
+		k=$(tail -1 "$work/rss"); [ "$k" -gt "$m" ] 2>/dev/null && m=$k
+	done
+	python3 -c "print('%.1f' % ($m/1024))"
 }
+# row SIZE LABEL JSON RSS_A RSS_B: a table row from hyperfine's two results.
+row() {
+	read -r a b <<<"$(p50 "$3")"
+	local r; r=$(python3 -c "print('%.2f' % ($a/$b))")
+	printf '| %s | %s ms (%s MB) | %s ms (%s MB) | %s |\n' "$2" "$a" "$4" "$b" "$5" "$r"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$a" "$b" "$4" "$5" >> "$rows"
+}
+# once LABEL CMD...: one timed run (ms) and its peak RSS (MB), for the
+# steps too long to repeat.
+once() {
+	local t0 t1
+	t0=$(date +%s%N)
+	/usr/bin/time -f %M -o "$work/rss" "${@:2}" >/dev/null 2>"$work/once.err" </dev/null
+	t1=$(date +%s%N)
+	echo "$(( (t1 - t0) / 1000000 )) $(python3 -c "print('%.1f' % ($(tail -1 "$work/rss")/1024))")"
+}
+# stop_server: ends the server a recall started for $MIRA_HOME, if any.
+stop_server() {
+	local pid
+	pid=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['pid'])" "$MIRA_HOME/.index/watch" 2>/dev/null) || return 0
+	if grep -q -- '--on-demand' "/proc/$pid/cmdline" 2>/dev/null; then
+		kill "$pid"; while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+	fi
+}
+trap 'stop_server 2>/dev/null; rm -rf "$work"' EXIT
 for n in $SIZES; do
 	d=$work/gen$n
 	mkdir -p "$d"
@@ -76,89 +117,105 @@ for n in $SIZES; do
 	export MIRA_HOME=$d/home
 	echo
 	echo "## $n entries"
-	t0=$(date +%s.%N)
-	mira-remember --jsonl < "$d/records.jsonl" > /dev/null
-	t1=$(date +%s.%N)
-	echo "import: $(python3 -c "print(round($t1-$t0,2))") s for $n entries in one commit"
-	t0=$(date +%s.%N); mira-index rebuild >/dev/null; t1=$(date +%s.%N)
-	echo "first full rebuild (BM25 + fitting the built-in embedder + embedding): $(python3 -c "print(round($t1-$t0,2))") s"
-	sqlite3 "$d/fts.db" < "$d/fts.sql"
+	# Loading the store: mira-remember --jsonl (one commit) beside loading
+	# the same texts into an FTS5 table; then the first full index build.
+	read -r lt lr <<<"$(once load sh -c "exec mira-remember --jsonl < $d/records.jsonl")"
+	read -r st sr <<<"$(once fts sqlite3 "$d/fts.db" ".read $d/fts.sql")"
+	read -r bt br <<<"$(once rebuild mira-index rebuild)"
+	rm -f "$d/fts2.db"
+	read -r s2t s2r <<<"$(once fts sqlite3 "$d/fts2.db" ".read $d/fts.sql")"
+	git -C "$MIRA_HOME" config user.name bench; git -C "$MIRA_HOME" config user.email bench@localhost
 	q=$(head -1 "$d/queries.txt")
 	w1=${q%% *}
 	# Each word as an FTS5 string ("v1.5" is no bareword), ORed like
-	# mira-recall's query; the quotes are escaped for hyperfine's splitting.
-	fq=$(echo "$q" | sed 's/^/\\"/; s/ /\\" OR \\"/g; s/$/\\"/')
+	# mira-recall's query, in a file so no quoting stands between.
+	echo "SELECT id FROM m WHERE m MATCH '$(echo "$q" | sed "s/^/\"/; s/ /\" OR \"/g; s/\$/\"/")' ORDER BY bm25(m) LIMIT 10;" > "$d/q.sql"
+	fts="sqlite3 $d/fts.db '.read $d/q.sql'"
 	runs=$RUNS; [ "$n" -ge 100000 ] && runs=$(( RUNS < 5 ? RUNS : 5 ))
-	h="hyperfine -N --style none --warmup 2 --runs $runs"
-	$h --export-json "$d/recall.json" "mira-recall -k 10 '$q'" \
-		"sqlite3 $d/fts.db \"SELECT id FROM m WHERE m MATCH '$fq' ORDER BY bm25(m) LIMIT 10\"" >/dev/null
-	$h --export-json "$d/recall-modes.json" "mira-recall -k 10 '$q'" "mira-recall --mode lexical -k 10 '$q'" >/dev/null
-	$h --export-json "$d/recall-rg.json" "mira-recall -k 10 '$q'" "rg -l -i -w $w1 $MIRA_HOME/entries" >/dev/null
-	# The same recalls answered by a running watcher (mira-index watch).
-	mira-index watch & wpid=$!
-	for _ in $(seq 600); do [ -S "$MIRA_HOME/.index/recall.sock" ] && break; sleep 0.1; done
-	# These take milliseconds, where a few runs are mostly noise.
-	hs="hyperfine -N --style none --warmup 10 --runs $SERVED_RUNS"
-	$hs --export-json "$d/served.json" "mira-recall -k 10 '$q'" \
-		"sqlite3 $d/fts.db \"SELECT id FROM m WHERE m MATCH '$fq' ORDER BY bm25(m) LIMIT 10\"" >/dev/null
-	$hs --export-json "$d/served-modes.json" "mira-recall -k 10 '$q'" "mira-recall --mode lexical -k 10 '$q'" >/dev/null
-	# Every generated query, not only the first: each runs 10 times beside
-	# its FTS5 query; the row is the median of all those runs.
+	h="quiet hyperfine -N --style none --warmup 2 --runs $runs"
+	hs="quiet hyperfine -N --style none --warmup 10 --runs $SERVED_RUNS"
+	sqr=$(rss sqlite3 "$d/fts.db" ".read $d/q.sql")
+
+	# A recall in its own process (no server, MIRA_SERVE=0).
+	MIRA_SERVE=0 $h --export-json "$d/cold.json" "mira-recall -k 10 '$q'" "$fts" >/dev/null
+	coldr=$(MIRA_SERVE=0 rss mira-recall -k 10 "$q")
+	# The first default recall, which starts the server and waits for it.
+	read -r ft fr <<<"$(once first mira-recall -k 10 "$q")"
+	# The default recall as installed: answered by that server.
+	$hs --export-json "$d/recall.json" "mira-recall -k 10 '$q'" "$fts" >/dev/null
+	recr=$(rss mira-recall -k 10 "$q")
+	$hs --export-json "$d/modes.json" "mira-recall -k 10 '$q'" "mira-recall --mode lexical -k 10 '$q'" >/dev/null
+	lexr=$(rss mira-recall --mode lexical -k 10 "$q")
+	# Every generated query, each 10 times beside its FTS5 query; the row
+	# is the median of all those runs.
 	i=0
 	while read -r qq; do
 		i=$((i + 1))
-		fqq=$(echo "$qq" | sed 's/^/\\"/; s/ /\\" OR \\"/g; s/$/\\"/')
-		hyperfine -N --style none --warmup 1 --runs 10 --export-json "$d/served-q$i.json" "mira-recall -k 10 '$qq'" \
-			"sqlite3 $d/fts.db \"SELECT id FROM m WHERE m MATCH '$fqq' ORDER BY bm25(m) LIMIT 10\"" </dev/null >/dev/null
+		echo "SELECT id FROM m WHERE m MATCH '$(echo "$qq" | sed "s/^/\"/; s/ /\" OR \"/g; s/\$/\"/")' ORDER BY bm25(m) LIMIT 10;" > "$d/q$i.sql"
+		quiet hyperfine -N --style none --warmup 1 --runs 10 --export-json "$d/served-q$i.json" "mira-recall -k 10 '$qq'" \
+			"sqlite3 $d/fts.db '.read $d/q$i.sql'" </dev/null >/dev/null
 	done < "$d/queries.txt"
 	python3 -c "import json,sys,statistics as s; t=[[],[]]
 for f in sys.argv[2:]:
     for k,r in enumerate(json.load(open(f))['results']): t[k]+=r['times']
 json.dump({'results':[{'median':s.median(x)} for x in t]},open(sys.argv[1],'w'))" "$d/served-all.json" "$d"/served-q*.json
-	kill -INT $wpid; wait $wpid || true
-	# The same queries through mira-mcp: one server kept running, as an MCP
-	# host keeps it, each call timed from request to result.
+	srvpid=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['pid'])" "$MIRA_HOME/.index/watch")
+	srvr=$(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$srvpid/status")
+	$h --export-json "$d/rg.json" "mira-recall -k 10 '$q'" "rg -l -i -w $w1 $MIRA_HOME/entries" >/dev/null
+	rgr=$(rss rg -l -i -w "$w1" "$MIRA_HOME/entries")
+	# Remembering one memory, the index brought up to date by the server,
+	# beside git add && git commit of one file in the same repository.
+	$h --export-json "$d/remember.json" \
+		"sh -c 'mira-remember \"bench note \$(date +%s%N)\" >/dev/null'" \
+		"sh -c 'mkdir -p $MIRA_HOME/other; f=$MIRA_HOME/other/bench-\$(date +%s%N).md; echo x > \$f && git -C $MIRA_HOME add \$f && git -C $MIRA_HOME commit -q -m bench'" >/dev/null
+	remr=$(rss mira-remember "bench note rss")
+	gitr=$(rss sh -c "f=$MIRA_HOME/other/rss-\$(date +%s%N).md; echo x > \$f && git -C $MIRA_HOME add \$f && git -C $MIRA_HOME commit -q -m bench")
+	# The MCP server, the index warm in it, before the server goes.
 	mcpline=
 	if [ "$n" -lt 100000 ]; then
 		nq=$(wc -l < "$d/queries.txt")
 		mcpline=$("$work/mcpbench" -bin "$root/bin/mira-mcp" -home "$MIRA_HOME" -k 10 \
 			-rounds $(( (SERVED_RUNS + nq - 1) / nq )) "$d/queries.txt")
 	fi
-	git -C "$MIRA_HOME" config user.name bench; git -C "$MIRA_HOME" config user.email bench@localhost
-	$h --export-json "$d/remember.json" \
-		"sh -c 'mira-remember \"bench note \$(date +%s%N)\" >/dev/null'" \
-		"sh -c 'mkdir -p $MIRA_HOME/other; f=$MIRA_HOME/other/bench-\$(date +%s%N).md; echo x > \$f && git -C $MIRA_HOME add \$f && git -C $MIRA_HOME commit -q -m bench'" >/dev/null
-	# Bring the index up to date, then wait out the 2 s window in which a
-	# just-written file is re-read on every check (its time stamp cannot
-	# yet tell a later same-size rewrite apart), so this times no change.
-	mira-index update; sleep 3
+	stop_server
+	# No change: what every command without a server checks first. Wait
+	# out the 2 s in which a just-written file is looked at again.
+	MIRA_SERVE=0 mira-index update; sleep 3
 	$h --export-json "$d/fresh.json" "mira-index update" "git -C $MIRA_HOME status --porcelain" >/dev/null
-	hyperfine -N --style none --warmup 0 --runs 3 --export-json "$d/rebuild.json" "mira-index rebuild" \
-		"sh -c 'rm -f $d/fts2.db; sqlite3 $d/fts2.db < $d/fts.sql'" >/dev/null
+	updr=$(rss mira-index update)
+	gstr=$(rss git -C "$MIRA_HOME" status --porcelain)
 	echo
-	echo "| $n entries (p50) | mira | other | ratio |"
+	echo "| $n entries (p50, peak RSS) | mira | other | ratio |"
 	echo "|---|---|---|---|"
-	row "recall vs sqlite3 FTS5 query" "$d/recall.json"
-	row "recall answered by mira-index watch vs sqlite3 FTS5 query" "$d/served.json"
-	row "the same, each of the $(wc -l < "$d/queries.txt") generated queries (median of all runs)" "$d/served-all.json"
-	row "recall answered by mira-index watch, hybrid vs --mode lexical" "$d/served-modes.json"
-	row "recall vs rg -l -w" "$d/recall-rg.json"
-	row "recall hybrid vs --mode lexical" "$d/recall-modes.json"
-	row "remember 1 entry vs git add+commit" "$d/remember.json"
-	row "no-change freshness (mira-index update) vs git status" "$d/fresh.json"
-	row "index rebuild vs FTS5 table load" "$d/rebuild.json"
+	row "$n" "recall (default: served) vs sqlite3 FTS5 query" "$d/recall.json" "$recr" "$sqr"
+	row "$n" "the same, each of the $(wc -l < "$d/queries.txt") generated queries" "$d/served-all.json" "$recr" "$sqr"
+	row "$n" "recall, hybrid vs --mode lexical (served)" "$d/modes.json" "$recr" "$lexr"
+	row "$n" "recall in its own process (MIRA_SERVE=0) vs sqlite3 FTS5 query" "$d/cold.json" "$coldr" "$sqr"
+	row "$n" "recall (served) vs rg -l -w" "$d/rg.json" "$recr" "$rgr"
+	row "$n" "remember 1 entry vs git add && git commit" "$d/remember.json" "$remr" "$gitr"
+	row "$n" "no-change freshness (mira-index update) vs git status" "$d/fresh.json" "$updr" "$gstr"
+	served=$(p50 "$d/recall.json" | cut -d' ' -f1)
+	printf '| %s | %s ms (%s MB) | %s ms (%s MB) | %s |\n' "first recall, which starts the server (its peak RSS), vs the next (served)" \
+		"$ft" "$srvr" "$served" "$recr" "$(python3 -c "print('%.1f' % ($ft/$served))")"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "first recall, starting the server, vs the next" "$ft" "$served" "$srvr" "$recr" >> "$rows"
+	for r in "index rebuild vs FTS5 table load|$bt|$s2t|$br|$s2r" "load $n memories (remember --jsonl) vs FTS5 table load|$lt|$st|$lr|$sr"; do
+		IFS='|' read -r label a b ra rb <<<"$r"
+		printf '| %s | %s ms (%s MB) | %s ms (%s MB) | %s |\n' "$label" "$a" "$ra" "$b" "$rb" "$(python3 -c "print('%.1f' % ($a/$b))")"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$label" "$a" "$b" "$ra" "$rb" >> "$rows"
+	done
 	if [ -n "$mcpline" ]; then
 		echo
 		echo "$mcpline"
-		# The CLI's, from the served runs above: every generated query, a
-		# process per call, answered by mira-index watch.
-		python3 -c "import json,sys,statistics as s
-t=sorted(x*1000 for f in sys.argv[2:] for x in json.load(open(f))['results'][0]['times'])
-q=s.quantiles(t,n=10,method='inclusive')
-print('mira-recall -k 10 (a process per call, answered by mira-index watch): p50 %.2f ms, p90 %.2f ms, mean %.2f ms, n=%d; one process without a watcher, first query: p50 %.2f ms'
-      % (s.median(t), q[8], s.mean(t), len(t), json.load(open(sys.argv[1]))['results'][0]['median']*1000))" "$d/recall.json" "$d"/served-q*.json
 	fi
 done
+if [ -s "$rows" ]; then
+	cp "$rows" "${BENCH_TSV:-$root/docs/bench.tsv}"
+	python3 scripts/benchchart.py "$rows" > "${BENCH_SVG:-$root/docs/bench.svg}"
+	echo
+	echo "chart: ${BENCH_SVG:-docs/bench.svg}"
+fi
+
+[ "${STORES_ONLY:-0}" = 1 ] && exit 0
 
 # --- The built-in embedder alone: texts embedded per second on all cores,
 # and fitting a model on 100,000 texts (Go benchmarks, embed/bench_test.go).

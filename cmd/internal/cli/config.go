@@ -38,6 +38,7 @@ func configVars(c *Config, getenv func(string) string) kong.Vars {
 		"lock_timeout": or(c.LockTimeout, "10s"),
 		"recall_k":     k,
 		"recall_mode":  or(c.Recall.Mode, "hybrid"),
+		"serve_idle":   or(c.Recall.ServeIdle, mira.DefaultServeIdle.String()),
 
 		"recall_recency_weight": orFloat(c.Recall.RecencyWeight, index.DefaultRanking.Recency),
 		"recall_mmr_lambda":     orFloat(c.Recall.MMRLambda, index.DefaultRanking.MMRLambda),

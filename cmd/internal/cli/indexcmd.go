@@ -2,10 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
+	gosync "sync"
 	"time"
 
+	"github.com/miramem/mira"
 	"github.com/miramem/mira/cmd/internal/relay"
 	"github.com/miramem/mira/cmd/internal/relay/server"
 	"github.com/miramem/mira/index"
@@ -137,12 +141,27 @@ func (c *IndexRebuildCmd) run(ctx context.Context, o *IO) error {
 
 // IndexWatchCmd is mira-index watch.
 type IndexWatchCmd struct {
-	*Common `kong:"-"`
-	Verbose bool `short:"v" help:"Print each batch of changes, and each recall answered, on stderr."`
-	Serve   bool `help:"Answer mira-recall through .index/recall.sock, from this warm process (--no-serve: only keep the index fresh)." default:"true" negatable:""`
+	*Common  `kong:"-"`
+	Verbose  bool          `short:"v" help:"Print each batch of changes, and each recall answered, on stderr."`
+	Serve    bool          `help:"Answer mira-recall through .index/recall.sock, from this warm process (--no-serve: only keep the index fresh)." default:"true" negatable:""`
+	OnDemand bool          `name:"on-demand" help:"Run as the server mira-recall starts when nothing answers it: leave quietly when another server has the store, and stop after --idle-exit without a recall."`
+	IdleExit time.Duration `name:"idle-exit" help:"Stop after this long without a recall to answer (0: never; with --on-demand, 0 means recall.serve_idle, else ${serve_idle})." placeholder:"DURATION"`
 }
 
 func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
+	if c.OnDemand && !c.Serve {
+		return usagef("--on-demand serves recalls: it cannot go with --no-serve")
+	}
+	idle := c.IdleExit
+	if c.OnDemand && idle == 0 {
+		var err error
+		if idle, err = mira.ServeIdle(o.config()); err != nil {
+			return err
+		}
+	}
+	if idle < 0 {
+		return usagef("--idle-exit must not be negative")
+	}
 	// The watcher's batches and the recalls it serves share what is kept
 	// open: a batch that writes must first let go of the kept index.
 	keep := new(index.Keep)
@@ -153,15 +172,51 @@ func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 		return err
 	}
 	defer m.Close()
+	if c.Serve {
+		// One server per store, decided before the first batch: a second
+		// one started at the same moment leaves at once.
+		unlock, err := relay.LockServe(m.Root())
+		switch {
+		case errors.Is(err, relay.ErrServed) && c.OnDemand:
+			if c.Verbose {
+				o.Warnf("another server answers recalls for %s", m.Root())
+			}
+			return nil
+		case errors.Is(err, relay.ErrServed):
+			return fmt.Errorf("watch: %w (it answers recalls for %s)", index.ErrWatching, m.Root())
+		case err != nil && c.OnDemand:
+			return fmt.Errorf("watch: %w", err)
+		case err != nil:
+			o.Warnf("warning: not answering recalls: %v", err)
+			c.Serve = false
+		default:
+			defer unlock()
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var (
 		sync = index.NewSyncer()
 		srv  *server.Server
+		mu   gosync.Mutex // guards srv against the idle check
 	)
 	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
 		if srv != nil {
 			srv.Close()
 		}
 	}()
+	if idle > 0 {
+		go c.exitWhenIdle(ctx, cancel, o, m.Root(), idle, func() time.Duration {
+			mu.Lock()
+			defer mu.Unlock()
+			if srv == nil {
+				return 0 // still catching up: that is no idleness
+			}
+			return srv.Idle()
+		})
+	}
 	err = m.Watch(ctx, func(ev index.Event) {
 		switch {
 		case ev.Err != nil:
@@ -172,15 +227,51 @@ func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 		}
 		if ev.Err == nil && c.Serve && srv == nil {
 			// The first good batch: the lease is ours, the index fresh.
-			var lerr error
-			if srv, lerr = listenRecall(o, m.Root(), sync, keep, c.Verbose); lerr != nil {
+			s, lerr := listenRecall(o, m.Root(), sync, keep, c.Verbose)
+			if lerr != nil {
 				o.Warnf("warning: not answering recalls: %v", lerr)
 				c.Serve = false
+				if c.OnDemand {
+					cancel() // a server that cannot serve has no reason to run
+				}
+				return
 			}
+			mu.Lock()
+			srv = s
+			mu.Unlock()
 		}
 	}, sync)
 	if ctx.Err() != nil {
-		return nil // interrupted: a normal end for a watcher
+		return nil // interrupted or idle: a normal end for a watcher
+	}
+	if errors.Is(err, index.ErrWatching) && c.OnDemand {
+		return nil // another process watches: the clients trust it
 	}
 	return err
+}
+
+// exitWhenIdle ends the watch (cancel) once idle reports a time without
+// a recall of at least limit, or when the store has gone.
+func (c *IndexWatchCmd) exitWhenIdle(ctx context.Context, cancel func(), o *IO, root string, limit time.Duration, idle func() time.Duration) {
+	tick := time.NewTicker(min(max(limit/10, 10*time.Millisecond), 5*time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if _, err := os.Stat(root); err != nil {
+			o.Warnf("%s: the store has gone; stopping", root)
+			cancel()
+			return
+		}
+		if idle() >= limit {
+			if c.Verbose {
+				o.Warnf("no recall for %s; stopping", limit)
+			}
+			cancel()
+			return
+		}
+	}
 }

@@ -48,7 +48,7 @@ func newRunner(t *testing.T) *procRunner {
 
 func (r *procRunner) cmd(name string, args ...string) *exec.Cmd {
 	c := exec.Command(filepath.Join(r.bin, name), args...)
-	c.Env = append(os.Environ(), "MIRA_HOME="+r.home, "MIRA_PROJECT=test", "XDG_CONFIG_HOME="+r.home+".config",
+	c.Env = append(os.Environ(), "MIRA_SERVE=0", "MIRA_HOME="+r.home, "MIRA_PROJECT=test", "XDG_CONFIG_HOME="+r.home+".config",
 		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=t@example.com")
 	return c
 }

@@ -19,8 +19,11 @@ import (
 )
 
 // Setup gives a script a store in its work directory, a project name, a
-// git identity and no configuration of the user's.
+// git identity and no configuration of the user's. Recalls start no
+// server (MIRA_SERVE=0): one would outlive the script; the scripts that
+// test it start it themselves.
 func Setup(env *testscript.Env) error {
+	env.Setenv("MIRA_SERVE", "0")
 	env.Setenv("MIRA_HOME", filepath.Join(env.WorkDir, "home"))
 	env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
 	env.Setenv("MIRA_PROJECT", "testproj")

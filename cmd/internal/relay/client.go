@@ -20,10 +20,18 @@ import (
 // files named relative to its directory), or the server went away before
 // it said anything.
 func Run(command string, args []string) (code int, ok bool) {
+	return run(command, "", args)
+}
+
+// run is Run that, when nothing serves the store and the user has not
+// said otherwise (see ServeWanted), first starts target (mira-index)
+// serving it in the background, as Start does, and asks it.
+func run(command, target string, args []string) (code int, ok bool) {
 	if !forwardable(args) {
 		return 0, false
 	}
-	home, ok := storeDir(args, os.Getenv)
+	cfg := &clientConfig{getenv: os.Getenv}
+	home, ok := storeDir(args, cfg)
 	if !ok {
 		return 0, false
 	}
@@ -32,8 +40,11 @@ func Run(command string, args []string) (code int, ok bool) {
 		return 0, false
 	}
 	conn, err := dial(sock)
+	if err != nil && target != "" && serveWanted(cfg) {
+		conn, err = Start(home, target)
+	}
 	if err != nil {
-		return 0, false // no watcher, or one that does not serve
+		return 0, false // no server: the command runs here
 	}
 	defer conn.Close()
 	dir, err := os.Getwd()
@@ -94,11 +105,33 @@ func forwardable(args []string) bool {
 	return true
 }
 
+// clientConfig is the configuration file as the client reads it: once,
+// and only when something needs it.
+type clientConfig struct {
+	getenv func(string) string
+	read   bool
+	data   []byte
+	err    error
+}
+
+func (c *clientConfig) bytes() ([]byte, error) {
+	if !c.read {
+		c.read = true
+		if p, _ := paths.ConfigFile(c.getenv); p != "" {
+			c.data, c.err = os.ReadFile(p)
+			if os.IsNotExist(c.err) {
+				c.data, c.err = nil, nil
+			}
+		}
+	}
+	return c.data, c.err
+}
+
 // storeDir finds the store the command would use, as the full command
 // does: --home, else $MIRA_HOME, else the configuration file's home,
 // else the default. ok is false when that is not an absolute path (the
 // server's working directory is not the client's) or is not certain.
-func storeDir(args []string, getenv func(string) string) (string, bool) {
+func storeDir(args []string, cfg *clientConfig) (string, bool) {
 	raw, found := "", false // the --home flag's value
 	for i := 0; i < len(args) && !found; i++ {
 		a := args[i]
@@ -114,16 +147,9 @@ func storeDir(args []string, getenv func(string) string) (string, bool) {
 			raw, found = strings.TrimPrefix(a, "--home="), true
 		}
 	}
-	raw, err := paths.Home(raw, getenv, func() (string, error) {
-		p, _ := paths.ConfigFile(getenv)
-		if p == "" {
-			return "", nil
-		}
-		b, err := os.ReadFile(p)
-		if os.IsNotExist(err) {
-			return "", nil
-		}
-		if err != nil {
+	raw, err := paths.Home(raw, cfg.getenv, func() (string, error) {
+		b, err := cfg.bytes()
+		if err != nil || b == nil {
 			return "", err
 		}
 		h, ok := configHome(b)
@@ -142,11 +168,41 @@ func storeDir(args []string, getenv func(string) string) (string, bool) {
 	return home, err == nil
 }
 
+// ServeEnv turns the start of a server on demand off (0, false, no, off)
+// or on (anything else) for one environment, beating the configuration's
+// recall.serve.
+// An empty value is no setting.
+const ServeEnv = "MIRA_SERVE"
+
+// serveWanted reports whether a recall that nothing answers may start a
+// server: $MIRA_SERVE, else the configuration's recall.serve (default
+// true). A configuration the client cannot read for certain starts none.
+func serveWanted(cfg *clientConfig) bool {
+	if v := cfg.getenv(ServeEnv); v != "" {
+		return !ServeOff(v)
+	}
+	b, err := cfg.bytes()
+	if err != nil {
+		return false
+	}
+	on, ok := configServe(b)
+	return on && ok
+}
+
+// ServeOff reports whether a value of $MIRA_SERVE turns serving off.
+func ServeOff(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "0", "false", "no", "off":
+		return true
+	}
+	return false
+}
+
 // Main is the main of a command's small client: it runs command through
 // the store's server, or else has target (mira-index) run it in this
 // process's place, and returns the exit status when it could do neither.
 func Main(command, target string) int {
-	if code, ok := Run(command, os.Args[1:]); ok {
+	if code, ok := run(command, target, os.Args[1:]); ok {
 		return code
 	}
 	err := Exec(target, command, os.Args[1:])

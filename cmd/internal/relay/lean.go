@@ -73,6 +73,67 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// configServe reads recall.serve from a configuration file: on is false
+// only for an explicit `serve: false` among the keys of the top-level
+// recall: block. ok is false when the client cannot be sure (flow style,
+// anchors, another spelling of a boolean): it then starts no server, and
+// leaves the store to the full command.
+func configServe(b []byte) (on, ok bool) {
+	b = bytes.TrimPrefix(b, []byte("\ufeff"))
+	on = true
+	inRecall, found := false, false
+	indent := -1 // of the recall block's keys
+	for line := range strings.Lines(string(b)) {
+		line = strings.TrimRight(line, "\r\n")
+		trimmed := strings.TrimLeft(line, " ")
+		ind := len(line) - len(trimmed)
+		switch {
+		case line == "---" || strings.HasPrefix(line, "%") || strings.HasPrefix(trimmed, "\t"):
+			return true, false // documents, directives, tabs: real YAML
+		case trimmed == "" || trimmed[0] == '#':
+			continue
+		case ind == 0: // a top-level key
+			rest, isRecall := strings.CutPrefix(line, "recall:")
+			inRecall, indent = isRecall, -1
+			if rest = strings.TrimLeft(rest, " "); isRecall && rest != "" && rest[0] != '#' {
+				return true, false // recall: {…}, an anchor, an alias
+			}
+			continue
+		case !inRecall:
+			continue
+		case indent < 0:
+			indent = ind
+		}
+		if ind != indent {
+			continue // deeper: a value of some other key of recall
+		}
+		rest, isServe := strings.CutPrefix(trimmed, "serve:")
+		if !isServe {
+			continue
+		}
+		if rest == "" || rest[0] != ' ' {
+			return true, false // serve:x is another key; serve: alone is null or a block
+		}
+		if found {
+			return true, false // a duplicate key: the command reports it
+		}
+		found = true
+		v := strings.TrimLeft(rest, " ")
+		if i := strings.Index(v, " #"); i >= 0 {
+			v = v[:i]
+		}
+		switch strings.TrimRight(v, " ") {
+		case "true":
+			on = true
+		case "false":
+			on = false
+		default:
+			return true, false
+		}
+	}
+	return on, true
+}
+
 // configHome returns the top-level home: of a configuration file, "" when
 // it has none. It reads the plain forms people write (home: /path, in
 // quotes or not, a comment after it); for anything else ok is false and

@@ -92,3 +92,52 @@ func TestConfigHome(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigServe compares the client's reading of recall.serve with a
+// YAML parser's wherever the client says it is sure.
+func TestConfigServe(t *testing.T) {
+	cases := []struct {
+		in     string
+		on, ok bool
+	}{
+		{"", true, true},
+		{"home: /x\n", true, true},
+		{"recall:\n  k: 5\n", true, true},
+		{"recall:\n  serve: false\n", false, true},
+		{"recall:\n  serve: true\n", true, true},
+		{"recall:\n  k: 5\n  serve: false # not here\nhome: /x\n", false, true},
+		{"recall:\r\n    serve: false\r\n", false, true},
+		{"recall: # the search\n  serve: false\n", false, true},
+		{"serve: false\nrecall:\n  k: 5\n", true, true},
+		{"agent:\n  serve: false\n", true, true},
+		{"recall:\n  k: 5\nagent:\n  serve: false\n", true, true},
+		{"recall:\n  mode: hybrid\n  k:\n    serve: false\n", true, true},
+		{"recall: {serve: false}\n", true, false},
+		{"recall:\n  serve: no\n", true, false},
+		{"recall:\n  serve:\n", true, false},
+		{"recall:\n  serve:false\n", true, false},
+		{"recall:\n  serve: false\n  serve: true\n", true, false},
+		{"---\nrecall:\n  serve: false\n", true, false},
+		{"recall:\n\tserve: false\n", true, false},
+	}
+	for _, c := range cases {
+		on, ok := configServe([]byte(c.in))
+		if on != c.on || ok != c.ok {
+			t.Errorf("configServe(%q) = %v, %v; want %v, %v", c.in, on, ok, c.on, c.ok)
+		}
+		if !ok {
+			continue
+		}
+		var y struct {
+			Recall struct {
+				Serve *bool `yaml:"serve"`
+			} `yaml:"recall"`
+		}
+		if err := yaml.Unmarshal([]byte(c.in), &y); err != nil {
+			continue // a configuration the command refuses: nothing to compare
+		}
+		if want := y.Recall.Serve == nil || *y.Recall.Serve; want != on {
+			t.Errorf("configServe(%q) = %v, YAML reads %v", c.in, on, want)
+		}
+	}
+}

@@ -24,10 +24,28 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"time"
 )
 
 // SocketName is the server's socket in the index directory.
 const SocketName = "recall.sock"
+
+// ServeLock is the file in the index directory that the server of a
+// store holds locked (flock) while it runs, from before its first batch:
+// a second server started at the same moment finds it taken and leaves.
+const ServeLock = "serve.lock"
+
+// ErrServed says another process holds the store's ServeLock.
+var ErrServed = errors.New("another server has the store")
+
+// ServeLog is the file in the index directory where a server started on
+// demand writes its warnings.
+const ServeLog = "serve.log"
+
+// StartWait bounds how long a client waits for a server it started (or
+// found starting) to answer, before it runs the command itself. A server
+// that builds the index first can take seconds.
+const StartWait = 30 * time.Second
 
 // MaxSocketPath is the longest socket path a client dials or a server
 // listens on (sun_path holds 108 bytes on Linux, 104 on the BSDs).

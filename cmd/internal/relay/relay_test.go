@@ -86,7 +86,7 @@ func TestStoreDir(t *testing.T) {
 	getenv := func(k string) string { return env[k] }
 	check := func(name string, args []string, want string, wantOK bool) {
 		t.Helper()
-		got, ok := storeDir(args, getenv)
+		got, ok := storeDir(args, &clientConfig{getenv: getenv})
 		if ok != wantOK || (ok && got != want) {
 			t.Errorf("%s: storeDir = %q %v, want %q %v", name, got, ok, want, wantOK)
 		}

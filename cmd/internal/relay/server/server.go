@@ -15,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miramem/mira/cmd/internal/relay"
@@ -36,6 +37,19 @@ type Server struct {
 	ln   net.Listener
 	mu   sync.Mutex // one command at a time: they take milliseconds
 	wg   sync.WaitGroup
+	// last is when the server last finished answering (unix ns); busy
+	// counts the requests under way.
+	last atomic.Int64
+	busy atomic.Int32
+}
+
+// Idle is how long the server has had no request: zero while one is
+// under way.
+func (s *Server) Idle() time.Duration {
+	if s.busy.Load() > 0 {
+		return 0
+	}
+	return time.Duration(time.Now().UnixNano() - s.last.Load())
 }
 
 // Listen starts serving on the socket of the store at home. The caller
@@ -60,6 +74,7 @@ func Listen(home string, sync func(context.Context) error, run Runner, logf func
 		return nil, err
 	}
 	s := &Server{sync: sync, run: run, logf: logf, ln: ln}
+	s.last.Store(time.Now().UnixNano())
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -80,9 +95,14 @@ func (s *Server) accept() {
 			continue
 		}
 		s.wg.Add(1)
+		s.busy.Add(1)
 		go func() {
 			defer s.wg.Done()
 			defer c.Close()
+			defer func() {
+				s.last.Store(time.Now().UnixNano())
+				s.busy.Add(-1)
+			}()
 			s.serve(c)
 		}()
 	}

@@ -1,0 +1,14 @@
+//go:build !unix
+
+package relay
+
+import "errors"
+
+// Start would start a server on demand; where there are no Unix sockets
+// there is no server to start.
+func Start(home, target string) (conn, error) {
+	return conn{}, errors.New("no recall server on this system")
+}
+
+// LockServe always succeeds where there are no Unix sockets to serve on.
+func LockServe(home string) (unlock func(), err error) { return func() {}, nil }

@@ -1,0 +1,210 @@
+//go:build unix
+
+package relay
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Start starts target (mira-index) serving the store at home, in the
+// background and for as long as it is used (`mira-index watch
+// --on-demand`), and returns a connection to it once it answers. Only
+// one server runs per store: the one that holds ServeLock. When another
+// process is already starting one, Start waits for that one instead. It
+// fails when the server cannot be started or stops before it answers, or
+// after StartWait: the caller then runs the command itself.
+//
+// The server runs in a session of its own, so the client's terminal and
+// its signals do not reach it, with its standard input /dev/null and its
+// output appended to ServeLog.
+func Start(home, target string) (conn, error) {
+	if fi, err := os.Stat(filepath.Join(home, ".git")); err != nil || !fi.IsDir() {
+		return -1, errors.New("no store") // the command says so
+	}
+	dir := filepath.Join(home, ".index")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return -1, err
+	}
+	lock := filepath.Join(dir, ServeLock)
+	child := 0
+	if unlock, ok := tryLock(lock); ok {
+		unlock() // nobody serves
+		if watched(dir) {
+			// A watcher that does not serve (--no-serve, a warm Memory
+			// in another program) keeps the index fresh: the command
+			// trusts it, and a server would find the store watched.
+			return -1, errors.New("the store is watched")
+		}
+		pid, err := spawn(home, dir, target)
+		if err != nil {
+			return -1, err
+		}
+		child = pid
+	}
+	sock := Socket(home)
+	deadline := time.Now().Add(StartWait)
+	for pause := 500 * time.Microsecond; ; pause = min(2*pause, 20*time.Millisecond) {
+		if c, err := dial(sock); err == nil {
+			return c, nil
+		}
+		if child > 0 {
+			var ws syscall.WaitStatus
+			if pid, _ := syscall.Wait4(child, &ws, syscall.WNOHANG, nil); pid == child {
+				child = 0 // it stopped: it lost a race, or failed (see the log)
+			}
+		}
+		if child == 0 {
+			// Whoever starts a server holds the lock until it stops.
+			if unlock, ok := tryLock(lock); ok {
+				unlock()
+				if c, err := dial(sock); err == nil {
+					return c, nil
+				}
+				return -1, errors.New("the server stopped before it answered")
+			}
+		}
+		if time.Now().After(deadline) {
+			return -1, errors.New("the server did not answer in time")
+		}
+		time.Sleep(pause)
+	}
+}
+
+// spawn starts `target watch --on-demand` for the store at home, detached.
+func spawn(home, dir, target string) (int, error) {
+	path, err := find(target)
+	if err != nil {
+		return 0, err
+	}
+	logPath := filepath.Join(dir, ServeLog)
+	flag := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	if fi, err := os.Stat(logPath); err == nil && fi.Size() > maxLog {
+		flag |= os.O_TRUNC // a log that has grown is started anew
+	}
+	log, err := os.OpenFile(logPath, flag, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	defer log.Close()
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return 0, err
+	}
+	defer null.Close()
+	p, err := os.StartProcess(path, []string{target, "watch", "--on-demand", "--home", home}, &os.ProcAttr{
+		Dir:   "/", // keep no client's directory busy
+		Env:   os.Environ(),
+		Files: []*os.File{null, log, log},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		return 0, err
+	}
+	return p.Pid, nil
+}
+
+// leaseName is the watcher's lease in the index directory, renewed every
+// two seconds (see index.Watch); leaseFresh is the age below which it is
+// taken for a live watcher's.
+const (
+	leaseName  = "watch"
+	leaseFresh = 10 * time.Second
+)
+
+// watched reports whether a live watcher holds the lease of the index
+// in dir: renewed lately, by a process that still runs when it is of
+// this host. The lease is JSON; the client reads its two fields by hand.
+func watched(dir string) bool {
+	path := filepath.Join(dir, leaseName)
+	fi, err := os.Stat(path)
+	if err != nil || time.Since(fi.ModTime()) > leaseFresh {
+		return false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	host, _ := os.Hostname()
+	if !bytes.Contains(b, []byte(`"host":`+string(appendString(nil, host)))) {
+		return true // another host's: it cannot be checked from here
+	}
+	_, rest, ok := bytes.Cut(b, []byte(`"pid":`))
+	pid := 0
+	for ; ok && len(rest) > 0 && rest[0] >= '0' && rest[0] <= '9'; rest = rest[1:] {
+		pid = pid*10 + int(rest[0]-'0')
+	}
+	return alive(pid)
+}
+
+// alive reports whether the process pid runs: it exists, and where /proc
+// tells, it is no zombie (one killed whose parent has not reaped it yet).
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true // no /proc: the signal's answer is all there is
+	}
+	i := bytes.LastIndexByte(b, ')') // the name before it may hold anything
+	return i < 0 || i+2 >= len(b) || (b[i+2] != 'Z' && b[i+2] != 'X')
+}
+
+// maxLog is the size above which the server's log is emptied when the
+// next server starts.
+const maxLog = 1 << 20
+
+// tryLock takes an exclusive lock on the file at path (created if need
+// be) without waiting.
+func tryLock(path string) (unlock func(), ok bool) {
+	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, false
+	}
+	return lockFD(fd)
+}
+
+// lockFD takes an exclusive lock on the open file fd without waiting; it
+// closes fd when it cannot.
+func lockFD(fd int) (unlock func(), ok bool) {
+	var err error
+	for {
+		err = syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		syscall.Close(fd)
+		return nil, false
+	}
+	return func() { syscall.Close(fd) }, true
+}
+
+// LockServe takes the store's ServeLock for a server, without waiting,
+// and holds it until unlock (or the process's end). It fails with
+// ErrServed while another process holds it.
+func LockServe(home string) (unlock func(), err error) {
+	dir := filepath.Join(home, ".index")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, ServeLock)
+	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	if unlock, ok := lockFD(fd); ok {
+		return unlock, nil
+	}
+	return nil, ErrServed
+}
