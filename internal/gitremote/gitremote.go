@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 )
 
 var (
@@ -71,6 +72,7 @@ type Git struct {
 func (g *Git) run(ctx context.Context, op string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = g.Dir
+	dieWithParent(cmd)
 	cmd.Env = append(os.Environ(),
 		"LC_ALL=C", "LANG=C", "LANGUAGE=C",
 		"GIT_TERMINAL_PROMPT=0", // never wait for a password
@@ -162,7 +164,21 @@ func TrackingRef(remote, branch string) string { return "refs/remotes/" + remote
 // branch gives an error wrapping ErrNoBranch.
 func (g *Git) Fetch(ctx context.Context, remote, branch string) error {
 	spec := "+refs/heads/" + branch + ":" + TrackingRef(remote, branch)
-	_, err := g.run(ctx, "fetch", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", remote, spec)
+	var err error
+	for attempt := range 3 {
+		_, err = g.run(ctx, "fetch", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", remote, spec)
+		if !errors.Is(err, ErrRejected) {
+			return err
+		}
+		// The tracking ref moved while this fetch updated it: a git
+		// process left by a killed sync was still finishing. The ref is
+		// only a copy of the remote's; fetch it again.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
+		}
+	}
 	return err
 }
 
