@@ -8,9 +8,9 @@ cd "$(dirname "$0")/.."
 bin=${MIRA_DEMO_BIN-$PWD/bin}
 # A store the demo makes is removed when it exits, however it exits; one
 # given in MIRA_HOME is the caller's and stays.
-watcher=
+# The first recall starts a server for the store (mira-index watch
+# --on-demand); it stops by itself within seconds of the store's removal.
 cleanup() {
-  if [ -n "$watcher" ]; then kill -INT "$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true; fi
   if [ -n "${demo_home:-}" ]; then rm -rf "$demo_home"; fi
 }
 trap cleanup EXIT
@@ -42,12 +42,5 @@ git -C "$MIRA_HOME" status --short
 echo "(clean)"
 step "mira-index status"
 mira-index status --output text
-step "mira-index watch -v &   # keeps the index fresh and answers recalls"
-mira-index watch -v &
-watcher=$!
-for _ in $(seq 100); do [ -S "$MIRA_HOME/.index/recall.sock" ] && break; sleep 0.1; done
-step "mira-recall 'which login endpoint' -k 1   # answered by the watcher"
+step "mira-recall 'which login endpoint' -k 1   # answered by the server the first recall started"
 mira-recall 'which login endpoint' -k 1 --output text
-kill -INT $watcher
-wait $watcher || true
-watcher=
