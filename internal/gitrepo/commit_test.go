@@ -102,6 +102,28 @@ func TestCommitSequence(t *testing.T) {
 			changes: []Change{{Path: "c.md"}, {Path: "nowhere/x.md", Delete: true}, {Path: "c.md/under-a-file", Delete: true}},
 			want:    []string{"c.md"},
 		},
+		{
+			// "k" sorts before "k.md" as a file and after it as a
+			// directory ("k/"): the tree must be sorted again.
+			name:    "a file replaced by a directory that sorts elsewhere",
+			write:   map[string]string{"k": "k\n", "k.md": "m\n"},
+			changes: []Change{{Path: "k"}, {Path: "k.md"}},
+			want:    []string{"k", "k.md"},
+		},
+		{
+			name:    "and back",
+			remove:  []string{"k"},
+			write:   map[string]string{"k/inner.md": "i\n"},
+			changes: []Change{{Path: "k", Delete: true}, {Path: "k/inner.md"}},
+			want:    []string{"k", "k/inner.md"},
+		},
+		{
+			name:    "and a file again",
+			remove:  []string{"k"},
+			write:   map[string]string{"k": "k2\n"},
+			changes: []Change{{Path: "k/inner.md", Delete: true}, {Path: "k"}},
+			want:    []string{"k", "k/inner.md"},
+		},
 	}
 	r, dir := newRepo(t)
 	prev := ""
@@ -153,7 +175,7 @@ func TestCommitSequence(t *testing.T) {
 	if got := strings.TrimSpace(runGit(t, dir, "log", "-1", "--format=%an <%ae> %ad|%cn <%ce> %cd", "--date=raw")); got != "Mira Test <test@example.com> 1795251600 +0100|Mira Test <test@example.com> 1795251600 +0100" {
 		t.Errorf("author|committer = %q", got)
 	}
-	wantTree := []string{".gitignore", "c.md", "entries/global/deleted/facts/a.md", "notes.md/inner.md"}
+	wantTree := []string{".gitignore", "c.md", "entries/global/deleted/facts/a.md", "k", "k.md", "notes.md/inner.md"}
 	if diff := cmp.Diff(wantTree, lines(runGit(t, dir, "ls-tree", "-r", "--name-only", "HEAD"))); diff != "" {
 		t.Errorf("final tree (-want +got):\n%s", diff)
 	}
@@ -299,6 +321,9 @@ func TestCommitRefMoved(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, ".git", lock)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s left behind: %v", lock, err)
 		}
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(dir, ".git", "*.tmp")); len(tmp) > 0 {
+		t.Errorf("temporary files left behind: %v", tmp)
 	}
 	// A retry builds on the foreign commit.
 	h, err := r.Commit([]Change{{Path: "b.md"}}, "second", testSig)
