@@ -160,3 +160,25 @@ func TestDiffReadsOnlyChangedSubtrees(t *testing.T) {
 		t.Error("Diff from the empty tree succeeded without the big subtree; the test proves nothing")
 	}
 }
+
+// TestDiffErrorNamesCommits: a bad end is named; a diff that fails
+// inside the trees names both ends, shortened, and an empty end as such.
+func TestDiffErrorNamesCommits(t *testing.T) {
+	r, dir := newRepo(t)
+	if _, err := r.Diff("", "not-a-hash", ""); err == nil || err.Error() != `diff: "not-a-hash" is not a full commit hash` {
+		t.Errorf("Diff to a bad hash = %v", err)
+	}
+	writeFile(t, dir, "a/b.md", "b\n")
+	head, err := r.Commit([]Change{{Path: "a/b.md"}}, "one", testSig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := strings.TrimSpace(runGit(t, dir, "rev-parse", "HEAD:a"))
+	if err := os.Remove(filepath.Join(dir, ".git", "objects", sub[:2], sub[2:])); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Diff("", head, "")
+	if want := "diff (empty).." + head[:12] + ": "; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Diff over a missing tree = %v, want %q…", err, want)
+	}
+}
