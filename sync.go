@@ -34,6 +34,10 @@ type SyncOptions struct {
 // SyncResult is what a Sync did.
 type SyncResult struct {
 	Remote, Branch string
+	// AbortedMerge is the commit of a git merge that was left unfinished
+	// with conflicts (a hand-run git pull): it was undone, and what it
+	// brought from the remote is merged by Mira's rules instead.
+	AbortedMerge string
 	// HandEdits are the files changed by hand that were committed first.
 	HandEdits []string
 	// Pulled are the files this store took from the remote; Pushed the
@@ -51,7 +55,7 @@ type SyncResult struct {
 
 // UpToDate reports whether the sync found nothing to do.
 func (r *SyncResult) UpToDate() bool {
-	return len(r.HandEdits) == 0 && r.Commit == "" && r.RemoteCommit == ""
+	return r.AbortedMerge == "" && len(r.HandEdits) == 0 && r.Commit == "" && r.RemoteCommit == ""
 }
 
 // Errors of Sync that callers tell apart. They wrap what git said.
@@ -129,7 +133,11 @@ func (m *Memory) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 		}
 		if res.Attempts == 1 {
 			// Only now that the remote answered: an unreachable one
-			// leaves the store untouched.
+			// leaves the store untouched. A git merge stopped by
+			// conflicts makes every write fail; undo it and merge here.
+			if res.AbortedMerge, err = g.AbortMerge(ctx); err != nil {
+				return res, fmt.Errorf("undo the unfinished git merge: %w", err)
+			}
 			if err := m.commitHandEdits(ctx, g, res); err != nil {
 				return res, err
 			}

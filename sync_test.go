@@ -345,6 +345,38 @@ func TestSyncConflicts(t *testing.T) {
 		checkHealthy(t, a)
 		checkHealthy(t, b)
 	})
+	t.Run("stuck-git-pull", func(t *testing.T) {
+		// The user pulled by hand and git stopped with a conflict: every
+		// write fails until the merge is resolved. A sync undoes git's
+		// merge and merges by the rules instead.
+		a, b, id := pair(t, orig, false)
+		handEdit(t, a, id, "Tuesday", "Wednesday", true)
+		mustSync(t, a)
+		handEdit(t, b, id, "Tuesday", "Thursday", true)
+		cmd := exec.Command("git", "-C", b.Root(), "-c", "user.name=Ed", "-c", "user.email=ed@example.com", "pull", "-q", "--no-rebase", "origin", "main")
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "CONFLICT") {
+			t.Fatalf("git pull = %v, want a conflict:\n%s", err, out)
+		}
+		if _, err := b.Remember(t.Context(), []*mem.Entry{{Kind: "note", Body: "refused while git is stuck"}}, RememberOptions{}); err == nil {
+			t.Fatal("a remember during git's unfinished merge succeeded")
+		}
+		res := mustSync(t, b)
+		if res.AbortedMerge == "" || !hasRule(res.Decisions, "edit-edit") {
+			t.Errorf("aborted merge %q, decisions %v", res.AbortedMerge, res.Decisions)
+		}
+		settle(t, a, b)
+		live, copies := entryState(t, b, id)
+		if len(copies) != 1 {
+			t.Fatalf("%d copies replaced by %s, want 1", len(copies), id)
+		}
+		got := []string{live.Body, copies[0].Body}
+		slices.Sort(got)
+		if want := []string{"Deploys happen on Thursday", "Deploys happen on Wednesday"}; !slices.Equal(got, want) {
+			t.Errorf("texts = %q, want %q", got, want)
+		}
+		checkHealthy(t, a)
+		checkHealthy(t, b)
+	})
 }
 
 // TestSyncScopes: a scope that is not shared, and conversation turns,

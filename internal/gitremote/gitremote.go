@@ -16,8 +16,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -139,6 +141,24 @@ func lastLines(s string, n int) string {
 		keep = keep[len(keep)-n:]
 	}
 	return strings.Join(keep, "; ")
+}
+
+// AbortMerge undoes a merge that git stopped with conflicts (a hand-run
+// git pull or git merge): the index and work tree go back to HEAD as they
+// were before it. It returns the commit that was being merged, or "" when
+// no merge was under way.
+func (g *Git) AbortMerge(ctx context.Context) (string, error) {
+	data, err := os.ReadFile(filepath.Join(g.Dir, ".git", "MERGE_HEAD"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if _, err := g.run(ctx, "merge --abort", "merge", "--abort"); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(data)), nil
 }
 
 // RemoteURL returns the URL of a configured remote, or an error wrapping

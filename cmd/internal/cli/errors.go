@@ -101,6 +101,9 @@ func hint(err error) string {
 	if errors.As(err, &ns) {
 		return "give --home (or MIRA_HOME) a new or empty directory, or the directory of a Mira store"
 	}
+	if errors.Is(err, gitrepo.ErrUnmerged) {
+		return "a git merge stopped with conflicts; mira-sync undoes it and merges the remote entry by entry (or resolve the files and git commit)"
+	}
 	if errors.Is(err, mira.ErrNoStore) {
 		return "check --home (or MIRA_HOME); mira-remember creates a store"
 	}

@@ -80,6 +80,10 @@ func (c *SyncCmd) report(o *IO, res *mira.SyncResult) error {
 			return err
 		}
 	}
+	if res.AbortedMerge != "" {
+		// Said whatever the output: the user's git merge was undone.
+		o.Warnf("undid the unfinished git merge of %.12s (its conflicts); the remote's changes were merged entry by entry instead", res.AbortedMerge)
+	}
 	if !o.ErrTTY && !c.Verbose {
 		return nil
 	}
