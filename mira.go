@@ -132,7 +132,7 @@ type Memory struct {
 	// writes counts this Memory's writes other than turns; indexed is
 	// the count the index was last brought up to (Options.Lag).
 	writes, indexed atomic.Uint64
-	watching  chan struct{}                // closed once the watcher's first batch is done
+	watching        chan struct{} // closed once the watcher's first batch is done
 
 	closeOnce sync.Once
 }

@@ -2,8 +2,8 @@ package mira
 
 import (
 	"errors"
-	"path/filepath"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"

@@ -18,10 +18,6 @@ func fstatat(dir *os.File, name string) (FileStat, error) {
 	return FileStat{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}, nil
 }
 
-// processAlive cannot be checked portably here; a lease then relies on its
-// heartbeat alone.
-func processAlive(pid int) bool { return pid > 0 }
-
 // lockIdle cannot test another process's lock here: a generation counts as
 // idle once its lock file is an hour old.
 func lockIdle(path string) (unlock func(), ok bool) {

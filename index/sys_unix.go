@@ -3,11 +3,8 @@
 package index
 
 import (
-	"bytes"
 	"errors"
 	"os"
-	"strconv"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -28,24 +25,6 @@ func fstatat(dir *os.File, name string) (FileStat, error) {
 		break
 	}
 	return FileStat{Size: st.Size, ModTime: st.Mtim.Nano()}, nil
-}
-
-// processAlive reports whether a process with this pid runs on this
-// host: it exists and, where /proc tells, is no zombie (a process killed
-// whose parent has not reaped it yet still answers signal 0).
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true // no /proc: the signal's answer is all there is
-	}
-	i := bytes.LastIndexByte(b, ')') // the name before it may hold anything
-	return i < 0 || i+2 >= len(b) || (b[i+2] != 'Z' && b[i+2] != 'X')
 }
 
 // lockIdle takes an exclusive lock on the file (bbolt's lock file of a

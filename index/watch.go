@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/miramem/mira/internal/atomicfile"
+	"github.com/miramem/mira/internal/proc"
 	"github.com/miramem/mira/mem"
 )
 
@@ -65,7 +66,7 @@ func readLease(dir string) (lease, bool) {
 	if time.Since(l.Heartbeat) > leaseTTL || l.Heartbeat.After(time.Now().Add(leaseTTL)) {
 		return l, false
 	}
-	if l.Host == hostname() && !processAlive(l.PID) {
+	if l.Host == hostname() && !proc.Alive(l.PID) {
 		return l, false
 	}
 	return l, true

@@ -8,8 +8,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/miramem/mira/internal/proc"
 )
 
 // StaleLockAge is how old a lock may get before it is considered abandoned
@@ -146,15 +147,10 @@ func stale(li LockInfo, host string) bool {
 	if time.Since(li.Time) > StaleLockAge {
 		return true
 	}
-	if li.Host == host && li.PID > 0 && !processAlive(li.PID) {
+	if li.Host == host && li.PID > 0 && !proc.Alive(li.PID) {
 		return true
 	}
 	return false
-}
-
-func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // Unlock releases the lock if it is still ours. It may be called more than

@@ -161,22 +161,17 @@ func (r *Repo) commitWith(changes []Change, message string, author Signature, ex
 		return "", ErrNothingToCommit
 	}
 
-	sig := cleanSignature(author)
-	cm := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: root}
+	var parents []plumbing.Hash
 	if !parent.IsZero() {
-		cm.ParentHashes = []plumbing.Hash{parent}
+		parents = []plumbing.Hash{parent}
 	}
 	for _, h := range extra {
 		if _, err := r.commit(h); err != nil {
 			return "", fmt.Errorf("read merge parent %s: %w", h, err)
 		}
-		cm.ParentHashes = append(cm.ParentHashes, h)
+		parents = append(parents, h)
 	}
-	obj := &plumbing.MemoryObject{}
-	if err := cm.Encode(obj); err != nil {
-		return "", fmt.Errorf("encode commit: %w", err)
-	}
-	commit, err := ow.writeEncoded(obj)
+	commit, err := ow.writeCommit(root, parents, message, author)
 	if err != nil {
 		return "", err
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/miramem/mira/internal/proc"
 )
 
 // staleLockAge is how old a git lock file of unknown origin must be before
@@ -94,5 +96,5 @@ func lockStale(path string) (stale, ours bool) {
 	if err != nil || fields[2] != "host="+host || pid == os.Getpid() {
 		return false, true
 	}
-	return !processAlive(pid), true
+	return !proc.Alive(pid), true
 }

@@ -55,6 +55,18 @@ func (w *objectWriter) writeTree(t *object.Tree) (plumbing.Hash, error) {
 	return w.writeEncoded(obj)
 }
 
+// writeCommit writes a commit of tree with parents, authored and
+// committed by author (cleaned of what git would refuse).
+func (w *objectWriter) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, message string, author Signature) (plumbing.Hash, error) {
+	sig := cleanSignature(author)
+	cm := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: tree, ParentHashes: parents}
+	obj := &plumbing.MemoryObject{}
+	if err := cm.Encode(obj); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
+	}
+	return w.writeEncoded(obj)
+}
+
 func (w *objectWriter) writeEncoded(obj *plumbing.MemoryObject) (plumbing.Hash, error) {
 	rd, err := obj.Reader()
 	if err != nil {

@@ -253,20 +253,15 @@ func (r *Repo) CommitTree(tree string, parents []string, message string, author 
 		}
 		th = h
 	}
-	sig := cleanSignature(author)
-	cm := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: th}
+	var ps []plumbing.Hash
 	for _, p := range parents {
 		h, ok := parseHash(strings.ToLower(p))
 		if !ok {
 			return "", fmt.Errorf("parent %q is not a full commit hash", p)
 		}
-		cm.ParentHashes = append(cm.ParentHashes, h)
+		ps = append(ps, h)
 	}
-	obj := &plumbing.MemoryObject{}
-	if err := cm.Encode(obj); err != nil {
-		return "", fmt.Errorf("encode commit: %w", err)
-	}
-	h, err := ow.writeEncoded(obj)
+	h, err := ow.writeCommit(th, ps, message, author)
 	if err != nil {
 		return "", err
 	}

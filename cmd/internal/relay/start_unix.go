@@ -7,9 +7,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/miramem/mira/internal/proc"
 )
 
 // Start starts target (mira-index) serving the store at home, in the
@@ -139,24 +140,7 @@ func watched(dir string) bool {
 	for ; ok && len(rest) > 0 && rest[0] >= '0' && rest[0] <= '9'; rest = rest[1:] {
 		pid = pid*10 + int(rest[0]-'0')
 	}
-	return alive(pid)
-}
-
-// alive reports whether the process pid runs: it exists, and where /proc
-// tells, it is no zombie (one killed whose parent has not reaped it yet).
-func alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true // no /proc: the signal's answer is all there is
-	}
-	i := bytes.LastIndexByte(b, ')') // the name before it may hold anything
-	return i < 0 || i+2 >= len(b) || (b[i+2] != 'Z' && b[i+2] != 'X')
+	return proc.Alive(pid)
 }
 
 // maxLog is the size above which the server's log is emptied when the
