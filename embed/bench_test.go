@@ -49,22 +49,30 @@ func BenchmarkEmbedSequence(b *testing.B) {
 	benchEmbed(b, m.EmbedSequence)
 }
 
-// BenchmarkFit100k fits the default model on 100,000 texts and reports
-// the model file's size.
+// BenchmarkFit100k fits the default model on 100,000 texts, on all of them
+// and on a sample of 25,000 (FitOptions.MaxTexts, as the index fits), and
+// reports the model file's size.
 func BenchmarkFit100k(b *testing.B) {
 	texts := benchCorpus()
-	var m *Model
-	for b.Loop() {
-		var err error
-		if m, err = Fit(texts, FitOptions{}); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct {
+		name string
+		max  int
+	}{{"all", 0}, {"sample25k", 25000}} {
+		b.Run(c.name, func(b *testing.B) {
+			var m *Model
+			for b.Loop() {
+				var err error
+				if m, err = Fit(texts, FitOptions{MaxTexts: c.max}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var buf bytes.Buffer
+			if _, err := m.WriteTo(&buf); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(buf.Len()), "model-bytes")
+			b.ReportMetric(float64(m.Terms()), "terms")
+			b.ReportMetric(float64(m.p.SemDim), "learned-dims")
+		})
 	}
-	var buf bytes.Buffer
-	if _, err := m.WriteTo(&buf); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(buf.Len()), "model-bytes")
-	b.ReportMetric(float64(m.Terms()), "terms")
-	b.ReportMetric(float64(m.p.SemDim), "learned-dims")
 }

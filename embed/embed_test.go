@@ -513,3 +513,63 @@ func TestOrthonormalize(t *testing.T) {
 		}
 	}
 }
+
+func TestSample(t *testing.T) {
+	texts := make([]string, 1000)
+	for i := range texts {
+		texts[i] = fmt.Sprint(i)
+	}
+	for _, tc := range []struct {
+		limit, want int
+	}{{0, 1000}, {1000, 1000}, {5000, 1000}, {600, 512}, {300, 256}, {100, 100}} {
+		got := sample(texts, tc.limit)
+		if len(got) != tc.want {
+			t.Errorf("sample(1000 texts, %d) has %d texts, want %d", tc.limit, len(got), tc.want)
+			continue
+		}
+		// Runs of run consecutive texts, in order, the first text and,
+		// with more than one run, the last included.
+		run := len(texts)
+		if tc.limit > 0 && tc.limit < len(texts) {
+			run = min(sampleRun, tc.limit)
+		}
+		for i, s := range got {
+			if i%run == 0 {
+				if i > 0 && atoi(t, s) <= atoi(t, got[i-1]) {
+					t.Errorf("sample(1000 texts, %d)[%d] = %s after %s, want a later run", tc.limit, i, s, got[i-1])
+				}
+			} else if atoi(t, s) != atoi(t, got[i-1])+1 {
+				t.Errorf("sample(1000 texts, %d)[%d] = %s after %s, want a run", tc.limit, i, s, got[i-1])
+			}
+		}
+		if got[0] != "0" || len(got) > run && got[len(got)-1] != "999" {
+			t.Errorf("sample(1000 texts, %d) spans %s…%s, want 0…999", tc.limit, got[0], got[len(got)-1])
+		}
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestFitSample checks that a bounded fit learns from the sample only:
+// the same model as fitting the sampled texts themselves.
+func TestFitSample(t *testing.T) {
+	texts := corpus(3000, 20)
+	m, err := Fit(texts, FitOptions{MaxTexts: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Fit(sample(texts, 1024), FitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Docs() != 1024 || m.ID() != want.ID() {
+		t.Errorf("Fit(3000 texts, MaxTexts 1024) = %s on %d texts, want %s on 1024", m.ID(), m.Docs(), want.ID())
+	}
+}

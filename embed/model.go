@@ -47,6 +47,14 @@ type FitOptions struct {
 	// Workers is the parallelism (default GOMAXPROCS). It never changes the
 	// result.
 	Workers int
+	// MaxTexts bounds the texts the model is fitted on (0: all of them).
+	// A larger corpus is sampled in runs of sampleRun consecutive texts
+	// spread evenly over it, so that most texts keep the neighbours their
+	// window learns from. The fit's time and memory grow with its texts;
+	// the learned rank stops growing long before (see SemDim), and word
+	// statistics from tens of thousands of texts are close to those of
+	// the whole.
+	MaxTexts int
 
 	tune *params // tests only: replaces the default feature parameters
 }
@@ -146,6 +154,7 @@ func Fit(texts []string, opt FitOptions) (*Model, error) {
 	if len(texts) == 0 {
 		return nil, errors.New("fit embedding model: no texts")
 	}
+	texts = sample(texts, opt.MaxTexts)
 	o := opt.withDefaults(len(texts))
 	if o.SemDim <= 0 && opt.SemDim >= 0 || o.SemDim >= o.Dim {
 		return nil, fmt.Errorf("fit embedding model: dimension %d leaves no room for a learned block of %d", o.Dim, o.SemDim)
@@ -188,6 +197,32 @@ func Fit(texts []string, opt FitOptions) (*Model, error) {
 	}
 	m.finish()
 	return m, nil
+}
+
+// sampleRun is the length of the runs of consecutive texts a bounded fit
+// takes (see FitOptions.MaxTexts): far longer than a window, so that only
+// the texts at a run's two ends lose context.
+const sampleRun = 256
+
+// sample returns at most limit texts (all of them when limit is 0 or not
+// smaller): runs of sampleRun consecutive texts whose starts are spread
+// evenly over the slice, in their order. The same texts always give the
+// same sample.
+func sample(texts []string, limit int) []string {
+	if limit <= 0 || len(texts) <= limit {
+		return texts
+	}
+	run := min(sampleRun, limit)
+	runs := limit / run
+	out := make([]string, 0, runs*run)
+	for i := range runs {
+		lo := 0
+		if runs > 1 {
+			lo = i * (len(texts) - run) / (runs - 1)
+		}
+		out = append(out, texts[lo:lo+run]...)
+	}
+	return out
 }
 
 // docWords is the content words of one text: word-stem features with their

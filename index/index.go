@@ -32,8 +32,10 @@ const DefaultLockTimeout = 500 * time.Millisecond
 const (
 	lockAttempts = 3    // attempts to open the index, with backoff between
 	batchSize    = 1000 // documents per bleve batch: one segment each
-	maxSegments  = 10   // segments that trigger a merge after an update
-	parallelLoad = 16   // changed files above which they are loaded in parallel
+	// rebuildBatchSize is batchSize while a new generation is built.
+	rebuildBatchSize = 3000
+	maxSegments      = 10 // segments that trigger a merge after an update
+	parallelLoad     = 16 // changed files above which they are loaded in parallel
 )
 
 // Options tune Open, Rebuild and Watch. The zero value is usable.
@@ -719,7 +721,7 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 			man[p] = entry{size: o.Size, mtime: o.ModTime, racy: racy, id: d.ID}
 			st.Indexed++
 		}
-		if batch.Size() >= batchSize {
+		if batch.Size() >= ix.batchSize() {
 			return flush()
 		}
 		return nil
@@ -787,6 +789,19 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 	settle(bi, ix.unsafeBatches)
 	st.Took = time.Since(start)
 	return st, nil
+}
+
+// batchSize is the documents per bleve batch, each one segment. A new
+// generation takes bigger batches: scorch merges small segments into
+// bigger ones over and over. At 100,000 entries, rebuilds with batches of
+// 1,000, 3,000 and 10,000 documents took 63.4, 62.4 and 64.4 s of CPU and
+// peaked at 580, 545 and 1051 MB (run side by side on 2 loaded cores):
+// big batches are held in memory twice over while scorch builds them.
+func (ix *Index) batchSize() int {
+	if ix.unsafeBatches {
+		return rebuildBatchSize
+	}
+	return batchSize
 }
 
 // settle runs scorch's tiered merge plan (segments of similar size are

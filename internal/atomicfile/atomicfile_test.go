@@ -54,3 +54,16 @@ func TestWriteWithFailureKeepsOldFile(t *testing.T) {
 		t.Error("Write into a missing directory succeeded")
 	}
 }
+
+// BenchmarkWriteSmall writes a file of the size of a memory, as a bulk load
+// writes a hundred thousand of them; its B/op shows the cost of buffering.
+func BenchmarkWriteSmall(b *testing.B) {
+	name := filepath.Join(b.TempDir(), "f")
+	data := make([]byte, 600)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Write(name, data, 0o644, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -53,7 +53,8 @@ func Main(name, description string, grammar any, args []string, o *IO) (code int
 	if os.Getenv("GOGC") == "" {
 		// A command lives for one query or one write; most of its heap is
 		// index data it keeps to the end. Collecting it again and again
-		// is wasted work (measured: a tenth of a hybrid recall).
+		// is wasted work (measured: a tenth of a hybrid recall). Bulk
+		// work goes back to the default (see bulkGC).
 		debug.SetGCPercent(400)
 	}
 	cfg, cfgErr := loadConfig(o.Getenv)
@@ -133,4 +134,16 @@ func report(o *IO, err error) int {
 		o.Warnf("hint: %s", h)
 	}
 	return exitCode(err)
+}
+
+// bulkGC gives a command that works through a whole store (a rebuild, a
+// bulk load) the runtime's default collection target back, unless GOGC
+// says otherwise. Such a command allocates many times what it keeps, and
+// with the short commands' target of 400% its heap grew to five times the
+// live data: at 100,000 entries a rebuild peaked at 1.5 GB of RSS with
+// 400% and 0.7 GB with 100%, in no more time.
+func bulkGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(100)
+	}
 }

@@ -70,6 +70,9 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 	if c.Extract {
 		return c.runExtract(ctx, o)
 	}
+	if c.JSONL || c.Lines {
+		bulkGC()
+	}
 	entries, err := c.collect(o)
 	if err != nil {
 		return err
