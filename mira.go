@@ -29,6 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/embed"
 	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/internal/paths"
@@ -116,9 +117,12 @@ type Memory struct {
 	warnMu sync.Mutex
 	warned map[string]bool
 
-	// readMu serialises the opens of the index that share keep: they take
-	// milliseconds once warm, and the kept state is one generation's.
-	readMu sync.Mutex
+	// readMu guards the opens of the index that share keep. A read that
+	// may bring the index up to date (and so write it) holds it alone: the
+	// kept state is one generation's, and two writers of the index would
+	// wait out each other's lock. Reads that search the index as the
+	// watcher left it (Options.Lag) only read, and share it.
+	readMu sync.RWMutex
 	// writeMu serialises this process's writers before they take the
 	// store's lock file, which is not reentrant.
 	writeMu sync.Mutex
@@ -126,13 +130,18 @@ type Memory struct {
 	// (lockFile).
 	fileMu sync.Mutex
 
+	// lagMu guards lag, the index open now for the reads that search it
+	// as the watcher left it (openLagging).
+	lagMu sync.Mutex
+	lag   *lagIndex
+
 	stopWatch context.CancelFunc
 	watchDone chan struct{}
 	syncer    atomic.Pointer[index.Syncer] // nil when not watching
 	// writes counts this Memory's writes other than turns; indexed is
 	// the count the index was last brought up to (Options.Lag).
 	writes, indexed atomic.Uint64
-	watching  chan struct{}                // closed once the watcher's first batch is done
+	watching        chan struct{} // closed once the watcher's first batch is done
 
 	closeOnce sync.Once
 }
@@ -201,6 +210,13 @@ func Open(ctx context.Context, opt Options) (*Memory, error) {
 			m.cache = &RecordCache{}
 		}
 		m.startWatch()
+		// The tokenizer takes a second to load on a busy machine: the
+		// first contexts would wait for it.
+		go func() {
+			if tok, err := plan.NewTokenizer(cfg.Context.Encoding); err == nil {
+				tok.Load()
+			}
+		}()
 	}
 	return m, nil
 }
@@ -349,9 +365,8 @@ func (m *Memory) indexOptions(ctx context.Context) index.Options {
 // caller holds readMu when the Memory keeps the index, and closes it.
 func (m *Memory) openIndex(ctx context.Context) (*index.Index, error) {
 	w := m.writes.Load()
-	if m.opt.Lag && w == m.indexed.Load() && m.watching != nil && isDone(m.watching) && m.syncer.Load() != nil {
-		// The watcher is up and brings the index along by itself, and
-		// nothing but turns was written since the index was last fresh.
+	if m.lagAllowed() {
+		// Another writer may have brought the index along meanwhile.
 		opt := m.indexOptions(ctx)
 		opt.NoRefresh = true
 		if ix, err := index.Open(newSource(m.st), opt); err == nil {
@@ -371,6 +386,84 @@ func (m *Memory) openIndex(ctx context.Context) (*index.Index, error) {
 	return ix, nil
 }
 
+// lagAllowed reports whether a read may search the index as the watcher
+// last left it (Options.Lag): the watcher is up and brings the index along
+// by itself, and nothing but turns was written since the index was last
+// fresh.
+func (m *Memory) lagAllowed() bool {
+	return m.opt.Lag && m.writes.Load() == m.indexed.Load() && m.watching != nil && isDone(m.watching) && m.syncer.Load() != nil
+}
+
+// lagIndex is an index opened read-only as the watcher left it, searched
+// by every lagging read that comes while it is young: concurrent reads
+// share one open (bleve's files mapped once, one shared lock) instead of
+// each opening and mapping the generation for itself.
+type lagIndex struct {
+	ready  chan struct{} // closed once ix or err is set
+	ix     *index.Index
+	err    error
+	opened time.Time
+	users  int // reads searching it now; lagMu guards it
+}
+
+// lagShare is how long after it was opened a lagging index takes new
+// readers. It is closed when its last reader is done, so the watcher is
+// never kept from writing the index for much longer than that.
+const lagShare = 50 * time.Millisecond
+
+// openLagging returns the index as the watcher last left it, and the
+// function to call when done with it, when Options.Lag allows it (see
+// lagAllowed); nil when a fresh open is needed. The caller holds readMu's
+// read lock until done: a fresh open, which takes readMu alone, so finds
+// no lagging index open.
+func (m *Memory) openLagging(ctx context.Context) (*index.Index, func()) {
+	if !m.lagAllowed() {
+		return nil, nil
+	}
+	m.lagMu.Lock()
+	l := m.lag
+	if l != nil && (!isDone(l.ready) || time.Since(l.opened) < lagShare) {
+		l.users++
+		m.lagMu.Unlock()
+		select {
+		case <-l.ready:
+		case <-ctx.Done():
+			m.releaseLagging(l)
+			return nil, nil
+		}
+	} else {
+		l = &lagIndex{ready: make(chan struct{}), users: 1}
+		m.lag = l
+		m.lagMu.Unlock()
+		// Shared with other reads: the first one's cancellation must
+		// not end theirs.
+		opt := m.indexOptions(context.WithoutCancel(ctx))
+		opt.NoRefresh = true
+		l.ix, l.err = index.Open(newSource(m.st), opt)
+		l.opened = time.Now()
+		close(l.ready)
+	}
+	if l.err != nil {
+		m.releaseLagging(l)
+		return nil, nil
+	}
+	return l.ix, func() { m.releaseLagging(l) }
+}
+
+// releaseLagging gives back a lagging index; the last reader closes it.
+func (m *Memory) releaseLagging(l *lagIndex) {
+	m.lagMu.Lock()
+	l.users--
+	last := l.users == 0
+	if last && m.lag == l {
+		m.lag = nil
+	}
+	m.lagMu.Unlock()
+	if last && l.ix != nil {
+		l.ix.Close()
+	}
+}
+
 // isDone reports whether ch is closed.
 func isDone(ch chan struct{}) bool {
 	select {
@@ -384,6 +477,13 @@ func isDone(ch chan struct{}) bool {
 // withIndex runs fn with the index open and fresh.
 func (m *Memory) withIndex(ctx context.Context, fn func(*index.Index) error) error {
 	if m.keep != nil {
+		m.readMu.RLock()
+		if ix, done := m.openLagging(ctx); ix != nil {
+			defer m.readMu.RUnlock()
+			defer done()
+			return fn(ix)
+		}
+		m.readMu.RUnlock()
 		m.readMu.Lock()
 		defer m.readMu.Unlock()
 	}
