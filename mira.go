@@ -549,11 +549,60 @@ func (m *Memory) lock(ctx context.Context) (unlock func(), err error) {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			m.writes.Add(1)
 			unlockFile()
 			m.writeMu.Unlock()
+			m.wrote()
 		})
 	}, nil
+}
+
+// wrote records a write of this Memory other than turns: the reads that
+// start after it must see it (Options.Lag). A lagging Memory brings the
+// index up to it here, in the writer, so that reads go on searching the
+// index as the watcher leaves it instead of each waiting for the watcher;
+// when that cannot be done, the write is counted and the next read brings
+// the index up to date itself.
+func (m *Memory) wrote() {
+	if !m.caughtUp() {
+		m.writes.Add(1)
+	}
+}
+
+// caughtUp asks the watcher to take in what was committed so far and
+// reports whether the index now holds the store's head of before the
+// request. Lagging indexes opened before then take no new readers.
+func (m *Memory) caughtUp() bool {
+	if !m.opt.Lag || m.watching == nil || !isDone(m.watching) || m.opt.Fresh != nil {
+		return false
+	}
+	s := m.syncer.Load()
+	if s == nil {
+		return false
+	}
+	head, err := m.st.Head()
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if s.Sync(ctx) != nil {
+		return false
+	}
+	opt := m.indexOptions(ctx)
+	opt.NoRefresh = true
+	ix, err := index.Open(newSource(m.st), opt)
+	if err != nil {
+		return false
+	}
+	indexed := ix.Commit()
+	ix.Close()
+	if indexed != head {
+		return false // busy, or newer commits came meanwhile: the reader sees to it
+	}
+	m.lagMu.Lock()
+	m.lag = nil
+	m.lagMu.Unlock()
+	return true
 }
 
 // lockFile takes the store's lock file for one commit. This process's
