@@ -84,7 +84,9 @@ type Options struct {
 	// (mira-proxy) would otherwise make nearly every read wait for
 	// indexing. A stored turn shows up in searches a moment later; what
 	// this Memory's other writes (Remember, Forget, Extract, Summarize,
-	// Pin, Sync) changed is still waited for, so the next read sees it.
+	// Pin, Sync) changed is still waited for, so the next read sees it:
+	// by the write itself, before it returns, else by the next read.
+	// Reads that lag share one open index.
 	Lag bool
 	// Keep, when set, is the index state shared with other users of the
 	// same process (a server that also runs index batches). Warm makes one
