@@ -5,7 +5,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/miramem/mira"
@@ -28,10 +27,6 @@ type CuratorOptions struct {
 	// it, so that the turns of a busy conversation are taken together
 	// (default 1 s).
 	Delay time.Duration
-	// MaxDelay bounds the wait of a round for a moment when no request is
-	// being answered (default 10 × Delay): the rounds give way to the
-	// requests, and the turns of a busy proxy are taken in fewer rounds.
-	MaxDelay time.Duration
 	// Logf receives what went wrong; nil discards it.
 	Logf func(format string, args ...any)
 }
@@ -57,22 +52,15 @@ type Curator struct {
 	stop     chan struct{} // closed by Close: the rounds due run at once
 	ctx      context.Context
 	cancel   context.CancelFunc
-
-	// busy counts the requests being answered (Begin, End); quiet is
-	// signalled when it drops to zero.
-	busy  atomic.Int64
-	quiet chan struct{}
 }
 
 // NewCurator starts a Curator.
 func NewCurator(opt CuratorOptions) *Curator {
 	opt.Delay = cmp.Or(opt.Delay, time.Second)
-	opt.MaxDelay = max(opt.Delay, cmp.Or(opt.MaxDelay, 10*opt.Delay))
 	if opt.Logf == nil {
 		opt.Logf = func(string, ...any) {}
 	}
-	c := &Curator{opt: opt, dirty: map[string]bool{}, progress: make(chan struct{}), kick: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{}),
-		quiet: make(chan struct{}, 1)}
+	c := &Curator{opt: opt, dirty: map[string]bool{}, progress: make(chan struct{}), kick: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{})}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	go c.loop()
 	return c
@@ -87,40 +75,6 @@ func (c *Curator) Touch(conv string) {
 	select {
 	case c.kick <- struct{}{}:
 	default:
-	}
-}
-
-// Begin says a request is being answered: rounds wait for it to End,
-// up to MaxDelay.
-func (c *Curator) Begin() { c.busy.Add(1) }
-
-// End says a request that Began is answered.
-func (c *Curator) End() {
-	if c.busy.Add(-1) == 0 {
-		select {
-		case c.quiet <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// waitQuiet waits until no request is being answered, until the round
-// has waited MaxDelay since start, or until Close.
-func (c *Curator) waitQuiet(start time.Time) {
-	left := time.Until(start.Add(c.opt.MaxDelay))
-	if left <= 0 {
-		return
-	}
-	t := time.NewTimer(left)
-	defer t.Stop()
-	for c.busy.Load() > 0 {
-		select {
-		case <-c.quiet:
-		case <-t.C:
-			return
-		case <-c.stop:
-			return
-		}
 	}
 }
 
@@ -191,10 +145,8 @@ func (c *Curator) loop() {
 		c.running = true
 		c.mu.Unlock()
 		if !closing {
-			start := time.Now()
 			select {
 			case <-time.After(c.opt.Delay):
-				c.waitQuiet(start)
 			case <-c.stop:
 			}
 		}

@@ -307,11 +307,6 @@ type exchange struct {
 // answer, and store the turns.
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	if s.opt.After != nil {
-		// The work after the turns waits while requests are answered.
-		s.opt.After.Begin()
-		defer s.opt.After.End()
-	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opt.MaxBody))
 	if err != nil {
 		s.upstreamFailed(w, r, err)
