@@ -29,6 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/embed"
 	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/internal/paths"
@@ -83,7 +84,9 @@ type Options struct {
 	// (mira-proxy) would otherwise make nearly every read wait for
 	// indexing. A stored turn shows up in searches a moment later; what
 	// this Memory's other writes (Remember, Forget, Extract, Summarize,
-	// Pin, Sync) changed is still waited for, so the next read sees it.
+	// Pin, Sync) changed is still waited for, so the next read sees it:
+	// by the write itself, before it returns, else by the next read.
+	// Reads that lag share one open index.
 	Lag bool
 	// Keep, when set, is the index state shared with other users of the
 	// same process (a server that also runs index batches). Warm makes one
@@ -116,15 +119,23 @@ type Memory struct {
 	warnMu sync.Mutex
 	warned map[string]bool
 
-	// readMu serialises the opens of the index that share keep: they take
-	// milliseconds once warm, and the kept state is one generation's.
-	readMu sync.Mutex
+	// readMu guards the opens of the index that share keep. A read that
+	// may bring the index up to date (and so write it) holds it alone: the
+	// kept state is one generation's, and two writers of the index would
+	// wait out each other's lock. Reads that search the index as the
+	// watcher left it (Options.Lag) only read, and share it.
+	readMu sync.RWMutex
 	// writeMu serialises this process's writers before they take the
 	// store's lock file, which is not reentrant.
 	writeMu sync.Mutex
 	// fileMu queues this process's commits in front of the lock file
 	// (lockFile).
 	fileMu sync.Mutex
+
+	// lagMu guards lag, the index open now for the reads that search it
+	// as the watcher left it (openLagging).
+	lagMu sync.Mutex
+	lag   *lagIndex
 
 	stopWatch context.CancelFunc
 	watchDone chan struct{}
@@ -201,6 +212,13 @@ func Open(ctx context.Context, opt Options) (*Memory, error) {
 			m.cache = &RecordCache{}
 		}
 		m.startWatch()
+		// The tokenizer takes a second to load on a busy machine: the
+		// first contexts would wait for it.
+		go func() {
+			if tok, err := plan.NewTokenizer(cfg.Context.Encoding); err == nil {
+				tok.Load()
+			}
+		}()
 	}
 	return m, nil
 }
@@ -349,9 +367,8 @@ func (m *Memory) indexOptions(ctx context.Context) index.Options {
 // caller holds readMu when the Memory keeps the index, and closes it.
 func (m *Memory) openIndex(ctx context.Context) (*index.Index, error) {
 	w := m.writes.Load()
-	if m.opt.Lag && w == m.indexed.Load() && m.watching != nil && isDone(m.watching) && m.syncer.Load() != nil {
-		// The watcher is up and brings the index along by itself, and
-		// nothing but turns was written since the index was last fresh.
+	if m.lagAllowed() {
+		// Another writer may have brought the index along meanwhile.
 		opt := m.indexOptions(ctx)
 		opt.NoRefresh = true
 		if ix, err := index.Open(newSource(m.st), opt); err == nil {
@@ -371,6 +388,84 @@ func (m *Memory) openIndex(ctx context.Context) (*index.Index, error) {
 	return ix, nil
 }
 
+// lagAllowed reports whether a read may search the index as the watcher
+// last left it (Options.Lag): the watcher is up and brings the index along
+// by itself, and nothing but turns was written since the index was last
+// fresh.
+func (m *Memory) lagAllowed() bool {
+	return m.opt.Lag && m.writes.Load() == m.indexed.Load() && m.watching != nil && isDone(m.watching) && m.syncer.Load() != nil
+}
+
+// lagIndex is an index opened read-only as the watcher left it, searched
+// by every lagging read that comes while it is young: concurrent reads
+// share one open (bleve's files mapped once, one shared lock) instead of
+// each opening and mapping the generation for itself.
+type lagIndex struct {
+	ready  chan struct{} // closed once ix or err is set
+	ix     *index.Index
+	err    error
+	opened time.Time
+	users  int // reads searching it now; lagMu guards it
+}
+
+// lagShare is how long after it was opened a lagging index takes new
+// readers. It is closed when its last reader is done, so the watcher is
+// never kept from writing the index for much longer than that.
+const lagShare = 50 * time.Millisecond
+
+// openLagging returns the index as the watcher last left it, and the
+// function to call when done with it, when Options.Lag allows it (see
+// lagAllowed); nil when a fresh open is needed. The caller holds readMu's
+// read lock until done: a fresh open, which takes readMu alone, so finds
+// no lagging index open.
+func (m *Memory) openLagging(ctx context.Context) (*index.Index, func()) {
+	if !m.lagAllowed() {
+		return nil, nil
+	}
+	m.lagMu.Lock()
+	l := m.lag
+	if l != nil && (!isDone(l.ready) || time.Since(l.opened) < lagShare) {
+		l.users++
+		m.lagMu.Unlock()
+		select {
+		case <-l.ready:
+		case <-ctx.Done():
+			m.releaseLagging(l)
+			return nil, nil
+		}
+	} else {
+		l = &lagIndex{ready: make(chan struct{}), users: 1}
+		m.lag = l
+		m.lagMu.Unlock()
+		// Shared with other reads: the first one's cancellation must
+		// not end theirs.
+		opt := m.indexOptions(context.WithoutCancel(ctx))
+		opt.NoRefresh = true
+		l.ix, l.err = index.Open(newSource(m.st), opt)
+		l.opened = time.Now()
+		close(l.ready)
+	}
+	if l.err != nil {
+		m.releaseLagging(l)
+		return nil, nil
+	}
+	return l.ix, func() { m.releaseLagging(l) }
+}
+
+// releaseLagging gives back a lagging index; the last reader closes it.
+func (m *Memory) releaseLagging(l *lagIndex) {
+	m.lagMu.Lock()
+	l.users--
+	last := l.users == 0
+	if last && m.lag == l {
+		m.lag = nil
+	}
+	m.lagMu.Unlock()
+	if last && l.ix != nil {
+		l.ix.Close()
+	}
+}
+
 // isDone reports whether ch is closed.
 func isDone(ch chan struct{}) bool {
 	select {
@@ -384,6 +479,13 @@ func isDone(ch chan struct{}) bool {
 // withIndex runs fn with the index open and fresh.
 func (m *Memory) withIndex(ctx context.Context, fn func(*index.Index) error) error {
 	if m.keep != nil {
+		m.readMu.RLock()
+		if ix, done := m.openLagging(ctx); ix != nil {
+			defer m.readMu.RUnlock()
+			defer done()
+			return fn(ix)
+		}
+		m.readMu.RUnlock()
 		m.readMu.Lock()
 		defer m.readMu.Unlock()
 	}
@@ -449,11 +551,60 @@ func (m *Memory) lock(ctx context.Context) (unlock func(), err error) {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			m.writes.Add(1)
 			unlockFile()
 			m.writeMu.Unlock()
+			m.wrote()
 		})
 	}, nil
+}
+
+// wrote records a write of this Memory other than turns: the reads that
+// start after it must see it (Options.Lag). A lagging Memory brings the
+// index up to it here, in the writer, so that reads go on searching the
+// index as the watcher leaves it instead of each waiting for the watcher;
+// when that cannot be done, the write is counted and the next read brings
+// the index up to date itself.
+func (m *Memory) wrote() {
+	if !m.caughtUp() {
+		m.writes.Add(1)
+	}
+}
+
+// caughtUp asks the watcher to take in what was committed so far and
+// reports whether the index now holds the store's head of before the
+// request. Lagging indexes opened before then take no new readers.
+func (m *Memory) caughtUp() bool {
+	if !m.opt.Lag || m.watching == nil || !isDone(m.watching) || m.opt.Fresh != nil {
+		return false
+	}
+	s := m.syncer.Load()
+	if s == nil {
+		return false
+	}
+	head, err := m.st.Head()
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if s.Sync(ctx) != nil {
+		return false
+	}
+	opt := m.indexOptions(ctx)
+	opt.NoRefresh = true
+	ix, err := index.Open(newSource(m.st), opt)
+	if err != nil {
+		return false
+	}
+	indexed := ix.Commit()
+	ix.Close()
+	if indexed != head {
+		return false // busy, or newer commits came meanwhile: the reader sees to it
+	}
+	m.lagMu.Lock()
+	m.lag = nil
+	m.lagMu.Unlock()
+	return true
 }
 
 // lockFile takes the store's lock file for one commit. This process's

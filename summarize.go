@@ -73,12 +73,18 @@ func (m *Memory) Summarize(ctx context.Context, opt SummarizeOptions) (*summariz
 			so.Trailers = func() []mem.Trailer { return UsageTrailers(client) }
 		}
 	}
-	if !opt.DryRun {
-		m.writeMu.Lock()
-		defer m.writeMu.Unlock()
-		defer m.writes.Add(1)
+	if opt.DryRun {
+		return summarize.Run(ctx, m.st, opt.Scopes, so)
 	}
-	return summarize.Run(ctx, m.st, opt.Scopes, so)
+	m.writeMu.Lock()
+	res, err := summarize.Run(ctx, m.st, opt.Scopes, so)
+	m.writeMu.Unlock()
+	if err != nil || res.Commit != "" {
+		// A round with nothing due writes nothing, and reads need not
+		// wait for the index to take it in.
+		m.wrote()
+	}
+	return res, err
 }
 
 // SummaryState is a scope's summary state: its top-level summaries, then

@@ -249,4 +249,9 @@ row "plan, light mode (cards) vs counting every text" "$work/ctx-light.json"
 # calling the upstream directly (cmd/internal/proxy/load_test.go).
 echo
 echo "## mira-proxy: 50 conversations × 5 turns on 10k entries"
-MIRA_PROXY_LOAD=${MIRA_PROXY_LOAD:-50,5,10000} go test -count=1 -run '^TestLoad$' -v ./cmd/internal/proxy/ | sed -n 's/^ *load_test.go:[0-9]*: //p'
+# Once against an upstream that answers at once (a saturation test), once
+# against one that takes 100 ms, as a model takes at least to its first
+# token.
+for delay in 0s 100ms; do
+	MIRA_PROXY_LOAD=${MIRA_PROXY_LOAD:-50,5,10000} MIRA_PROXY_LOAD_DELAY=$delay go test -count=1 -run '^TestLoad$' -v ./cmd/internal/proxy/ | sed -n 's/^ *load_test.go:[0-9]*: //p'
+done

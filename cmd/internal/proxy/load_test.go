@@ -19,11 +19,13 @@ import (
 	"github.com/miramem/mira/mem"
 )
 
-// fakeUpstream is a chat server that answers at once: a plain reply, or a
-// stream of a few chunks, each echoing the last user message.
-func fakeUpstream() http.Handler {
+// fakeUpstream is a chat server that answers after delay (a model's time
+// to its first token; zero: at once): a plain reply, or a stream of a few
+// chunks, each echoing the last user message.
+func fakeUpstream(delay time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
+		time.Sleep(delay)
 		body := string(b)
 		last := "?"
 		if i := strings.LastIndex(body, `"role":"user","content":"`); i >= 0 {
@@ -60,6 +62,21 @@ func loadSize(t *testing.T) (convs, turns, entries int) {
 	return
 }
 
+// loadDelay is how long the fake upstream takes to answer:
+// MIRA_PROXY_LOAD_DELAY (a duration, make bench runs 100ms); the default,
+// zero, makes the load a saturation test.
+func loadDelay(t *testing.T) time.Duration {
+	v := os.Getenv("MIRA_PROXY_LOAD_DELAY")
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		t.Fatalf("MIRA_PROXY_LOAD_DELAY=%q: want a duration", v)
+	}
+	return d
+}
+
 // seed fills a store with n generated memories in one commit.
 func seed(t testing.TB, m *mira.Memory, n int) {
 	words := strings.Fields("the cache index server client request error config release branch deploy database query token auth session service cluster queue worker retry latency memory network proxy route schema migration payment invoice order customer email webhook event stream batch pipeline metric alert trace refactor module package channel goroutine mutex deadline team sprint")
@@ -84,7 +101,8 @@ func seed(t testing.TB, m *mira.Memory, n int) {
 // calling the upstream directly is reported (p50, p99, first byte).
 func TestLoad(t *testing.T) {
 	convs, turns, entries := loadSize(t)
-	up := httptest.NewServer(fakeUpstream())
+	delay := loadDelay(t)
+	up := httptest.NewServer(fakeUpstream(delay))
 	defer up.Close()
 	m := openStore(t)
 	seed(t, m, entries)
@@ -92,10 +110,13 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFixture(t, m, up.URL+"/v1", nil, func(o *Options) { o.Log = false; o.Logf = nil })
+	// The writer and the curator wait as mira-proxy's do by default.
+	f.curator.Close(context.Background())
 	f.writer.Close(context.Background())
 	f.writer = m.NewTurnWriter(mira.TurnWriterOptions{Delay: 300 * time.Millisecond, Source: "mira-proxy"})
+	f.curator = NewCurator(CuratorOptions{Memory: m, Writer: f.writer, Extractive: true, Logf: t.Logf})
 	f.srv.opt.Writer = f.writer
-	f.curator.opt.Writer = f.writer
+	f.srv.opt.After = f.curator
 	var commits0 = strings.Count(git(t, m.Root(), "log", "--format=%s"), "\n")
 
 	type sample struct{ proxy, direct, proxyFirst, directFirst time.Duration }
@@ -194,7 +215,7 @@ func TestLoad(t *testing.T) {
 		added = append(added, s.proxy-s.direct)
 		first = append(first, s.proxyFirst-s.directFirst)
 	}
-	t.Logf("%d conversations × %d turns (half streamed) on a store of %d entries: %d requests", convs, turns, entries, len(samples))
+	t.Logf("%d conversations × %d turns (half streamed) on a store of %d entries, upstream answering after %v: %d requests", convs, turns, entries, delay, len(samples))
 	t.Logf("added by the proxy over a direct call: p50 %v, p99 %v; first byte: p50 %v, p99 %v",
 		pct(added, 0.5).Round(10*time.Microsecond), pct(added, 0.99).Round(10*time.Microsecond),
 		pct(first, 0.5).Round(10*time.Microsecond), pct(first, 0.99).Round(10*time.Microsecond))

@@ -12,6 +12,7 @@ type answer struct {
 	text     strings.Builder
 	calls    []toolCall
 	finished bool // a finish_reason or [DONE] was seen
+	done     bool // [DONE] was seen: nothing more comes
 	model    string
 }
 
@@ -94,7 +95,7 @@ func (s *sseReader) event(line []byte) {
 	}
 	data = bytes.TrimSpace(data)
 	if string(data) == "[DONE]" {
-		s.a.finished = true
+		s.a.finished, s.a.done = true, true
 		return
 	}
 	var c struct {

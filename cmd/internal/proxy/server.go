@@ -486,12 +486,33 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, re
 	var tee io.Writer
 	var buf bytes.Buffer
 	streamed := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	stored := false
 	if streamed {
-		tee = &sseReader{a: a}
+		sse := &sseReader{a: a}
+		tee = sse
+		if resp.StatusCode == http.StatusOK {
+			// A stream's answer is stored as soon as its [DONE] is read,
+			// before the client gets it: a client that sends its next
+			// message (tool results) at once must not have it stored
+			// before the answer it follows.
+			tee = writerFunc(func(p []byte) (int, error) {
+				sse.Write(p)
+				if a.done && !stored {
+					stored = true
+					s.storeAnswer(x, a, "")
+				}
+				return len(p), nil
+			})
+		}
 	} else {
 		tee = &limitedBuffer{b: &buf, max: 16 << 20}
 	}
 	cerr := copyFlushing(w, resp.Body, tee)
+	if stored {
+		s.opt.Logf("POST %s conversation %s → %d (%s added, %s in all, plan %s)", r.URL.Path, x.conv, resp.StatusCode,
+			added.Round(time.Microsecond), time.Since(start).Round(time.Millisecond), cmp.Or(x.planID, "none"))
+		return
+	}
 	if !streamed {
 		a.parseReply(buf.Bytes())
 	}
@@ -510,6 +531,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, re
 	s.opt.Logf("POST %s conversation %s → %d (%s added, %s in all, plan %s)", r.URL.Path, x.conv, resp.StatusCode,
 		added.Round(time.Microsecond), time.Since(start).Round(time.Millisecond), cmp.Or(x.planID, "none"))
 }
+
+// writerFunc is a function as an io.Writer.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // answerFailed is how a reply that never came is stored.
 func answerFailed(r *http.Request, err error) string {
