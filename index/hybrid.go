@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miramem/mira/embed"
@@ -30,6 +31,12 @@ type vecSide struct {
 	emb  embed.Embedder
 	// rw keeps searches (readers of the vectors) apart from closing them.
 	rw sync.RWMutex
+	// from, when set, is the side of the same generation and model that
+	// this one extends with the log's newer records (see vecStore.extend);
+	// this side holds one of its references until it is loaded.
+	from *vecSide
+	// loaded is set once vs is, for sideFor to know it may extend it.
+	loaded atomic.Bool
 
 	refs int // under keepMu; 0 for a side nobody shares
 }
@@ -48,8 +55,12 @@ var keepMu sync.Mutex
 // Opens that write in the same process must be given the same Keep.
 type Keep struct {
 	key  string
+	base string // key's part that a new side can extend (see sideFor)
 	side *vecSide
 	bl   *keptBleve // the bleve index, for every embedder
+	// opening is closed when a writer of this process has opened the
+	// generation for writing (see writerFor).
+	opening chan struct{}
 }
 
 // Release lets go of what k holds.
@@ -72,8 +83,10 @@ func (k *Keep) sideFor(genDir string, m meta) *vecSide {
 	// Everything that changes the vectors or the model changes the meta:
 	// a new base file (VecSeq), records in the log (VecLog), a refit
 	// (FitDocs, BuiltAt), documents added or removed (Docs, Vectors).
-	key := fmt.Sprintf("%s\x00%s/%d/%d/%d/%d/%d/%d/%d", genDir, m.Embedder, m.Dim, m.VecSeq, m.VecLog,
-		m.FitDocs, m.Docs, m.Vectors, m.BuiltAt.UnixNano())
+	// Only records added to the log leave the base key as it was: the new
+	// side then extends the old one rather than reading it all again.
+	base := fmt.Sprintf("%s\x00%s/%d/%d/%d/%d", genDir, m.Embedder, m.Dim, m.VecSeq, m.FitDocs, m.BuiltAt.UnixNano())
+	key := fmt.Sprintf("%s/%d/%d/%d", base, m.VecLog, m.Docs, m.Vectors)
 	keepMu.Lock()
 	if k.side != nil && k.key == key && k.side.err == nil {
 		k.side.refs++
@@ -84,6 +97,11 @@ func (k *Keep) sideFor(genDir string, m meta) *vecSide {
 	old := k.side
 	k.key, k.side = key, &vecSide{refs: 2} // k's and the caller's
 	side := k.side
+	if old != nil && k.base == base && old.loaded.Load() && old.vs.replayed <= m.VecLog {
+		old.refs++ // the new side's, until it is loaded
+		side.from = old
+	}
+	k.base = base
 	keepMu.Unlock()
 	old.release()
 	return side
@@ -100,7 +118,12 @@ func (side *vecSide) release() {
 		side.refs--
 	}
 	last := side.refs == 0
+	var from *vecSide
+	if last {
+		from, side.from = side.from, nil // never loaded
+	}
 	keepMu.Unlock()
+	from.release()
 	if last && side.vs != nil {
 		// Nothing a search returned points into the vectors.
 		side.rw.Lock()
@@ -110,6 +133,36 @@ func (side *vecSide) release() {
 	}
 }
 
+// extend loads side from the side it extends (side.from), and reports
+// whether it could: the old side's vectors with the log's newer records,
+// and its query embedder. When it cannot, the caller reads everything.
+func (side *vecSide) extend(genDir string, m meta) bool {
+	keepMu.Lock()
+	from := side.from
+	side.from = nil
+	keepMu.Unlock()
+	if from == nil {
+		return false
+	}
+	defer from.release()
+	from.rw.RLock()
+	defer from.rw.RUnlock()
+	if from.vs == nil || from.err != nil {
+		return false
+	}
+	_, log := vecFiles(genDir, m.VecSeq)
+	vs, err := from.vs.extend(log, m.VecLog)
+	if err != nil {
+		return false
+	}
+	if live, _, _ := vs.counts(); live != m.Docs {
+		vs.close()
+		return false
+	}
+	side.vs, side.emb = vs, from.emb
+	return true
+}
+
 // loadVectors reads the generation's vectors and gets its embedder, once
 // per side.
 func (ix *Index) loadVectors() (*vecSide, error) {
@@ -117,6 +170,10 @@ func (ix *Index) loadVectors() (*vecSide, error) {
 	side := ix.vec
 	side.once.Do(func() {
 		m := ix.meta
+		if side.from != nil && side.extend(ix.gen, m) {
+			side.loaded.Store(true)
+			return
+		}
 		// The model and the vectors are read side by side: each takes
 		// milliseconds at 10k entries, and a query waits for both.
 		type model struct {
@@ -152,6 +209,7 @@ func (ix *Index) loadVectors() (*vecSide, error) {
 			return
 		}
 		side.vs, side.emb = vs, emb
+		side.loaded.Store(true)
 	})
 	return side, side.err
 }

@@ -874,21 +874,58 @@ func TestKeep(t *testing.T) {
 	s3 := c.vec
 	c.Close()
 
-	// An update in place (a new entry, vectors appended) is a change too.
+	// An update in place (a new entry, vectors appended) is a change too,
+	// which extends the kept vectors with the log's new records: they
+	// share the base file's mapping, which stays mapped while either uses
+	// it, and search as a full load does.
+	base := s3.vs.mapped
+	if base == nil {
+		t.Skip("the vectors are not mapped on this system")
+	}
 	f.writeDoc(t, fdoc{id: "D10", created: t0, text: "herons again"})
 	d := mustOpen(t, f, o)
-	search(d)
+	got := search(d)
 	if d.meta.Docs != 7 || d.vec == s3 {
 		t.Fatalf("after an update: %d documents, same vectors %v", d.meta.Docs, d.vec == s3)
 	}
 	if s3.vs != nil {
 		t.Error("replaced vectors still mapped with no Index using them")
 	}
+	if d.vec.vs.mapped != base || base.refs.Load() != 1 {
+		t.Errorf("the update read the base again (shared %v, %d users)", d.vec.vs.mapped == base, base.refs.Load())
+	}
 	s4 := d.vec
 	d.Close()
-	keep.Release()
+	plain = mustOpen(t, f, opts(nil))
+	if want := search(plain); !slices.Equal(got, want) {
+		t.Errorf("extended vectors: %v, a full load: %v", got, want)
+	}
+	plain.Close()
+
+	// An edit and a removal extend them too; a side opened and never
+	// searched holds the one before it until it goes.
+	f.writeDoc(t, fdoc{id: "D2", created: t0, text: "note 2 now about kestrels only"})
+	e := mustOpen(t, f, o)
+	e.Close()
+	f.remove(t, fdoc{id: "D3", created: t0}.path())
+	g := mustOpen(t, f, o)
+	got = search(g)
+	if g.meta.Docs != 6 {
+		t.Fatalf("after a removal: %d documents, want 6 (%+v)", g.meta.Docs, g.last)
+	}
 	if s4.vs != nil {
-		t.Error("Release left the vectors mapped")
+		t.Error("vectors kept mapped after the side that held them went unsearched")
+	}
+	s5 := g.vec
+	g.Close()
+	plain = mustOpen(t, f, opts(nil))
+	if want := search(plain); !slices.Equal(got, want) {
+		t.Errorf("after an edit and a removal: %v, a full load: %v", got, want)
+	}
+	plain.Close()
+	keep.Release()
+	if s5.vs != nil || base.refs.Load() != 0 {
+		t.Errorf("Release left the vectors mapped (%d users of the base)", base.refs.Load())
 	}
 }
 

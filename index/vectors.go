@@ -7,12 +7,14 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -80,9 +82,11 @@ type vecStore struct {
 	base     []float32
 	nbaseVec int
 	vecs     []float32
-	unmap    func() error // releases base when it is mapped
-	// logged counts the records of the log (for compaction).
-	logged int
+	mapped   *sharedMap // base's mapping, shared with the stores extended from this one
+	// logged counts the records of the log (for compaction), replayed
+	// the bytes of it applied.
+	logged   int
+	replayed int64
 	// rowsOnly: the vectors were not read (vecs is empty); a row's vec
 	// says only whether it has one.
 	rowsOnly bool
@@ -627,7 +631,8 @@ func (vs *vecStore) readBase(f *os.File, h vecHeader) error {
 				return errors.New("vectors: checksum mismatch")
 			}
 			vs.base = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n)
-			vs.unmap = unmap
+			vs.mapped = &sharedMap{unmap: unmap}
+			vs.mapped.refs.Store(1)
 			return nil
 		}
 	}
@@ -635,14 +640,50 @@ func (vs *vecStore) readBase(f *os.File, h vecHeader) error {
 	return readFloats(f, h.vecOff, vs.base)
 }
 
+// sharedMap is a base file mapped into memory, shared by the stores that
+// read its vectors; the last to close unmaps it.
+type sharedMap struct {
+	refs  atomic.Int32
+	unmap func() error
+}
+
 // close releases the mapped vectors. The store's vectors must not be used
 // afterwards.
 func (vs *vecStore) close() {
-	if vs.unmap != nil {
+	if vs.mapped != nil {
 		vs.base = nil
-		vs.unmap()
-		vs.unmap = nil
+		if vs.mapped.refs.Add(-1) == 0 {
+			vs.mapped.unmap()
+		}
+		vs.mapped = nil
 	}
+}
+
+// extend returns a new store: vs with the log's records that came after
+// the ones vs applied, up to committed. vs is not changed, and the two
+// share the base's vectors, so bringing a searched store up to date after
+// a few turns costs those turns, not a reload of every vector: at 10k
+// entries well under a millisecond against about fifteen.
+func (vs *vecStore) extend(log string, committed int64) (*vecStore, error) {
+	if vs.rowsOnly {
+		return nil, errors.New("a store of rows only cannot be extended")
+	}
+	nv := *vs
+	// What put and apply change in place is copied; what they only
+	// append to is clipped, so that an append copies it then.
+	nv.rows = slices.Clone(vs.rows)
+	nv.dict = slices.Clip(vs.dict)
+	nv.dictIx = maps.Clone(vs.dictIx)
+	nv.logIx = maps.Clone(vs.logIx)
+	nv.vecs = slices.Clip(vs.vecs)
+	if nv.mapped != nil {
+		nv.mapped.refs.Add(1)
+	}
+	if err := nv.replay(log, committed, false); err != nil {
+		nv.close()
+		return nil, err
+	}
+	return &nv, nil
 }
 
 // readFloats reads len(dst) little-endian float32 values at off followed
@@ -691,36 +732,64 @@ var nativeLittleEndian = func() bool {
 	return *(*byte)(unsafe.Pointer(&x)) == 1
 }()
 
-// replay applies the log's records. Records up to committed must be sound;
-// after it only a torn last record, from a writer that crashed, is
-// forgiven.
+// replay applies the log's records after the vs.replayed bytes it
+// already applied. Records up to committed must be sound; after it only a
+// torn last record, from a writer that crashed, is forgiven. (A writer
+// keeps the complete records after the committed length and cuts off only
+// a torn one, so what a store applied is never taken back.)
 func (vs *vecStore) replay(log string, committed int64, rowsOnly bool) error {
-	b, err := os.ReadFile(log)
+	b, err := readFrom(log, vs.replayed)
 	if errors.Is(err, fs.ErrNotExist) && committed == 0 {
 		return nil
 	}
 	if err != nil {
 		return damaged("vector log: %w", err)
 	}
-	if int64(len(b)) < committed {
-		return damaged("vector log has %d bytes, the meta says %d", len(b), committed)
+	if vs.replayed+int64(len(b)) < committed {
+		return damaged("vector log has %d bytes, the meta says %d", vs.replayed+int64(len(b)), committed)
 	}
 	off := 0
 	for off < len(b) {
+		at := vs.replayed + int64(off)
 		payload, n, err := nextRecord(b[off:])
 		if err != nil {
-			if int64(off) >= committed {
+			if at >= committed {
 				break // a torn tail
 			}
-			return damaged("vector log at byte %d: %w", off, err)
+			return damaged("vector log at byte %d: %w", at, err)
 		}
 		if err := vs.apply(payload, rowsOnly); err != nil {
-			return damaged("vector log at byte %d: %w", off, err)
+			return damaged("vector log at byte %d: %w", at, err)
 		}
 		off += n
 		vs.logged++
 	}
+	vs.replayed += int64(off)
 	return nil
+}
+
+// readFrom reads the file at name from byte off to its end.
+func readFrom(name string, off int64) ([]byte, error) {
+	if off == 0 {
+		return os.ReadFile(name)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() < off {
+		return nil, fmt.Errorf("%d bytes, %d of them already read", fi.Size(), off)
+	}
+	b := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(b, off); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // nextRecord cuts the first record of the log b: length, checksum, payload.
