@@ -499,8 +499,7 @@ func (ix *Index) refresh(want probe) error {
 			kb *keptBleve
 		)
 		if writable {
-			ix.c.opt.Keep.dropBleve(genDir) // our own shared lock would stop us
-			bi, err = ix.openGen(genDir, false)
+			bi, kb, err = ix.c.opt.Keep.writerFor(genDir, func() (bleve.Index, error) { return ix.openGen(genDir, false) })
 		} else {
 			bi, kb, err = ix.c.opt.Keep.bleveFor(genDir, func() (bleve.Index, error) { return ix.openGen(genDir, true) })
 		}
@@ -528,7 +527,7 @@ func (ix *Index) refresh(want probe) error {
 			}
 			return err
 		}
-		if err := ix.underLock(bi, genDir, m, man, head, pr, ch, writable); err != nil {
+		if err := kb.gated(writable, func() error { return ix.underLock(bi, genDir, m, man, head, pr, ch, writable) }); err != nil {
 			if kb != nil {
 				ix.c.opt.Keep.dropBleve(genDir)
 				ix.c.opt.Keep.releaseBleve(kb)
@@ -625,18 +624,23 @@ func (ix *Index) attachCurrent() error {
 		return err
 	}
 	genDir := filepath.Join(ix.dir, gen)
-	m, err := readMeta(genDir)
-	if err != nil {
-		return err
-	}
-	bi, err := ix.openGen(genDir, true)
+	bi, kb, err := ix.c.opt.Keep.bleveFor(genDir, func() (bleve.Index, error) { return ix.openGen(genDir, true) })
 	if errors.Is(err, errBusy) {
 		return ErrBusy
 	}
 	if err != nil {
 		return err
 	}
-	ix.bi, ix.gen, ix.meta = bi, genDir, m
+	var m meta
+	if err := kb.gated(false, func() (err error) { m, err = readMeta(genDir); return err }); err != nil {
+		if kb != nil {
+			ix.c.opt.Keep.releaseBleve(kb)
+		} else {
+			bi.Close()
+		}
+		return err
+	}
+	ix.bi, ix.kb, ix.gen, ix.meta = bi, kb, genDir, m
 	ix.last = Stats{Docs: m.Docs, Commit: m.Commit}
 	return nil
 }
@@ -668,7 +672,9 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 		}
 		if !ix.unsafeBatches {
 			err := bi.Batch(batch)
-			batch.Reset()
+			// A new batch, not Reset: scorch's queueing goroutine may
+			// still be ranging over the old one's operations.
+			batch = bi.NewBatch()
 			if err != nil {
 				return fmt.Errorf("update the index: %w", err)
 			}

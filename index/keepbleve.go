@@ -1,45 +1,69 @@
 package index
 
 import (
+	"sync"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
 )
 
-// keptBleve is a generation's bleve index held open read-only between
-// Opens of a Keep: opening one costs about half a millisecond at 10k
-// entries (its mapping, analysers and segments), as much as the BM25
-// search itself.
+// keptBleve is a generation's bleve index held open between Opens of a
+// Keep: opening one costs milliseconds at 10k entries (its mapping,
+// analysers and segments, whose checksums are read first), more than the
+// BM25 search itself.
 //
-// An open bleve index holds bolt's shared lock on the generation, and a
-// writer needs it exclusively, so the handle is let go of as soon as a
-// writer could be kept waiting: a writer in this process drops it before
-// it opens the generation (dropBleve), and an idle handle is closed after
-// keepIdle, so that a writer elsewhere waits that long at most. While the
-// shared lock is held nobody writes the generation, so the handle cannot
-// go out of date.
+// An open bleve index holds bolt's lock on the generation: shared when it
+// is read-only, exclusive when it writes. In one process the readers and
+// the writer share one handle: a writer in this process opens it for
+// writing (writerFor) and leaves it kept, and the searches that come while
+// it writes search it as it is, which scorch allows; they never wait for
+// the lock. A writer that finds a read-only handle lets it go first. The
+// consistency checks of an Open (the documents against the meta) and a
+// writer's update are kept apart by the handle's own lock (gate).
+//
+// Another process needs the lock too, so the handle is let go of when it
+// could be kept waiting: an idle handle is closed after keepIdle, and a
+// writable one, once older than keepWritable, when its last user is done,
+// so that a reader elsewhere waits that long at most even under a steady
+// stream of searches.
 type keptBleve struct {
-	genDir string
-	bi     bleve.Index
-	users  int // Indexes searching it now
-	idle   *time.Timer
+	genDir   string
+	bi       bleve.Index
+	users    int // Indexes using it now
+	idle     *time.Timer
+	writable bool
+	opened   time.Time
+	gate     sync.RWMutex // a writer's update (held) against an Open's checks (shared)
 }
 
-// keepIdle is how long an unused kept handle stays open.
-const keepIdle = 500 * time.Millisecond
+// keepIdle is how long an unused kept handle stays open; keepWritable
+// how long a writable one is kept before it is let go of at its next
+// release.
+const (
+	keepIdle     = 500 * time.Millisecond
+	keepWritable = time.Second
+)
 
-// bleveFor returns the generation's index opened read-only: the kept
-// handle when k has one for genDir, else a new one that k keeps. A
-// non-nil kb is to be given back with releaseBleve rather than closed.
+// bleveFor returns the generation's index for reading: the kept handle
+// when k has one for genDir (for reading or writing), else a new one
+// opened read-only that k keeps. A non-nil kb is to be given back with
+// releaseBleve rather than closed.
 func (k *Keep) bleveFor(genDir string, open func() (bleve.Index, error)) (bi bleve.Index, kb *keptBleve, err error) {
 	if k == nil {
 		bi, err = open()
 		return bi, nil, err
 	}
 	keepMu.Lock()
+	for k.opening != nil {
+		// A writer of this process is opening the generation: its
+		// handle will do, and a read-only one would only stop it.
+		ch := k.opening
+		keepMu.Unlock()
+		<-ch
+		keepMu.Lock()
+	}
 	if b := k.bl; b != nil && b.genDir == genDir {
-		b.users++
-		b.idle.Stop()
+		b.use()
 		keepMu.Unlock()
 		return b.bi, b, nil
 	}
@@ -56,14 +80,81 @@ func (k *Keep) bleveFor(genDir string, open func() (bleve.Index, error)) (bi ble
 	if k.bl != nil {
 		return bi, nil, nil // a concurrent Open kept its own meanwhile
 	}
-	b := &keptBleve{genDir: genDir, bi: bi, users: 1}
-	b.idle = time.AfterFunc(time.Hour, func() { k.closeIdle(b) })
-	b.idle.Stop()
-	k.bl = b
-	return bi, b, nil
+	k.bl = k.newKept(genDir, bi, false)
+	return bi, k.bl, nil
 }
 
-// releaseBleve gives back a handle that bleveFor returned.
+// writerFor returns the generation's index opened for writing: the kept
+// handle when it is a writable one of genDir, else a new one that k keeps
+// for the searches of this process. The caller holds kb's gate while it
+// writes.
+func (k *Keep) writerFor(genDir string, open func() (bleve.Index, error)) (bi bleve.Index, kb *keptBleve, err error) {
+	if k == nil {
+		bi, err = open()
+		return bi, nil, err
+	}
+	keepMu.Lock()
+	for k.opening != nil {
+		ch := k.opening
+		keepMu.Unlock()
+		<-ch
+		keepMu.Lock()
+	}
+	if b := k.bl; b != nil && b.genDir == genDir && b.writable {
+		b.use()
+		keepMu.Unlock()
+		return b.bi, b, nil
+	}
+	// A read-only handle's shared lock would stop us: it goes now, or
+	// when its last search ends, and no new one is opened meanwhile.
+	old := k.detachLocked()
+	ch := make(chan struct{})
+	k.opening = ch
+	keepMu.Unlock()
+	closeBleve(old)
+	bi, err = open()
+	keepMu.Lock()
+	defer keepMu.Unlock()
+	k.opening = nil
+	close(ch)
+	if err != nil {
+		return nil, nil, err
+	}
+	k.bl = k.newKept(genDir, bi, true)
+	return bi, k.bl, nil
+}
+
+// newKept makes the kept handle of bi with its first user. keepMu is held.
+func (k *Keep) newKept(genDir string, bi bleve.Index, writable bool) *keptBleve {
+	b := &keptBleve{genDir: genDir, bi: bi, users: 1, writable: writable, opened: time.Now()}
+	b.idle = time.AfterFunc(time.Hour, func() { k.closeIdle(b) })
+	b.idle.Stop()
+	return b
+}
+
+// use counts one more user of b. keepMu is held.
+func (b *keptBleve) use() {
+	b.users++
+	b.idle.Stop()
+}
+
+// gated runs fn holding b's gate: alone when write, else shared with
+// other readers. A handle that is not kept (nil) has the bolt lock for a
+// gate.
+func (b *keptBleve) gated(write bool, fn func() error) error {
+	switch {
+	case b == nil:
+	case write:
+		b.gate.Lock()
+		defer b.gate.Unlock()
+	default:
+		b.gate.RLock()
+		defer b.gate.RUnlock()
+	}
+	return fn()
+}
+
+// releaseBleve gives back a handle that bleveFor or writerFor returned.
 func (k *Keep) releaseBleve(b *keptBleve) {
 	keepMu.Lock()
 	b.users--
@@ -71,7 +162,12 @@ func (k *Keep) releaseBleve(b *keptBleve) {
 	case b.users > 0:
 		keepMu.Unlock()
 	case k.bl != b:
-		// Detached while searched: its last search closes it.
+		// Detached while used: its last user closes it.
+		keepMu.Unlock()
+		closeBleve(b.bi)
+	case b.writable && time.Since(b.opened) > keepWritable:
+		// Let another process have the lock now and then.
+		k.bl = nil
 		keepMu.Unlock()
 		closeBleve(b.bi)
 	default:
@@ -125,8 +221,10 @@ func (k *Keep) closeIdle(b *keptBleve) {
 	closeBleve(b.bi)
 }
 
+// closeBleve closes a handle nobody uses. A writable one has nothing
+// left to persist: each update waited for its batch to be persisted.
 func closeBleve(bi bleve.Index) {
 	if bi != nil {
-		bi.Close() // read-only: nothing to lose
+		bi.Close()
 	}
 }
