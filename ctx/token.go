@@ -35,6 +35,7 @@ type Encoding struct {
 	once sync.Once
 	tk   *tiktoken.Tiktoken
 	err  error
+	seen countCache
 }
 
 var (
@@ -93,7 +94,7 @@ func (e *Encoding) Count(s string) int {
 	if s == "" {
 		return 0
 	}
-	return len(e.encode(s))
+	return e.countLines(s)
 }
 
 func (e *Encoding) encode(s string) []int {
