@@ -119,30 +119,33 @@ func TestLoad(t *testing.T) {
 	f.srv.opt.After = f.curator
 	var commits0 = strings.Count(git(t, m.Root(), "log", "--format=%s"), "\n")
 
-	type sample struct{ proxy, direct, proxyFirst, directFirst time.Duration }
+	type sample struct {
+		proxy, direct, proxyFirst, directFirst time.Duration
+		steps                                  map[string]time.Duration // from Server-Timing
+	}
 	var mu sync.Mutex
 	var samples []sample
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * convs}}
 	// call sends body and returns the time to the first byte and to the end.
-	call := func(url, conv, body string) (first, all time.Duration, reply string, err error) {
+	call := func(url, conv, body string) (first, all time.Duration, reply string, steps map[string]time.Duration, err error) {
 		req, _ := http.NewRequest("POST", url+"/chat/completions", strings.NewReader(body))
 		req.Header.Set(HeaderConversation, conv)
 		start := time.Now()
 		resp, err := client.Do(req)
 		if err != nil {
-			return 0, 0, "", err
+			return 0, 0, "", nil, err
 		}
 		defer resp.Body.Close()
 		br := bufio.NewReader(resp.Body)
 		if _, err := br.Peek(1); err != nil {
-			return 0, 0, "", err
+			return 0, 0, "", nil, err
 		}
 		first = time.Since(start)
 		b, err := io.ReadAll(br)
 		if resp.StatusCode != 200 {
 			err = fmt.Errorf("status %d: %s", resp.StatusCode, b)
 		}
-		return first, time.Since(start), string(b), err
+		return first, time.Since(start), string(b), serverTiming(resp.Header.Get("Server-Timing")), err
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, convs*turns)
@@ -155,12 +158,12 @@ func TestLoad(t *testing.T) {
 				text := fmt.Sprintf("conversation %d turn %d: how do we retry the payment queue worker?", c, i)
 				msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":%q}`, text))
 				body := fmt.Sprintf(`{"model":"m","stream":%v,"messages":[%s]}`, stream, strings.Join(msgs, ","))
-				df, da, _, err := call(up.URL+"/v1", conv, body)
+				df, da, _, _, err := call(up.URL+"/v1", conv, body)
 				if err != nil {
 					errs <- err
 					return
 				}
-				pf, pa, reply, err := call(f.url, conv, body)
+				pf, pa, reply, steps, err := call(f.url, conv, body)
 				if err != nil {
 					errs <- err
 					return
@@ -169,7 +172,7 @@ func TestLoad(t *testing.T) {
 					errs <- fmt.Errorf("reply %q", reply)
 				}
 				mu.Lock()
-				samples = append(samples, sample{pa, da, pf, df})
+				samples = append(samples, sample{pa, da, pf, df, steps})
 				mu.Unlock()
 				msgs = append(msgs, fmt.Sprintf(`{"role":"assistant","content":%q}`, "Answer to: "+text))
 			}
@@ -219,5 +222,77 @@ func TestLoad(t *testing.T) {
 	t.Logf("added by the proxy over a direct call: p50 %v, p99 %v; first byte: p50 %v, p99 %v",
 		pct(added, 0.5).Round(10*time.Microsecond), pct(added, 0.99).Round(10*time.Microsecond),
 		pct(first, 0.5).Round(10*time.Microsecond), pct(first, 0.99).Round(10*time.Microsecond))
+	var parts []string
+	for _, step := range []string{"mira-recall", "mira-plan", "mira-store", "mira-added"} {
+		var d []time.Duration
+		for _, s := range samples {
+			d = append(d, s.steps[step])
+		}
+		parts = append(parts, fmt.Sprintf("%s p50 %v p99 %v", strings.TrimPrefix(step, "mira-"),
+			pct(d, 0.5).Round(10*time.Microsecond), pct(d, 0.99).Round(10*time.Microsecond)))
+	}
+	t.Logf("the proxy's own steps (Server-Timing): %s", strings.Join(parts, "; "))
 	t.Logf("turns stored: %d in %d commits (%d commits in all since the seed)", 2*len(samples), turnCommits, strings.Count(log, "\n")-commits0)
+}
+
+// serverTiming parses a Server-Timing header: name;dur=ms, ...
+func serverTiming(h string) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, metric := range strings.Split(h, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(metric), ";")
+		for _, p := range strings.Split(params, ";") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(p), "dur="); ok {
+				ms, _ := strconv.ParseFloat(v, 64)
+				out[name] = time.Duration(ms * float64(time.Millisecond))
+			}
+		}
+	}
+	return out
+}
+
+// BenchmarkInject is the proxy's own work for one request, with nothing
+// else running: recall for the last user message and plan the block, on
+// a warm store of 10k memories (MIRA_PROXY_BENCH_ENTRIES to change it).
+// Each request asks something new, as a conversation does.
+func BenchmarkInject(b *testing.B) {
+	n := 10000
+	if v, err := strconv.Atoi(os.Getenv("MIRA_PROXY_BENCH_ENTRIES")); err == nil {
+		n = v
+	}
+	m := openStore(b)
+	seed(b, m, n)
+	if _, err := m.UpdateIndex(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	srv, err := New(Options{Memory: m, Upstream: "http://127.0.0.1:9/v1", RecallK: 8})
+	if err != nil {
+		b.Fatal(err)
+	}
+	topics := strings.Fields("payment queue worker retry deploy database schema migration webhook session cache")
+	i := 0
+	ask := func() *exchange {
+		q := fmt.Sprintf("turn %d: how do we handle the %s %s?", i, topics[i%len(topics)], topics[(i*7+3)%len(topics)])
+		i++
+		req, err := parseChat([]byte(fmt.Sprintf(`{"model":"m","messages":[{"role":"user","content":%q}]}`, q)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		x := &exchange{conv: "bench"}
+		srv.inject(context.Background(), req, 0, x)
+		if len(x.warnings) > 0 {
+			b.Fatal(x.warnings)
+		}
+		return x
+	}
+	for range 20 {
+		ask() // the first loads the tokenizer and the vectors
+	}
+	var recall, plan time.Duration
+	for b.Loop() {
+		x := ask()
+		recall += x.tRecall
+		plan += x.tPlan
+	}
+	b.ReportMetric(float64(recall.Microseconds())/float64(b.N)/1000, "recall-ms/op")
+	b.ReportMetric(float64(plan.Microseconds())/float64(b.N)/1000, "plan-ms/op")
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -301,6 +302,18 @@ type exchange struct {
 	stored   bool // the user turn (or the tool results) were stored
 	warnings []string
 	planID   string
+	// the proxy's own time, by step (see serverTiming)
+	tRecall, tPlan, tStore time.Duration
+}
+
+// serverTiming is the Server-Timing header of a reply: what the proxy
+// added before the request went upstream, step by step, in milliseconds
+// (recall, planning the block, storing the turn), so that a user can see
+// where the time goes without a profiler.
+func (x *exchange) serverTiming(added time.Duration) string {
+	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 3, 64) }
+	return "mira-recall;dur=" + ms(x.tRecall) + ", mira-plan;dur=" + ms(x.tPlan) +
+		", mira-store;dur=" + ms(x.tStore) + ", mira-added;dur=" + ms(added)
 }
 
 // chat serves POST /v1/chat/completions: recall and inject, forward,
@@ -329,7 +342,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		out = s.inject(r.Context(), req, i, x)
 	}
 	if x.store {
+		start := time.Now()
 		s.storeRequestTurns(req, x)
+		x.tStore = time.Since(start)
 	}
 	s.forward(w, r, out, req, x, start)
 }
@@ -359,7 +374,7 @@ func (s *Server) inject(ctx context.Context, req *chatRequest, i int, x *exchang
 			return req.insertBefore(i, st.block)
 		}
 	}
-	p, err := s.plan(ctx, x.conv, text)
+	p, err := s.plan(ctx, x, text)
 	if err != nil {
 		if ctx.Err() == nil {
 			x.warnings = append(x.warnings, "no memory added: "+err.Error())
@@ -391,11 +406,14 @@ var recallKinds = []string{mem.KindFact, mem.KindPreference, mem.KindDecision, m
 // plan recalls from the conversation's scope and global and plans the
 // block: the rolling summary, pins and standing material, then the
 // recalled memories, under the budget.
-func (s *Server) plan(ctx context.Context, conv, text string) (*plan.Plan, error) {
-	m := s.opt.Memory
+func (s *Server) plan(ctx context.Context, x *exchange, text string) (*plan.Plan, error) {
+	m, conv := s.opt.Memory, x.conv
 	var items []plan.Item
+	start := time.Now()
+	defer func() { x.tPlan = time.Since(start) - x.tRecall }()
 	if s.opt.RecallK > 0 {
 		recs, err := m.Recall(ctx, mira.Query{Text: text, K: s.opt.RecallK, Kinds: recallKinds, Scope: conv})
+		x.tRecall = time.Since(start)
 		if err != nil {
 			return nil, fmt.Errorf("recall: %w", err)
 		}
@@ -481,6 +499,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, re
 	for _, warn := range x.warnings {
 		h.Add(HeaderWarning, warn)
 	}
+	h.Add("Server-Timing", x.serverTiming(added))
 	w.WriteHeader(resp.StatusCode)
 	a := &answer{}
 	var tee io.Writer
