@@ -37,7 +37,7 @@ func TestManPage(t *testing.T) {
 			t.Errorf("mira-proxy.1.md does not document --%s", f.Name)
 		}
 	}
-	for _, h := range []string{HeaderConversation, HeaderMira, HeaderRemember, HeaderPlan, HeaderWarning} {
+	for _, h := range []string{HeaderConversation, HeaderMira, HeaderRemember, HeaderPlan, HeaderWarning, "Server-Timing"} {
 		if !strings.Contains(page, h) {
 			t.Errorf("mira-proxy.1.md does not mention the header %s", h)
 		}

@@ -343,6 +343,10 @@ func TestTransparency(t *testing.T) {
 	if resp.Header.Get(HeaderPlan) == "" {
 		t.Errorf("no plan header")
 	}
+	if st := serverTiming(resp.Header.Get("Server-Timing")); st["mira-recall"] <= 0 || st["mira-plan"] <= 0 ||
+		st["mira-recall"]+st["mira-plan"]+st["mira-store"] > st["mira-added"] {
+		t.Errorf("Server-Timing: %q", resp.Header.Get("Server-Timing"))
+	}
 
 	// The same through go-openai: the tool call arrives parsed.
 	res, err := f.client().CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{Model: "m-1",
