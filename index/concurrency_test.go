@@ -173,3 +173,53 @@ func TestOtherProcessHoldsIndex(t *testing.T) {
 		t.Errorf("after the other process let go, Search(changed) = %v, want %s", got, a)
 	}
 }
+
+// TestReadersDuringRebuilds: readers opening the index as it is (as a
+// server's lagging reads do) while rebuilds put in new generations and
+// remove the old ones never see a generation vanish under them.
+func TestReadersDuringRebuilds(t *testing.T) {
+	f := newFake(t)
+	for i := range 30 {
+		f.writeDoc(t, fdoc{id: fmt.Sprintf("R%02d", i), created: t0, text: "entry about herons"})
+	}
+	mustOpen(t, f, opts(nil)).Close()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	wg.Go(func() {
+		defer close(stop)
+		for i := range 12 {
+			if _, err := Rebuild(f, opts(nil)); err != nil {
+				errs <- fmt.Errorf("rebuild %d: %w", i, err)
+				return
+			}
+		}
+	})
+	for g := range 2 {
+		wg.Go(func() {
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				o := opts(nil)
+				o.NoRefresh = true
+				ix, err := Open(f, o)
+				if errors.Is(err, ErrBusy) {
+					continue
+				}
+				if err != nil {
+					errs <- fmt.Errorf("reader %d, open %d: %w", g, n, err)
+					return
+				}
+				ix.Close()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

@@ -619,11 +619,27 @@ func (ix *Index) openGen(genDir string, readOnly bool) (bleve.Index, error) {
 
 // attachCurrent opens the current generation read-only as it is.
 func (ix *Index) attachCurrent() error {
-	gen, err := readCurrent(ix.dir)
-	if err != nil {
-		return err
+	for tries := 1; ; tries++ {
+		gen, err := readCurrent(ix.dir)
+		if err != nil {
+			return err
+		}
+		err = ix.attach(filepath.Join(ix.dir, gen))
+		var d *damagedError
+		if err == nil || !errors.As(err, &d) || tries == 3 {
+			return err
+		}
+		// A rebuild may have replaced the generation and removed it
+		// between our reading CURRENT and opening it: when CURRENT
+		// names another one now, open that.
+		if now, cerr := readCurrent(ix.dir); cerr != nil || now == gen {
+			return err
+		}
 	}
-	genDir := filepath.Join(ix.dir, gen)
+}
+
+// attach opens the generation genDir read-only as it is.
+func (ix *Index) attach(genDir string) error {
 	bi, kb, err := ix.c.opt.Keep.bleveFor(genDir, func() (bleve.Index, error) { return ix.openGen(genDir, true) })
 	if errors.Is(err, errBusy) {
 		return ErrBusy

@@ -70,21 +70,30 @@ func damaged(format string, args ...any) error {
 
 // readCurrent returns the name of the active generation.
 func readCurrent(dir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, currentName))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", &damagedError{missing: true, err: ErrNoIndex}
+	prev := ""
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, currentName))
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", &damagedError{missing: true, err: ErrNoIndex}
+		}
+		if err != nil {
+			return "", fmt.Errorf("read index pointer: %w", err)
+		}
+		name := strings.TrimSpace(string(b))
+		if !validGen(name) {
+			return "", damaged("CURRENT names %q", name)
+		}
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.IsDir() {
+			return name, nil
+		}
+		if name == prev {
+			return "", damaged("CURRENT names %s, which does not exist", name)
+		}
+		// A rebuild may have put in a new generation and removed this
+		// one between our reading CURRENT and looking at it: read it
+		// again, and give up only when it still names what is missing.
+		prev = name
 	}
-	if err != nil {
-		return "", fmt.Errorf("read index pointer: %w", err)
-	}
-	name := strings.TrimSpace(string(b))
-	if !validGen(name) {
-		return "", damaged("CURRENT names %q", name)
-	}
-	if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || !fi.IsDir() {
-		return "", damaged("CURRENT names %s, which does not exist", name)
-	}
-	return name, nil
 }
 
 // validGen reports whether name is a generation directory's name.
