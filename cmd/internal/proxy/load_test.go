@@ -149,8 +149,16 @@ func TestLoad(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, convs*turns)
+	// In lockstep (the default) every conversation sends its turn at the
+	// same moment, a burst of convs requests each upstream round trip;
+	// MIRA_PROXY_LOAD_SPREAD=1 starts them evenly over the upstream's
+	// delay, as conversations that began apart arrive.
+	spread := os.Getenv("MIRA_PROXY_LOAD_SPREAD") == "1"
 	for c := range convs {
 		wg.Go(func() {
+			if spread {
+				time.Sleep(time.Duration(c) * 2 * delay / time.Duration(convs))
+			}
 			conv := fmt.Sprintf("load-%d", c)
 			stream := c%2 == 0
 			var msgs []string
@@ -218,7 +226,11 @@ func TestLoad(t *testing.T) {
 		added = append(added, s.proxy-s.direct)
 		first = append(first, s.proxyFirst-s.directFirst)
 	}
-	t.Logf("%d conversations × %d turns (half streamed) on a store of %d entries, upstream answering after %v: %d requests", convs, turns, entries, delay, len(samples))
+	arrive := "in lockstep"
+	if spread {
+		arrive = "spread evenly"
+	}
+	t.Logf("%d conversations × %d turns (half streamed, %s) on a store of %d entries, upstream answering after %v: %d requests", convs, turns, arrive, entries, delay, len(samples))
 	t.Logf("added by the proxy over a direct call: p50 %v, p99 %v; first byte: p50 %v, p99 %v",
 		pct(added, 0.5).Round(10*time.Microsecond), pct(added, 0.99).Round(10*time.Microsecond),
 		pct(first, 0.5).Round(10*time.Microsecond), pct(first, 0.99).Round(10*time.Microsecond))
