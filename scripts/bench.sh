@@ -252,6 +252,11 @@ echo "## mira-proxy: 50 conversations × 5 turns on 10k entries"
 # Once against an upstream that answers at once (a saturation test), once
 # against one that takes 100 ms, as a model takes at least to its first
 # token.
-for delay in 0s 100ms; do
-	MIRA_PROXY_LOAD=${MIRA_PROXY_LOAD:-50,5,10000} MIRA_PROXY_LOAD_DELAY=$delay go test -count=1 -run '^TestLoad$' -v ./cmd/internal/proxy/ | sed -n 's/^ *load_test.go:[0-9]*: //p'
+# With 100 ms, once in lockstep (every conversation sends at once) and
+# once with the conversations' arrivals spread over the round trip.
+for run in 0s,0 100ms,0 100ms,1; do
+	MIRA_PROXY_LOAD=${MIRA_PROXY_LOAD:-50,5,10000} MIRA_PROXY_LOAD_DELAY=${run%,*} MIRA_PROXY_LOAD_SPREAD=${run#*,} \
+		go test -count=1 -run '^TestLoad$' -v ./cmd/internal/proxy/ | sed -n 's/^ *load_test.go:[0-9]*: //p'
 done
+# The proxy's own work for one request with nothing else running.
+go test -run '^$' -bench '^BenchmarkInject$' -benchtime 300x ./cmd/internal/proxy/ | grep '^Benchmark'
