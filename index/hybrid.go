@@ -68,10 +68,10 @@ func (k *Keep) Release() {
 	keepMu.Lock()
 	side := k.side
 	k.side, k.key = nil, ""
-	bi := k.detachLocked()
+	b, _ := k.detachLocked()
 	keepMu.Unlock()
 	side.release()
-	closeBleve(bi)
+	b.shutNow()
 }
 
 // sideFor returns the side for an Index of the generation genDir with

@@ -33,7 +33,15 @@ type keptBleve struct {
 	idle     *time.Timer
 	writable bool
 	opened   time.Time
-	gate     sync.RWMutex // a writer's update (held) against an Open's checks (shared)
+	gate     sync.RWMutex  // a writer's update (held) against an Open's checks (shared)
+	closed   chan struct{} // closed once bi is
+	bm25     bm25Stats     // the searches' field statistics (see bm25Stats)
+}
+
+// shut closes the handle; nobody uses it.
+func (b *keptBleve) shut() {
+	b.bi.Close()
+	close(b.closed)
 }
 
 // keepIdle is how long an unused kept handle stays open; keepWritable
@@ -42,6 +50,9 @@ type keptBleve struct {
 const (
 	keepIdle     = 500 * time.Millisecond
 	keepWritable = time.Second
+	// keepWait bounds how long a writer waits for the searches of a
+	// read-only handle to end before it tries the lock anyway.
+	keepWait = 2 * time.Second
 )
 
 // bleveFor returns the generation's index for reading: the kept handle
@@ -69,9 +80,9 @@ func (k *Keep) bleveFor(genDir string, open func() (bleve.Index, error)) (bi ble
 	}
 	// Another generation's handle (the index was rebuilt) goes now, or
 	// when its last search ends.
-	old := k.detachLocked()
+	old, _ := k.detachLocked()
 	keepMu.Unlock()
-	closeBleve(old)
+	old.shutNow()
 	if bi, err = open(); err != nil {
 		return nil, nil, err
 	}
@@ -106,12 +117,20 @@ func (k *Keep) writerFor(genDir string, open func() (bleve.Index, error)) (bi bl
 		return b.bi, b, nil
 	}
 	// A read-only handle's shared lock would stop us: it goes now, or
-	// when its last search ends, and no new one is opened meanwhile.
-	old := k.detachLocked()
+	// when its last search ends, which we wait for (searches take
+	// milliseconds; a blind retry of the lock would sleep 50 ms and
+	// more). No new handle is opened meanwhile.
+	old, gone := k.detachLocked()
 	ch := make(chan struct{})
 	k.opening = ch
 	keepMu.Unlock()
-	closeBleve(old)
+	old.shutNow()
+	if gone != nil {
+		select {
+		case <-gone:
+		case <-time.After(keepWait):
+		}
+	}
 	bi, err = open()
 	keepMu.Lock()
 	defer keepMu.Unlock()
@@ -126,7 +145,7 @@ func (k *Keep) writerFor(genDir string, open func() (bleve.Index, error)) (bi bl
 
 // newKept makes the kept handle of bi with its first user. keepMu is held.
 func (k *Keep) newKept(genDir string, bi bleve.Index, writable bool) *keptBleve {
-	b := &keptBleve{genDir: genDir, bi: bi, users: 1, writable: writable, opened: time.Now()}
+	b := &keptBleve{genDir: genDir, bi: bi, users: 1, writable: writable, opened: time.Now(), closed: make(chan struct{})}
 	b.idle = time.AfterFunc(time.Hour, func() { k.closeIdle(b) })
 	b.idle.Stop()
 	return b
@@ -164,12 +183,12 @@ func (k *Keep) releaseBleve(b *keptBleve) {
 	case k.bl != b:
 		// Detached while used: its last user closes it.
 		keepMu.Unlock()
-		closeBleve(b.bi)
+		b.shut()
 	case b.writable && time.Since(b.opened) > keepWritable:
 		// Let another process have the lock now and then.
 		k.bl = nil
 		keepMu.Unlock()
-		closeBleve(b.bi)
+		b.shut()
 	default:
 		b.idle.Reset(keepIdle)
 		keepMu.Unlock()
@@ -188,25 +207,33 @@ func (k *Keep) dropBleve(genDir string) {
 		keepMu.Unlock()
 		return
 	}
-	old := k.detachLocked()
+	old, _ := k.detachLocked()
 	keepMu.Unlock()
-	closeBleve(old)
+	old.shutNow()
 }
 
-// detachLocked takes the kept handle out of k and returns it when it is
-// to be closed now; one still searched is closed by its last search
-// (releaseBleve). keepMu is held.
-func (k *Keep) detachLocked() bleve.Index {
+// detachLocked takes the kept handle out of k. It returns the handle
+// when it is to be closed now (by the caller, with shutNow), and a
+// channel closed once it is closed, when its last user will close it
+// later. keepMu is held.
+func (k *Keep) detachLocked() (now *keptBleve, gone <-chan struct{}) {
 	b := k.bl
 	if b == nil {
-		return nil
+		return nil, nil
 	}
 	b.idle.Stop()
 	k.bl = nil
 	if b.users > 0 {
-		return nil
+		return nil, b.closed
 	}
-	return b.bi
+	return b, nil
+}
+
+// shutNow closes a handle detachLocked returned for closing; nil is none.
+func (b *keptBleve) shutNow() {
+	if b != nil {
+		b.shut()
+	}
 }
 
 // closeIdle closes b if it is still kept and unused.
@@ -218,13 +245,7 @@ func (k *Keep) closeIdle(b *keptBleve) {
 	}
 	k.bl = nil
 	keepMu.Unlock()
-	closeBleve(b.bi)
+	b.shut()
 }
 
-// closeBleve closes a handle nobody uses. A writable one has nothing
-// left to persist: each update waited for its batch to be persisted.
-func closeBleve(bi bleve.Index) {
-	if bi != nil {
-		bi.Close()
-	}
-}
+

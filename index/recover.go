@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search"
 )
 
 // The index is derived data: any damage to its files must cost a rebuild,
@@ -34,6 +35,16 @@ func IsDamaged(err error) bool {
 // damagedError, and the generation is marked for a rebuild.
 func (ix *Index) search(req *bleve.SearchRequest) (res *bleve.SearchResult, err error) {
 	err = safely("search", func() error {
+		if ix.kb != nil && req.PreSearchData == nil {
+			if st := ix.kb.bm25.preSearch(ix.bi); st != nil {
+				r := *req
+				r.PreSearchData = map[string]any{search.BM25PreSearchDataKey: st}
+				if res, err = ix.bi.Search(&r); err == nil {
+					return nil
+				}
+				// A field the statistics do not know: let bleve count.
+			}
+		}
 		var e error
 		res, e = ix.bi.Search(req)
 		return e
