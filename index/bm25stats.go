@@ -21,7 +21,9 @@ import (
 // the same ones): the document count exact at each search, the terms
 // counted again when the documents have changed by more than one in
 // bm25Drift since they were last counted. An index that does not change
-// is scored exactly as before.
+// is scored exactly as before. (Scorch's own count of a field's terms is
+// the sum over the segments' dictionaries, so it also moves when segments
+// merge, by as much as a change would; the kept count is no less exact.)
 const bm25Drift = 100
 
 // bm25Stats are a kept handle's field statistics.

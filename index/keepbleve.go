@@ -247,5 +247,3 @@ func (k *Keep) closeIdle(b *keptBleve) {
 	keepMu.Unlock()
 	b.shut()
 }
-
-
