@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -149,6 +151,7 @@ func TestLoad(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, convs*turns)
+	cpu0, wall0 := cpuTime(), time.Now()
 	// In lockstep (the default) every conversation sends its turn at the
 	// same moment, a burst of convs requests each upstream round trip;
 	// MIRA_PROXY_LOAD_SPREAD=1 starts them evenly over the upstream's
@@ -187,6 +190,7 @@ func TestLoad(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	cpu, wall := cpuTime()-cpu0, time.Since(wall0)
 	close(errs)
 	for err := range errs {
 		t.Error(err)
@@ -244,6 +248,8 @@ func TestLoad(t *testing.T) {
 			pct(d, 0.5).Round(10*time.Microsecond), pct(d, 0.99).Round(10*time.Microsecond)))
 	}
 	t.Logf("the proxy's own steps (Server-Timing): %s", strings.Join(parts, "; "))
+	t.Logf("the test process (clients, proxy, upstream, curator) used %.1f s of CPU in %.1f s: %.2f of %d cores",
+		cpu.Seconds(), wall.Seconds(), cpu.Seconds()/wall.Seconds(), runtime.NumCPU())
 	t.Logf("turns stored: %d in %d commits (%d commits in all since the seed)", 2*len(samples), turnCommits, strings.Count(log, "\n")-commits0)
 }
 
@@ -307,4 +313,13 @@ func BenchmarkInject(b *testing.B) {
 	}
 	b.ReportMetric(float64(recall.Microseconds())/float64(b.N)/1000, "recall-ms/op")
 	b.ReportMetric(float64(plan.Microseconds())/float64(b.N)/1000, "plan-ms/op")
+}
+
+// cpuTime is the CPU time this process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
