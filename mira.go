@@ -539,6 +539,22 @@ func (m *Memory) UpdateIndex(ctx context.Context) (index.Stats, error) {
 	return st, err
 }
 
+// Prepare does now what the first read would otherwise pay for: it
+// brings the index up to date, reads its vectors and query embedder (kept
+// by a Warm Memory for the reads after), and loads the token encoding of
+// the context plans (encoding; "" is the configured one). A server calls
+// it as it starts.
+func (m *Memory) Prepare(ctx context.Context, encoding string) error {
+	tok, err := plan.NewTokenizer(cmp.Or(encoding, m.cfg.Context.Encoding))
+	if err != nil {
+		return err
+	}
+	loaded := make(chan error, 1)
+	go func() { loaded <- tok.Load() }()
+	err = m.withIndex(ctx, func(ix *index.Index) error { return ix.LoadVectors() })
+	return errors.Join(err, <-loaded)
+}
+
 // lock takes the store's lock for one write: after this process's other
 // writers (writeMu), then the lock file.
 func (m *Memory) lock(ctx context.Context) (unlock func(), err error) {

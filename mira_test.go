@@ -179,3 +179,28 @@ func TestReplacePinTurns(t *testing.T) {
 }
 
 var zeroTime time.Time
+
+// TestPrepare: a warm Memory's Prepare leaves the vectors read and kept
+// for the first read; an unknown token encoding is an error that names it.
+func TestPrepare(t *testing.T) {
+	m := open(t, true)
+	ctx := t.Context()
+	if _, err := m.Remember(ctx, []*mem.Entry{{Body: "We chose PostgreSQL for JSONB"}, {Body: "The queue retries payments"}}, RememberOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if m.keep.Loaded() {
+		t.Fatal("vectors loaded before anything read them")
+	}
+	if err := m.Prepare(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if !m.keep.Loaded() {
+		t.Error("Prepare left no vectors loaded")
+	}
+	if recs, err := m.Recall(ctx, Query{Text: "PostgreSQL"}); err != nil || len(recs) == 0 {
+		t.Errorf("recall after Prepare: %v, %v", recs, err)
+	}
+	if err := m.Prepare(ctx, "no_such_encoding"); err == nil || !strings.Contains(err.Error(), "no_such_encoding") {
+		t.Errorf("Prepare with an unknown encoding: %v", err)
+	}
+}

@@ -63,6 +63,14 @@ type Keep struct {
 	opening chan struct{}
 }
 
+// Loaded reports whether k holds a generation's vectors, read and ready
+// for the next search.
+func (k *Keep) Loaded() bool {
+	keepMu.Lock()
+	defer keepMu.Unlock()
+	return k.side != nil && k.side.loaded.Load()
+}
+
 // Release lets go of what k holds.
 func (k *Keep) Release() {
 	keepMu.Lock()
@@ -231,6 +239,18 @@ type vecQuery struct {
 }
 
 // vectorQuery embeds the query text.
+// LoadVectors reads the generation's vectors and its query embedder now,
+// as the first hybrid search would: a server calls it when it starts, so
+// that its first requests do not wait for them. With a Keep they stay
+// for the Indexes opened after.
+func (ix *Index) LoadVectors() error {
+	if ix.bi == nil || ix.closed {
+		return errors.New("index is closed")
+	}
+	_, err := ix.loadVectors()
+	return err
+}
+
 func (ix *Index) vectorQuery(text string) (*vecQuery, error) {
 	side, err := ix.loadVectors()
 	if err != nil {

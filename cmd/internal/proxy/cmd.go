@@ -112,9 +112,9 @@ func (c *Cmd) Run(ctx context.Context, o *cli.IO) error {
 		return err
 	}
 	defer m.Close()
-	// The index and the embedding model are loaded before the first
-	// call, which would otherwise wait for them.
-	if _, err := m.UpdateIndex(ctx); err != nil {
+	// The index, its vectors and the token encoding are loaded before
+	// the first call, which would otherwise wait for them.
+	if err := m.Prepare(ctx, c.Encoding); err != nil {
 		return err
 	}
 	writer := m.NewTurnWriter(mira.TurnWriterOptions{
