@@ -3,6 +3,7 @@ package index
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
@@ -28,6 +29,10 @@ const bm25Drift = 100
 
 // bm25Stats are a kept handle's field statistics.
 type bm25Stats struct {
+	// missed counts the searches the statistics could not serve (a field
+	// they lack), which bleve then scored by its own count.
+	missed atomic.Int64
+
 	mu   sync.Mutex
 	docs uint64         // the document count the terms were counted at
 	card map[string]int // terms per field; nil until counted
@@ -83,7 +88,9 @@ func fieldCardinalities(bi bleve.Index) (map[string]int, error) {
 	// it (a filter on pins before any pin).
 	card := map[string]int{fieldID: 0, fieldText: 0, fieldKind: 0, fieldScope: 0, fieldProject: 0,
 		fieldRole: 0, fieldTags: 0, fieldCreated: 0, fieldHash: 0, fieldPin: 0}
-	for _, f := range fields {
+	// "*" is what a query that names no field (the text query's
+	// disjunction) is scored against.
+	for _, f := range append(fields, "*") {
 		if card[f], err = br.FieldCardinality(f); err != nil {
 			return nil, err
 		}

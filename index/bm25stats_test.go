@@ -29,6 +29,7 @@ func TestKeptBM25Stats(t *testing.T) {
 		{Text: "sql herons", Now: t0, Mode: ModeLexical},
 		{Text: "payment queue 3", Now: t0, Mode: ModeLexical, Kinds: []string{"decision"}},
 		{Text: "databases", Now: t0, Scopes: []string{"shop"}},
+		{Text: "herons in the queue", Now: t0, Kinds: []string{"decision", "note"}, Scopes: []string{"shop", "global"}},
 	}
 	why := func(ix *Index, q Query) []string {
 		t.Helper()
@@ -52,6 +53,9 @@ func TestKeptBM25Stats(t *testing.T) {
 	}
 	if _, err := a.Standing([]string{"shop"}, 10); err != nil {
 		t.Errorf("standing material (a filter on pins, which nothing has): %v", err)
+	}
+	if n := a.kb.bm25.missed.Load(); n > 0 {
+		t.Errorf("%d searches were not served by the kept statistics", n)
 	}
 	if a.kb.bm25.card == nil || a.kb.bm25.docs != 40 {
 		t.Errorf("the kept handle's statistics: %d documents, %v", a.kb.bm25.docs, a.kb.bm25.card)

@@ -43,6 +43,7 @@ func (ix *Index) search(req *bleve.SearchRequest) (res *bleve.SearchResult, err 
 					return nil
 				}
 				// A field the statistics do not know: let bleve count.
+				ix.kb.bm25.missed.Add(1)
 			}
 		}
 		var e error
