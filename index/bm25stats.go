@@ -33,28 +33,45 @@ type bm25Stats struct {
 	// they lack), which bleve then scored by its own count.
 	missed atomic.Int64
 
-	mu   sync.Mutex
-	docs uint64         // the document count the terms were counted at
-	card map[string]int // terms per field; nil until counted
+	mu       sync.Mutex
+	docs     uint64         // the document count the terms were counted at
+	card     map[string]int // terms per field; nil until counted, then replaced, never changed
+	counting bool           // a search is counting them again
 }
 
 // preSearch returns the statistics for a search of bi now, nil when they
-// cannot be had (the search then computes them itself).
+// cannot be had (the search then computes them itself). Only the first
+// count waits; a recount runs in one search while the others go on with
+// the counts before it.
 func (s *bm25Stats) preSearch(bi bleve.Index) *search.BM25Stats {
 	n, err := bi.DocCount()
 	if err != nil {
 		return nil
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.card == nil || diff(n, s.docs)*bm25Drift > s.docs {
+	if s.card == nil {
+		defer s.mu.Unlock()
 		card, err := fieldCardinalities(bi)
 		if err != nil {
 			return nil
 		}
 		s.card, s.docs = card, n
+		return &search.BM25Stats{DocCount: float64(n), FieldCardinality: card}
 	}
-	return &search.BM25Stats{DocCount: float64(n), FieldCardinality: s.card}
+	card := s.card
+	recount := diff(n, s.docs)*bm25Drift > s.docs && !s.counting
+	s.counting = s.counting || recount
+	s.mu.Unlock()
+	if recount {
+		fresh, err := fieldCardinalities(bi)
+		s.mu.Lock()
+		if err == nil {
+			s.card, s.docs, card = fresh, n, fresh
+		}
+		s.counting = false
+		s.mu.Unlock()
+	}
+	return &search.BM25Stats{DocCount: float64(n), FieldCardinality: card}
 }
 
 // diff is |a-b|.

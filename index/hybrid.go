@@ -37,6 +37,10 @@ type vecSide struct {
 	from *vecSide
 	// loaded is set once vs is, for sideFor to know it may extend it.
 	loaded atomic.Bool
+	// loading: a search is loading the side (under keepMu); settled:
+	// the load is over, whether it worked or not.
+	loading bool
+	settled atomic.Bool
 
 	refs int // under keepMu; 0 for a side nobody shares
 }
@@ -147,12 +151,18 @@ func (side *vecSide) release() {
 func (side *vecSide) extend(genDir string, m meta) bool {
 	keepMu.Lock()
 	from := side.from
-	side.from = nil
 	keepMu.Unlock()
 	if from == nil {
 		return false
 	}
-	defer from.release()
+	// side.from stays set until this ends, for the searches that use it
+	// meanwhile (see searchSide).
+	defer func() {
+		keepMu.Lock()
+		side.from = nil
+		keepMu.Unlock()
+		from.release()
+	}()
 	from.rw.RLock()
 	defer from.rw.RUnlock()
 	if from.vs == nil || from.err != nil {
@@ -177,6 +187,7 @@ func (ix *Index) loadVectors() (*vecSide, error) {
 	ix.vecOnce.Do(func() { ix.vec = ix.c.opt.Keep.sideFor(ix.gen, ix.meta) })
 	side := ix.vec
 	side.once.Do(func() {
+		defer side.settled.Store(true)
 		m := ix.meta
 		if side.from != nil && side.extend(ix.gen, m) {
 			side.loaded.Store(true)
@@ -236,6 +247,14 @@ func (ix *Index) markDamaged(err error) error {
 type vecQuery struct {
 	side *vecSide
 	vec  []float32 // unit length; nil when the query has no words the embedder knows
+	done func()    // called when the search is done with side; nil: nothing to do
+}
+
+// release gives back what the query's side needs given back.
+func (vq *vecQuery) release() {
+	if vq != nil && vq.done != nil {
+		vq.done()
+	}
 }
 
 // vectorQuery embeds the query text.
@@ -251,23 +270,50 @@ func (ix *Index) LoadVectors() error {
 	return err
 }
 
+// searchSide returns the vectors for a search now, and what to call when
+// the search is done with them. While one search extends the Index's side
+// from the one before it (the log's last few records), the others search
+// the one before, as the index was a moment earlier, rather than queue
+// behind it: under a steady load of requests and turns they otherwise all
+// waited, for as long as the one extending waited for the processor.
+func (ix *Index) searchSide() (*vecSide, func(), error) {
+	ix.vecOnce.Do(func() { ix.vec = ix.c.opt.Keep.sideFor(ix.gen, ix.meta) })
+	side := ix.vec
+	if !side.loaded.Load() {
+		keepMu.Lock()
+		if from := side.from; from != nil && side.loading && !side.settled.Load() && from.loaded.Load() {
+			from.refs++
+			keepMu.Unlock()
+			return from, from.release, nil
+		}
+		side.loading = true
+		keepMu.Unlock()
+	}
+	_, err := ix.loadVectors()
+	return side, func() {}, err
+}
+
 func (ix *Index) vectorQuery(text string) (*vecQuery, error) {
-	side, err := ix.loadVectors()
+	side, done, err := ix.searchSide()
 	if err != nil {
+		done()
 		return nil, err
 	}
-	vq := &vecQuery{side: side}
+	vq := &vecQuery{side: side, done: done}
 	if side.vs.dim == 0 {
 		return vq, nil // an external embedder never reached: no vectors
 	}
 	vecs, err := side.emb.Embed(ix.c.ctx(), []string{text})
 	if err != nil {
+		done()
 		return nil, fmt.Errorf("embed the query: %w", err)
 	}
 	if id := side.emb.ID(); id != side.vs.embedder {
+		done()
 		return nil, fmt.Errorf("the vectors are from %s, the configured embedder is %s", side.vs.embedder, id)
 	}
 	if len(vecs) != 1 || len(vecs[0]) != side.vs.dim {
+		done()
 		return nil, fmt.Errorf("the embedder gave a query vector of the wrong length")
 	}
 	if v := vecs[0]; normalize(v) {
@@ -376,7 +422,11 @@ func (vq *vecQuery) nearest(q Query, n int, minCos float64) ([]vecHit, error) {
 	vs := vq.side.vs
 	f := newRowFilter(vs, q)
 	parts := 1
-	if len(vs.rows) >= 2*scanChunk {
+	// A scan alone is split over the processors; beside others (a
+	// server under load) each stays in its own goroutine: the processors
+	// are busy anyway, and a split scan waits for every part to be
+	// scheduled among all the others.
+	if len(vs.rows) >= 2*scanChunk && searches.Load() <= 1 {
 		parts = min(runtime.GOMAXPROCS(0), len(vs.rows)/scanChunk)
 	}
 	tops := make([][]vecHit, parts)
@@ -435,6 +485,9 @@ func (vq *vecQuery) rescore(pool []vecHit, n int, minCos float64) []vecHit {
 	}
 	return top
 }
+
+// searches counts the hybrid searches under way in the process.
+var searches atomic.Int32
 
 // scanChunk is the fewest rows worth a goroutine of their own: at 384
 // dimensions a thousand dot products take about 0.15 ms.

@@ -975,3 +975,59 @@ func TestFeedback(t *testing.T) {
 		t.Errorf("vector mode moved the query: %v", v)
 	}
 }
+
+// TestSearchWhileExtending: while one search extends the kept vectors
+// after a change, another searches the vectors before it instead of
+// waiting, and holds them until it is done.
+func TestSearchWhileExtending(t *testing.T) {
+	f := newFake(t)
+	for i := range 5 {
+		f.writeDoc(t, fdoc{id: fmt.Sprintf("E%d", i), created: t0, text: fmt.Sprintf("note %d about herons", i)})
+	}
+	var keep Keep
+	o := opts(nil)
+	o.Keep = &keep
+	defer keep.Release()
+	a := mustOpen(t, f, o)
+	if err := a.LoadVectors(); err != nil {
+		t.Fatal(err)
+	}
+	old := a.vec
+	a.Close()
+	f.writeDoc(t, fdoc{id: "E9", created: t0, text: "one more heron"})
+	b := mustOpen(t, f, o)
+	defer b.Close()
+	b.vecOnce.Do(func() { b.vec = keep.sideFor(b.gen, b.meta) })
+	if b.vec.from != old {
+		t.Fatal("the new side does not extend the old one")
+	}
+	// Another search is extending b's side (as searchSide marks it).
+	keepMu.Lock()
+	b.vec.loading = true
+	refs := old.refs
+	keepMu.Unlock()
+	side, done, err := b.searchSide()
+	if err != nil || side != old {
+		t.Fatalf("searchSide while extending = %p, %v; want the old side %p", side, err, old)
+	}
+	if old.refs != refs+1 {
+		t.Errorf("the old side's references: %d, want %d", old.refs, refs+1)
+	}
+	done()
+	// The extension ends: searches use the new side.
+	if err := b.LoadVectors(); err != nil {
+		t.Fatal(err)
+	}
+	side, done, err = b.searchSide()
+	done()
+	if err != nil || side != b.vec || !side.loaded.Load() {
+		t.Errorf("after the extension: %p (%v), want the loaded new side", side, err)
+	}
+	if old.vs != nil {
+		t.Error("the old side's vectors are still held with nobody using them")
+	}
+	hits, err := b.Search(Query{Text: "heron", Now: t0})
+	if err != nil || len(hits) != 6 {
+		t.Errorf("Search = %d hits, %v; want 6", len(hits), err)
+	}
+}

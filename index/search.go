@@ -158,6 +158,7 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		}
 	}
 	if vq != nil {
+		defer vq.release()
 		vq.side.rw.RLock()
 		defer vq.side.rw.RUnlock()
 	}
@@ -177,8 +178,13 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		lexErr error
 		wg     sync.WaitGroup
 	)
-	if mode != ModeVector {
-		wg.Go(func() { lex, lexErr = ix.lexicalCandidates(q, n, spans, r, false) })
+	// Beside other searches (a server under load) the two run one after
+	// the other, as nearest's parts do: the processors are busy anyway.
+	alone := searches.Add(1) == 1
+	defer searches.Add(-1)
+	lexical := func() { lex, lexErr = ix.lexicalCandidates(q, n, spans, r, false) }
+	if mode != ModeVector && alone {
+		wg.Go(lexical)
 	}
 	feedback := mode == ModeHybrid && r.Feedback > 0
 	nv := n
@@ -186,6 +192,9 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		nv = 2 * n // the pool the moved query is scored again over
 	}
 	pool, err := vq.nearest(q, nv, r.MinCosine)
+	if mode != ModeVector && !alone {
+		lexical()
+	}
 	wg.Wait()
 	if err != nil {
 		return Stages{}, err
