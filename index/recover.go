@@ -35,7 +35,7 @@ func IsDamaged(err error) bool {
 // damagedError, and the generation is marked for a rebuild.
 func (ix *Index) search(req *bleve.SearchRequest) (res *bleve.SearchResult, err error) {
 	err = safely("search", func() error {
-		if ix.kb != nil && req.PreSearchData == nil {
+		if ix.kb != nil && req.PreSearchData == nil && !bleveStats {
 			if st := ix.kb.bm25.preSearch(ix.bi); st != nil {
 				r := *req
 				r.PreSearchData = map[string]any{search.BM25PreSearchDataKey: st}
