@@ -1,10 +1,13 @@
 package ctx
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/miramem/mira/mem"
 )
 
 // A truncated item keeps as much of its text as fits: its block is within
@@ -56,5 +59,93 @@ func TestShortenKeepsAsMuchAsFits(t *testing.T) {
 	pl := build(t, items, Options{Mode: ModeHeavy, Limits: Limits{Budget: 4000, MaxItemTokens: 140}})
 	if e, _ := entryByID(pl, "01A"); !e.Truncated || !strings.Contains(pl.Prompt(), "> First paragraph stays.\n") {
 		t.Errorf("truncated %v, prompt:\n%s", e.Truncated, pl.Prompt())
+	}
+}
+
+// An item whose block costs exactly MaxItemTokens is within the cap: it is
+// shown whole. One token less and it is cut.
+func TestCapExactFit(t *testing.T) {
+	text := strings.Repeat("Exports go through the queue and are retried three times. ", 6)
+	items := []Item{retrieved("01A", text, 1, 0.5)}
+	whole := build(t, items, Options{Mode: ModeHeavy})
+	cost := whole.Included[0].Tokens
+	p := build(t, items, Options{Mode: ModeHeavy, Limits: Limits{Budget: 4000, MaxItemTokens: cost}})
+	if e := p.Included[0]; e.Truncated || e.Tokens != cost || p.Prompt() != whole.Prompt() {
+		t.Errorf("cap %d = cost: %+v, want the whole item", cost, e)
+	}
+	p = build(t, items, Options{Mode: ModeHeavy, Limits: Limits{Budget: 4000, MaxItemTokens: cost - 1}})
+	if e := p.Included[0]; !e.Truncated || e.Tokens > cost-1 {
+		t.Errorf("cap %d = cost-1: %+v, want it truncated within the cap", cost-1, e)
+	}
+}
+
+// A unit whose best score equals the threshold reaches it.
+func TestScoreAtThreshold(t *testing.T) {
+	items := []Item{
+		retrieved("01AT", "At the threshold.", 1, 0.5),
+		retrieved("01BELOW", "Just below it.", 1, 0.4999),
+		withAtom(retrieved("01ATOM1", "Atom member below.", 1, 0.1), "a"),
+		withAtom(retrieved("01ATOM2", "Atom member at the threshold.", 1, 0.5), "a"),
+	}
+	p := build(t, items, Options{Limits: Limits{Budget: 4000, ScoreThreshold: 0.5}})
+	for id, want := range map[string]string{
+		"01AT": ReasonInBudget, "01BELOW": ReasonBelowThreshold, "01ATOM1": ReasonInBudget, "01ATOM2": ReasonInBudget,
+	} {
+		if e, _ := entryByID(p, id); e.Reason != want {
+			t.Errorf("%s: %q, want %q", id, e.Reason, want)
+		}
+	}
+}
+
+// Given text is read in rank order, newest first, unlike the stable
+// sections before it, which read oldest first.
+func TestAdHocInRankOrder(t *testing.T) {
+	given := func(id, text string, d int) Item {
+		return Item{Record: mem.Record{ID: id, Text: text, CreatedAt: day(d)}, Section: SectionAdHoc}
+	}
+	task := func(id, text string, d int) Item {
+		return Item{Record: rec(id, mem.KindTask, text, d), Section: SectionTasks}
+	}
+	items := []Item{given("01OLD", "Older text.", 1), given("01NEW", "Newer text.", 5), task("01T1", "Older task.", 1), task("01T2", "Newer task.", 5)}
+	p := build(t, items, Options{Mode: ModeHeavy})
+	if got, want := strings.Join(includedIDs(p), " "), "01T1 01T2 01NEW 01OLD"; got != want {
+		t.Errorf("included %s, want %s", got, want)
+	}
+	if i, j := strings.Index(p.Prompt(), "Newer text."), strings.Index(p.Prompt(), "Older text."); i < 0 || j < 0 || i > j {
+		t.Errorf("given text out of rank order:\n%s", p.Prompt())
+	}
+}
+
+// A pinned atom that does not fit is left out with a warning that gives its
+// cost and what was left of the budget once the pins before it were in.
+func TestPinnedAtomWarning(t *testing.T) {
+	first := pinned("01P", "A short standing rule.", 2)
+	long := strings.Repeat("An architecture rule that matters. ", 40)
+	items := []Item{first, withAtom(pinned("01C", long, 0), "x"), withAtom(retrieved("01D", long+"!", 0, 1), "x")}
+	const budget = 300
+	alone := build(t, []Item{first}, Options{Limits: Limits{Budget: budget}})
+	p := build(t, items, Options{Limits: Limits{Budget: budget}})
+	c, _ := entryByID(p, "01C")
+	d, _ := entryByID(p, "01D")
+	if c.Reason != ReasonOverBudget || d.Reason != ReasonOverBudget {
+		t.Fatalf("atom: %q, %q; want both %q", c.Reason, d.Reason, ReasonOverBudget)
+	}
+	want := fmt.Sprintf("pin 01C left out: %s tokens do not fit in the %s left of the budget of %s",
+		thousands(c.Tokens+d.Tokens), thousands(budget-alone.Used), thousands(budget))
+	if len(p.Warnings) != 1 || p.Warnings[0] != want {
+		t.Errorf("warnings %q, want [%q]", p.Warnings, want)
+	}
+}
+
+// An empty plan counts nothing, so it does not pay for loading the
+// encoding's ranks. No other test uses p50k_edit.
+func TestEmptyPlanLoadsNoEncoding(t *testing.T) {
+	e := mustTokenizer(t, "p50k_edit")
+	p := build(t, nil, Options{Encoding: "p50k_edit"})
+	if p.Used != 0 || p.Prompt() != "" {
+		t.Errorf("empty plan: used %d, prompt %q", p.Used, p.Prompt())
+	}
+	if e.tk != nil {
+		t.Error("an empty plan loaded the encoding")
 	}
 }
