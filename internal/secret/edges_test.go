@@ -1,0 +1,146 @@
+package secret
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+)
+
+// rulesFound returns the rule ids of text's findings.
+func rulesFound(text string) []string {
+	var ids []string
+	for _, f := range Scan(text) {
+		ids = append(ids, f.Rule)
+	}
+	return ids
+}
+
+// wantRules checks that text gives exactly the findings of the rules named.
+func wantRules(t *testing.T, text string, want ...string) {
+	t.Helper()
+	if got := rulesFound(text); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("Scan(%q) found %q, want %q", text, got, want)
+	}
+}
+
+// Entropy thresholds hold at their exact value: eight characters, each as
+// frequent, make exactly 3 bits per byte, which passes a minimum of 3;
+// one character fewer does not.
+func TestEntropyAtThreshold(t *testing.T) {
+	const even = "Kq7Zp2Wx" // eight distinct characters
+	if e := entropy(even); e != 3 {
+		t.Fatalf("entropy(%q) = %v, want 3", even, e)
+	}
+	uneven := strings.Replace(even, "x", "K", 1)
+
+	// A format token, checked as a whole.
+	gl := "glpat-" + strings.Repeat("xyglpat-", 3) + "xy"
+	if e := entropy(gl); e != 3 {
+		t.Fatalf("entropy(%q) = %v, want 3", gl, e)
+	}
+	wantRules(t, "CI pushes with "+gl+" today", "gitlab-token")
+	wantRules(t, "CI pushes with "+gl[:len(gl)-1]+"x today")
+
+	// A key block, checked by its body.
+	pem := func(body string) string {
+		return "key:\n-----BEGIN PRIVATE KEY-----\n" + body + "\n-----END PRIVATE KEY-----\n"
+	}
+	wantRules(t, pem(strings.Repeat(even, 4)), "private-key")
+	wantRules(t, pem(strings.Repeat(uneven, 4)))
+
+	// An AWS secret key, whose shape is otherwise fixed.
+	wantRules(t, "aws_secret_access_key = "+strings.Repeat(even, 5), "aws-secret-access-key")
+}
+
+// A key block is shown as its header and its masked body; Redact puts
+// that in place of the header through the body.
+func TestKeyBlockRedaction(t *testing.T) {
+	body := strings.Repeat("Kq7Zp2Wx", 8)
+	text := "key:\n-----BEGIN RSA PRIVATE KEY-----\n" + body + "\n-----END RSA PRIVATE KEY-----\n"
+	fs := Scan(text)
+	const red = "-----BEGIN RSA PRIVATE KEY----- Kq7Z****************p2Wx"
+	if len(fs) != 1 || fs[0].Redacted != red || fs[0].Line != 2 || fs[0].Column != 1 {
+		t.Fatalf("Scan = %+v, want one finding at 2:1 shown as %q", fs, red)
+	}
+	if got, want := Redact(text), "key:\n"+red+"\n-----END RSA PRIVATE KEY-----\n"; got != want {
+		t.Errorf("Redact = %q, want %q", got, want)
+	}
+}
+
+// A token must stand alone: a letter, digit or underscore on either side,
+// including the first and last of each range, makes it part of a longer
+// word.
+func TestTokenStandsAlone(t *testing.T) {
+	akia := "AKIA" + fake(base32, 16, 1)
+	for _, c := range "azAZ09_" {
+		wantRules(t, "id "+string(c)+akia+" here")
+		wantRules(t, "id "+akia+string(c)+" here")
+	}
+	for _, c := range "-.:/(" {
+		wantRules(t, "id "+string(c)+akia+" here", "aws-access-key-id")
+	}
+}
+
+// An assigned name is read up to maxName bytes either side of its keyword;
+// a longer run of name bytes is not taken for a name.
+func TestAssignmentNameLength(t *testing.T) {
+	const pw = "=Tr0ub4dor&3xK9!"
+	before := func(n int) string { return "set " + strings.Repeat("x", n-1) + "_password" + pw }
+	wantRules(t, before(maxName), "generic-assignment")
+	wantRules(t, before(maxName+1))
+	after := func(n int) string { return "set password_" + strings.Repeat("x", n-len("password_")) + pw }
+	wantRules(t, after(maxName), "generic-assignment")
+	wantRules(t, after(maxName+1))
+	// Far into a text, a name still reads past its keyword.
+	wantRules(t, strings.Repeat("filler ", 60)+"db_password_prod = Tr0ub4dor&3xK9!", "generic-assignment")
+}
+
+// A name starts like an identifier: leading dashes and dots are not part
+// of it, as in command-line flags.
+func TestAssignmentFlagName(t *testing.T) {
+	fs := Scan("mysql --password=Tr0ub4dor&3xK9 -h db")
+	if len(fs) != 1 || fs[0].Rule != "generic-assignment" || fs[0].Column != 18 {
+		t.Errorf("Scan = %+v, want generic-assignment at column 18", fs)
+	}
+	wantRules(t, "cfg .token = "+fake(alnum, 32, 3), "generic-assignment")
+	wantRules(t, "--password=Tr0ub4dor&3xK9", "generic-assignment")
+}
+
+// A double-quoted value may hold escaped quotes; a backslash does not
+// carry a value past the end of its line or of the text.
+func TestQuotedValueEscapes(t *testing.T) {
+	text := `{"password": "Tr0ub\"4dor&3xK9"}`
+	if got, want := Redact(text), `{"password": "Tr0**********xK9"}`; got != want {
+		t.Errorf("Redact(%q) = %q, want %q", text, got, want)
+	}
+	wantRules(t, "{\"password\": \"Tr0ub4dor&3xK9\\\nmore\"}")
+	wantRules(t, `password: "Tr0ub4dor&3xK9\`)
+	wantRules(t, `password: 'Tr0ub\'4dor&3xK9'`)
+}
+
+// A value that repeats its name, down to three letters, is a stand-in.
+func TestValueRepeatsShortName(t *testing.T) {
+	wantRules(t, `{"pwd": "pwd#Tr0ub4dor"}`)
+	wantRules(t, `{"pwd": "Tr0ub4dor#xK9"}`, "generic-assignment")
+}
+
+// Basic credentials are judged by their decoded password, however short,
+// as long as they decode to printable text; space and tilde are printable.
+func TestBasicCredentials(t *testing.T) {
+	basic := func(s string) string {
+		return "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(s))
+	}
+	wantRules(t, basic("ab:Xy 9~"), "authorization-header")
+	wantRules(t, basic("ab:Xy\x7f9~"))
+	wantRules(t, basic("ab:Xy\x1f9~"))
+	wantRules(t, basic("ab:ab"))
+}
+
+// A URL's user and password are compared and judged once unescaped.
+func TestURLPasswordUnescaped(t *testing.T) {
+	wantRules(t, "postgres://app:%24%7BDB_PASS%7D@db:5432/app")
+	wantRules(t, "ftp://anonymous%40mira.dev:anonymous%40mira.dev@ftp.mira.dev/pub")
+	wantRules(t, "postgres://app:Tr0ub%264dor@db:5432/app", "url-password")
+	// In Markdown italics the scheme still starts at a letter.
+	wantRules(t, "_postgres://admin:Tr0ub4dor&3@db.internal/app_", "url-password")
+}
