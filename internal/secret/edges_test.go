@@ -144,3 +144,102 @@ func TestURLPasswordUnescaped(t *testing.T) {
 	// In Markdown italics the scheme still starts at a letter.
 	wantRules(t, "_postgres://admin:Tr0ub4dor&3@db.internal/app_", "url-password")
 }
+
+// wordy judges a value by where its capitals, lower-case letters and
+// digits fall, not by which they are: the letters at the ends of the
+// alphabet and the digits 0 and 9 count like any other.
+func TestWordyIgnoresWhichLetters(t *testing.T) {
+	variants := []*strings.Replacer{
+		strings.NewReplacer("M", "A"), strings.NewReplacer("M", "Z"),
+		strings.NewReplacer("m", "a"), strings.NewReplacer("m", "z"),
+		strings.NewReplacer("5", "0"), strings.NewReplacer("5", "9"),
+	}
+	for seed := uint64(0); seed < 400; seed++ {
+		alphabet := "MMMmmm5-"
+		if seed%2 == 0 {
+			alphabet = "MMmmmm--" // no digits: the case pattern decides
+		}
+		v := fake(alphabet, 8+int(seed%17), seed)
+		want := wordy(v)
+		for _, r := range variants {
+			if w := r.Replace(v); wordy(w) != want {
+				t.Fatalf("wordy(%q) = %v but wordy(%q) = %v", v, want, w, !want)
+			}
+		}
+	}
+}
+
+// wordy's thresholds hold at their exact values: a fifth of the letters
+// in capitals, 85% in capitals, and case changing at a quarter of the
+// pairs are all still random enough.
+func TestWordyAtThresholds(t *testing.T) {
+	for _, v := range []string{
+		"AbcdeFghij",           // 2 capitals of 10 letters
+		"ABCDEaFGHIJbKLMNOcPQ", // 17 of 20
+		"abcdEFghi",            // 2 changes of case in 8 pairs
+	} {
+		if wordy(v) {
+			t.Errorf("wordy(%q) = true, want false", v)
+		}
+	}
+	for _, v := range []string{"AbcdefGhijk", "ABCDEaFGHIJKLMNOPQRSbT", "abcdeFGhij"} {
+		if !wordy(v) {
+			t.Errorf("wordy(%q) = false, want true", v)
+		}
+	}
+}
+
+// Values with no recognisable format must be long and random enough: the
+// minimum entropy is 2.5 bits below 24 bytes and 3 from 24 on, and is
+// reached at its exact value; a chosen password needs 8 bytes.
+func TestTokenAndPasswordEdges(t *testing.T) {
+	six := "Kq7Zp2" // log2(6) = 2.58 bits when evenly used
+	tests := []struct {
+		v         string
+		token, pw bool
+	}{
+		{strings.Repeat(six, 4)[:23], true, true},   // 23 bytes: 2.5 is enough
+		{strings.Repeat(six, 4), false, true},       // 24 bytes: 3 is needed
+		{strings.Repeat("Kq7Zp2Wx", 3), true, true}, // 24 bytes of exactly 3 bits
+		{"Tr0u&4d!", false, true},
+		{"Tr0u&4d", false, false},
+	}
+	for _, tc := range tests {
+		if got := tokenLike(tc.v); got != tc.token {
+			t.Errorf("tokenLike(%q) = %v, want %v", tc.v, got, tc.token)
+		}
+		if got := passwordLike(tc.v); got != tc.pw {
+			t.Errorf("passwordLike(%q) = %v, want %v", tc.v, got, tc.pw)
+		}
+	}
+}
+
+func TestIdentStart(t *testing.T) {
+	for _, c := range []byte("azAZ_") {
+		if !identStart(c) {
+			t.Errorf("identStart(%q) = false", c)
+		}
+	}
+	for _, c := range []byte("09@[`{-.$") {
+		if identStart(c) {
+			t.Errorf("identStart(%q) = true", c)
+		}
+	}
+}
+
+func TestIsReference(t *testing.T) {
+	yes := []string{"/run/secrets/db", "/home/me/token", "/etc/ssl/key.pem", "/keys/api.txt", "~/.netrc", "./token.txt",
+		"../token", "op://vault/item/password", "arn:aws:secretsmanager:eu-west-1:1:secret:db", "vault:secret/data/db",
+		`C:\keys\api.txt`, "C:/keys/api.txt"}
+	no := []string{"Tr0ub4dor&3", "/F7tts3KwKSdQpL2", "/abc$def.txt", "C:", "C:x", "x:", fake(alnum, 32, 1)}
+	for _, v := range yes {
+		if !isReference(v) {
+			t.Errorf("isReference(%q) = false, want true", v)
+		}
+	}
+	for _, v := range no {
+		if isReference(v) {
+			t.Errorf("isReference(%q) = true, want false", v)
+		}
+	}
+}
