@@ -243,3 +243,19 @@ func TestIsReference(t *testing.T) {
 		}
 	}
 }
+
+// A Discord bot token's first part must decode to a user id: cut short
+// of valid base64, it is not one, even if most of it decodes to digits.
+func TestDiscordIDMustDecode(t *testing.T) {
+	id := base64.RawStdEncoding.EncodeToString([]byte("45" + fake("0123456789", 16, 66)))
+	rest := "." + fake(b64url, 6, 67) + "." + fake(b64url, 38, 68)
+	wantRules(t, "bot "+id+rest, "discord-bot-token")
+	wantRules(t, "bot "+id+"M"+rest)
+}
+
+// A Telegram bot id has at least 5 digits.
+func TestTelegramIDLength(t *testing.T) {
+	secret := ":AA" + fake(b64url, 33, 70)
+	wantRules(t, "bot: 51234"+secret, "telegram-bot-token")
+	wantRules(t, "bot: 5123"+secret)
+}

@@ -622,6 +622,7 @@ func TestRedacted(t *testing.T) {
 		{"a******h", "*******"},
 		{strings.Repeat("ab", 100), "abab****************abab"},
 		{"pässwörd-ünïcode", "päs**********ode"},
+		{"", ""},
 	}
 	for _, tc := range tests {
 		if got := mask(tc.in); got != tc.want {
