@@ -2,6 +2,7 @@ package secret
 
 import (
 	"encoding/base64"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -258,4 +259,32 @@ func TestTelegramIDLength(t *testing.T) {
 	secret := ":AA" + fake(b64url, 33, 70)
 	wantRules(t, "bot: 51234"+secret, "telegram-bot-token")
 	wantRules(t, "bot: 5123"+secret)
+}
+
+// identWord and eachWord, like wordy, go by case and not by which letter:
+// A, Z, a and z split and count like M and m.
+func TestIdentWordsIgnoreWhichLetters(t *testing.T) {
+	words := func(s string) []int {
+		var lens []int
+		eachWord(s, true, func(w string) bool {
+			lens = append(lens, len(w))
+			return true
+		})
+		return lens
+	}
+	for seed := uint64(0); seed < 400; seed++ {
+		v := "M" + fake("MMmmmmm5_", 4+int(seed%12), seed)
+		for _, r := range []*strings.Replacer{
+			strings.NewReplacer("M", "A"), strings.NewReplacer("M", "Z"),
+			strings.NewReplacer("m", "a"), strings.NewReplacer("m", "z"),
+		} {
+			w := r.Replace(v)
+			if identWord(w) != identWord(v) {
+				t.Fatalf("identWord(%q) = %v but identWord(%q) = %v", v, identWord(v), w, identWord(w))
+			}
+			if a, b := words(v), words(w); !slices.Equal(a, b) {
+				t.Fatalf("eachWord splits %q into words of %v letters but %q into %v", v, a, w, b)
+			}
+		}
+	}
 }
