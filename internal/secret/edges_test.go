@@ -288,3 +288,43 @@ func TestIdentWordsIgnoreWhichLetters(t *testing.T) {
 		}
 	}
 }
+
+// Passwords in sentences: the words and punctuation around the keyword at
+// the edges of what the rule reads.
+func TestProseEdges(t *testing.T) {
+	const pw = "Tr0ub4dor&3xK9"
+	tests := []struct {
+		text  string
+		found bool
+	}{
+		{"(the prod password) is " + pw, true},
+		{"the password for a b c d e f is " + pw, true}, // six words of phrase
+		{"the password for a b c d e f g is " + pw, false},
+		{"the password for prod-db is " + pw, true},
+		{"the password for prod\tis " + pw, true},
+		{"the password for prod", false},
+		{"Fields (user:, password:)", false},
+		{"the password was: " + pw, true},
+		{"the password is\t" + pw, true},
+		{"if pw==" + pw, false}, // comparisons
+		{"if pw=~" + pw, false},
+		{"Set a password for the app. Is " + pw + " the one we shared?", false},
+		{"machine api.mira.dev login ada password " + pw, true},
+		{"machine api.mira.dev login ada password\"" + pw + "\"", false},
+	}
+	for _, tc := range tests {
+		want := []string{}
+		if tc.found {
+			want = append(want, "prose-password")
+		}
+		wantRules(t, tc.text, want...)
+	}
+	// The punctuation that ends a sentence or clause is not part of the
+	// value.
+	for _, end := range []string{".", ",", ";", ":", ")", ".)"} {
+		text := "the password is " + pw + end
+		if got, want := Redact(text), "the password is Tr**********K9"+end; got != want {
+			t.Errorf("Redact(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
