@@ -311,6 +311,16 @@ func TestProseEdges(t *testing.T) {
 		{"Set a password for the app. Is " + pw + " the one we shared?", false},
 		{"machine api.mira.dev login ada password " + pw, true},
 		{"machine api.mira.dev login ada password\"" + pw + "\"", false},
+		// A .netrc entry over several lines, and one that only looks like it.
+		{"machine api.mira.dev\nlogin ada\npassword " + pw, true},
+		{"default settings below\nproxy password " + pw, false},
+		// The shortest values taken: a chosen password of 8 bytes, and 12
+		// letters and digits with 3 bits of entropy or more.
+		{"the password is Tr0u&4d!", true},
+		{"the password is Tr0u&4d", false},
+		{"the password is hunter2horse", true},
+		{"the password is hunter2hors", false},
+		{"the password is hunter2hhhhh", false},
 	}
 	for _, tc := range tests {
 		want := []string{}
