@@ -338,3 +338,14 @@ func TestProseEdges(t *testing.T) {
 		}
 	}
 }
+
+// A URL's scheme starts at its first letter: a diff's "+" or "-" or a
+// list's "1." before it does not hide the password.
+func TestURLSchemeStartsAtLetter(t *testing.T) {
+	for _, before := range []string{"", "+", "-", "1.", "2+", "x-", "see:", "_"} {
+		wantRules(t, before+"postgres://admin:Tr0ub4dor&3@db.internal/app", "url-password")
+	}
+	for _, text := range []string{"://admin:Tr0ub4dor&3@db.internal/app", "12://admin:Tr0ub4dor&3@db.internal/app", "+-.://admin:Tr0ub4dor&3@db"} {
+		wantRules(t, text)
+	}
+}
