@@ -349,3 +349,24 @@ func TestURLSchemeStartsAtLetter(t *testing.T) {
 		wantRules(t, text)
 	}
 }
+
+// A secret that directly follows another, with nothing between, is found
+// and redacted too.
+func TestAdjacentSecrets(t *testing.T) {
+	akia := "AKIA" + fake(base32, 16, 1)
+	key := fake(b64, 86, 10) + "=="
+	text := "AccountKey=" + key + akia
+	wantRules(t, text, "azure-storage-key", "aws-access-key-id")
+	got := Redact(text)
+	if strings.Contains(got, key[4:82]) || strings.Contains(got, akia[4:16]) {
+		t.Errorf("Redact(%q) = %q, keeps a secret", text, got)
+	}
+	// The other way round: the rule checked first finds the first secret.
+	gcp := "AIza" + fake(b64url, 34, 7) + "-"
+	ghp := "ghp_" + fake(alnum, 36, 62)
+	text = gcp + ghp
+	wantRules(t, text, "gcp-api-key", "github-token")
+	if got := Redact(text); strings.Contains(got, gcp[4:30]) || strings.Contains(got, ghp[4:30]) {
+		t.Errorf("Redact(%q) = %q, keeps a secret", text, got)
+	}
+}
