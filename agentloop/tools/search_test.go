@@ -95,6 +95,11 @@ func TestGlobLimit(t *testing.T) {
 	if lines := strings.Split(res.Content, "\n"); len(lines) != 4 || lines[3] != "[2 more files not listed; narrow the pattern or the path.]" {
 		t.Errorf("glob with limit 3 = %q", res.Content)
 	}
+	// Exactly as many files as the limit are all listed, with no note.
+	res = f.call(t, "glob", obj{"pattern": "f{0,1,2}.txt"})
+	if lines := strings.Split(res.Content, "\n"); len(lines) != 3 || strings.Contains(res.Content, "more files") {
+		t.Errorf("glob of 3 files with limit 3 = %q", res.Content)
+	}
 }
 
 func TestExpandBraces(t *testing.T) {
@@ -119,6 +124,10 @@ func TestExpandBraces(t *testing.T) {
 	}
 	if _, err := expandBraces(strings.Repeat("{a,b,c,d}", 5)); err == nil {
 		t.Error("expandBraces of 4^5 alternatives succeeded")
+	}
+	// Exactly maxExpansions patterns are allowed.
+	if got, err := expandBraces(strings.Repeat("{a,b}", 8)); err != nil || len(got) != maxExpansions {
+		t.Errorf("expandBraces of 2^8 alternatives: %d patterns, %v", len(got), err)
 	}
 }
 
