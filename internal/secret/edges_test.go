@@ -345,7 +345,8 @@ func TestURLSchemeStartsAtLetter(t *testing.T) {
 	for _, before := range []string{"", "+", "-", "1.", "2+", "x-", "see:", "_"} {
 		wantRules(t, before+"postgres://admin:Tr0ub4dor&3@db.internal/app", "url-password")
 	}
-	for _, text := range []string{"://admin:Tr0ub4dor&3@db.internal/app", "12://admin:Tr0ub4dor&3@db.internal/app", "+-.://admin:Tr0ub4dor&3@db"} {
+	for _, text := range []string{"://admin:Tr0ub4dor&3@db.internal/app", "12://admin:Tr0ub4dor&3@db.internal/app", "+-.://admin:Tr0ub4dor&3@db",
+		"see 12://admin:Tr0ub4dor&3@db.internal/app"} {
 		wantRules(t, text)
 	}
 }
