@@ -390,24 +390,58 @@ func (p *planner) shorten(c *cand, limit int) (string, int, bool) {
 	}
 	toks := p.enc.encode(src)
 	n := len(toks)
-	render := func(k int) string {
-		shown := strings.TrimRight(p.enc.prefix(toks, k), " \t\n")
-		if p.carded(c) {
-			return block(c.head, shown, cardNote(shown, c.text, true))
-		}
-		return block(c.head, shown, fmt.Sprintf("truncated: %s of %s tokens", thousands(k), thousands(n)))
-	}
+	render := func(k int) string { return p.cut(c, toks, k) }
 	// Guess from the cost of the empty form, then step down by the excess:
 	// a cut text may take a few tokens more than its share once quoted.
 	k := max(0, min(n-1, limit-p.enc.Count(render(0))))
+	hi := n // the least k known not to fit: the whole text does not
+	var b string
+	var t int
 	for {
-		b := render(k)
-		t := p.enc.Count(b)
+		b = render(k)
+		t = p.enc.Count(b)
 		if t <= limit || k == 0 {
-			return b, t, t <= limit
+			break
 		}
+		hi = k
 		k = max(0, k-max(1, t-limit))
 	}
+	if t > limit {
+		return b, t, false
+	}
+	// A step can overshoot by far, as one token of text can cost many once
+	// quoted (a run of blank lines is one token, and a line each), and the
+	// guess can fall short: climb from k towards hi, doubling the stride,
+	// then halve the gap left, so that as much of the text as fits is kept.
+	for step := 1; k+step < hi; step *= 2 {
+		bm := render(k + step)
+		tm := p.enc.Count(bm)
+		if tm > limit {
+			hi = k + step
+			break
+		}
+		k, b, t = k+step, bm, tm
+	}
+	for hi-k > 1 {
+		m := k + (hi-k)/2
+		bm := render(m)
+		if tm := p.enc.Count(bm); tm <= limit {
+			k, b, t = m, bm, tm
+		} else {
+			hi = m
+		}
+	}
+	return b, t, true
+}
+
+// cut renders c showing the first k of toks, the tokens of its text (or
+// card), with a note saying how much that is.
+func (p *planner) cut(c *cand, toks []int, k int) string {
+	shown := strings.TrimRight(p.enc.prefix(toks, k), " \t\n")
+	if p.carded(c) {
+		return block(c.head, shown, cardNote(shown, c.text, true))
+	}
+	return block(c.head, shown, fmt.Sprintf("truncated: %s of %s tokens", thousands(k), thousands(len(toks))))
 }
 
 // countAll counts the tokens of every string, each distinct string once,

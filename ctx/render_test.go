@@ -34,6 +34,9 @@ func TestOneLine(t *testing.T) {
 		{"fact", 80, "fact"},
 		{"  a\n\nb\u2028c\td  ", 80, "a b c d"},
 		{"abcdef", 3, "abc…"},
+		// The space between words counts towards max.
+		{"a b c d", 3, "a b…"},
+		{"ab\n\ncd ef", 4, "ab c…"},
 		{"\n", 80, ""},
 	}
 	for _, tt := range tests {

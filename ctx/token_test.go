@@ -1,6 +1,8 @@
 package ctx
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -61,7 +63,9 @@ func TestCount(t *testing.T) {
 
 func TestPrefixIsValidUTF8(t *testing.T) {
 	e := mustTokenizer(t, "")
-	s := "naïve 日本語のテキスト 🙂🙂 Ω"
+	// The parrot, the fraktur letter and the hieroglyph each take several
+	// tokens, so some prefixes end inside a character.
+	s := "naïve 日本語のテキスト 🙂🙂 Ω 🦜𝔘 ꙮ𓀀"
 	toks := e.encode(s)
 	for k := range len(toks) + 1 {
 		p := e.prefix(toks, k)
@@ -101,5 +105,56 @@ func TestLongRunsChunked(t *testing.T) {
 	}
 	if hasLongRun(strings.Repeat("word ", 1000)) {
 		t.Error("ordinary text has no long run")
+	}
+}
+
+// The count of a text with long runs is exactly that of its pieces: the
+// text around the runs as it is, and each run in chunks of maxRun bytes.
+// A run of maxRun bytes or fewer is not a long run: its text is counted
+// whole. Each case is chosen so that the chunked count differs from the
+// whole one.
+func TestLongRunCountIsChunkSum(t *testing.T) {
+	e := mustTokenizer(t, "")
+	if err := e.Load(); err != nil {
+		t.Fatal(err)
+	}
+	whole := func(s string) int { return len(e.tk.EncodeOrdinary(s)) }
+	run := strings.Repeat("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkrLw", 14)[:600]
+	chunks := []string{run[:maxRun], run[maxRun : 2*maxRun], run[2*maxRun:]}
+	tests := []struct {
+		name   string
+		pieces []string // counted one by one
+	}{
+		{"run first", append(slices.Clone(chunks), " tail words")},
+		{"run last", append([]string{"head words "}, chunks...)},
+		{"run alone", chunks},
+		{"one byte over", []string{"x ", run[:maxRun], run[maxRun : maxRun+1], " y"}},
+	}
+	for _, sep := range []string{"\n", "\t", "\r", "\f", "\v"} {
+		tests = append(tests, struct {
+			name   string
+			pieces []string
+		}{fmt.Sprintf("after %q", sep), append([]string{"word" + sep}, chunks...)})
+	}
+	for _, tt := range tests {
+		s, want := "", 0
+		for _, p := range tt.pieces {
+			s += p
+			want += whole(p)
+		}
+		if want == whole(s) {
+			t.Fatalf("%s: chunked and whole counts agree; the case tests nothing", tt.name)
+		}
+		if got := e.Count(s); got != want {
+			t.Errorf("%s: Count = %d, want %d (whole text: %d)", tt.name, got, want, whole(s))
+		}
+	}
+	// At maxRun bytes a run is still counted with its surroundings.
+	s := "x " + run[:maxRun] + " y"
+	if n := whole("x ") + whole(run[:maxRun]) + whole(" y"); n == whole(s) {
+		t.Fatal("split and whole counts agree; the case tests nothing")
+	}
+	if got, want := e.Count(s), whole(s); got != want {
+		t.Errorf("Count of a run of exactly maxRun bytes = %d, want the whole count %d", got, want)
 	}
 }

@@ -147,7 +147,7 @@ func (r *Registry) fit(res Result) Result {
 	omitted := len(all) - len(head) - len(tail)
 
 	var note string
-	size := fmt.Sprintf("%d lines, %s", lines, humanBytes(len(text)))
+	size := plural(lines, "line") + ", " + humanBytes(len(text))
 	if r.arts == nil {
 		note = fmt.Sprintf("[The output was too long (%s); only its first %d and last %d lines are shown and the rest is lost. Narrow the command or search to see more.]", size, len(head), len(tail))
 	} else if id, rel, err := r.arts.Save(text, "txt"); err != nil {

@@ -38,6 +38,8 @@ func TestBash(t *testing.T) {
 		{"empty command", obj{"command": "  "}, "command is empty", true},
 		{"negative timeout", obj{"command": "true", "timeout": -5}, "timeout must be a positive number of seconds", true},
 		{"timeout over the maximum", obj{"command": "echo ok", "timeout": 600000}, "[The timeout of 600000s is more than the maximum; it ran with 10m0s.]\nok\n[exit code 0]", false},
+		{"timeout at the maximum", obj{"command": "echo ok", "timeout": 600}, "ok\n[exit code 0]", false},
+		{"timeout one second over", obj{"command": "echo ok", "timeout": 601}, "[The timeout of 601s is more than the maximum; it ran with 10m0s.]\nok\n[exit code 0]", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -268,7 +268,7 @@ func preview(prefix, text string) string {
 	var b strings.Builder
 	for i, l := range lines {
 		if i == previewLines {
-			fmt.Fprintf(&b, "%s… (%d more lines)\n", prefix, len(lines)-previewLines)
+			fmt.Fprintf(&b, "%s… (%s)\n", prefix, plural(len(lines)-previewLines, "more line"))
 			break
 		}
 		b.WriteString(prefix + clip(l, 200) + "\n")

@@ -21,6 +21,8 @@ func TestReadFile(t *testing.T) {
 	f.write(t, "bin.dat", "PK\x03\x04\x00\x00binary")
 	f.write(t, "dir/inner.txt", "x\n")
 	f.write(t, "wide.txt", strings.Repeat(strings.Repeat("w", 90)+"\n", 200))
+	// Numbered, each line takes 64 bytes: 64 of them fill the 4 KiB cap.
+	f.write(t, "exact.txt", strings.Repeat(strings.Repeat("e", 56)+"\n", 70))
 
 	tests := []struct {
 		name    string
@@ -40,6 +42,10 @@ func TestReadFile(t *testing.T) {
 			parts: []string{"     2\t" + strings.Repeat("x", 100) + "… [line clipped: 150 more bytes]"}},
 		{name: "byte cap pages", args: obj{"path": "wide.txt"},
 			parts: []string{"    41\t", "[Lines 1-41 of 200. To read on, call read_file with offset 42.]"}},
+		{name: "byte cap filled exactly", args: obj{"path": "exact.txt"},
+			parts: []string{"    64\t", "[Lines 1-64 of 70. To read on, call read_file with offset 65.]"}},
+		{name: "last line", args: obj{"path": "three.txt", "offset": 3}, want: "     3\tthree\n[Lines 3-3 of 3.]"},
+		{name: "line that fits exactly", args: obj{"path": "long.txt", "limit": 1}, want: "     1\tshort\n[Lines 1-1 of 2. To read on, call read_file with offset 2.]"},
 		{name: "empty", args: obj{"path": "empty.txt"}, want: "empty.txt is empty."},
 		{name: "past the end", args: obj{"path": "three.txt", "offset": 4}, parts: []string{"offset 4 is past the end of three.txt, which has 3 lines"}, isError: true},
 		{name: "binary", args: obj{"path": "bin.dat"}, parts: []string{"bin.dat is a binary file"}, isError: true},
@@ -294,5 +300,24 @@ func TestRedactedFileRoundTrip(t *testing.T) {
 	wantContains(t, "summary", ap.asked[0], "edit_file: edit config.ini: replace 1 occurrence at line 1\n- eu-central-1\n+ us-east-1")
 	if _, err := os.Stat(filepath.Join(f.root, "config.ini")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A file of exactly the size limit is read; one byte more is not. A line
+// longer than the page's byte cap is still shown, alone.
+func TestReadFileLimits(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.Limits.ReadFileBytes = 64; c.Limits.ReadBytes = 50; c.Limits.LineBytes = 100 })
+	f.write(t, "fits.txt", strings.Repeat("a", 63)+"\n")
+	f.write(t, "over.txt", strings.Repeat("a", 64)+"\n")
+	f.write(t, "wide.txt", strings.Repeat("w", 55)+"\nnext\n")
+	if res := f.call(t, "read_file", obj{"path": "fits.txt"}); res.IsError || res.Content != "     1\t"+strings.Repeat("a", 63) {
+		t.Errorf("file of the size limit: %+v", res)
+	}
+	if res := f.call(t, "read_file", obj{"path": "over.txt"}); !res.IsError || !strings.Contains(res.Content, "over.txt is too large") {
+		t.Errorf("file over the size limit: %+v", res)
+	}
+	want := "     1\t" + strings.Repeat("w", 55) + "\n[Lines 1-1 of 2. To read on, call read_file with offset 2.]"
+	if res := f.call(t, "read_file", obj{"path": "wide.txt"}); res.Content != want {
+		t.Errorf("line over the page cap = %q, want %q", res.Content, want)
 	}
 }

@@ -95,6 +95,11 @@ func TestGlobLimit(t *testing.T) {
 	if lines := strings.Split(res.Content, "\n"); len(lines) != 4 || lines[3] != "[2 more files not listed; narrow the pattern or the path.]" {
 		t.Errorf("glob with limit 3 = %q", res.Content)
 	}
+	// Exactly as many files as the limit are all listed, with no note.
+	res = f.call(t, "glob", obj{"pattern": "f{0,1,2}.txt"})
+	if lines := strings.Split(res.Content, "\n"); len(lines) != 3 || strings.Contains(res.Content, "more files") {
+		t.Errorf("glob of 3 files with limit 3 = %q", res.Content)
+	}
 }
 
 func TestExpandBraces(t *testing.T) {
@@ -119,6 +124,10 @@ func TestExpandBraces(t *testing.T) {
 	}
 	if _, err := expandBraces(strings.Repeat("{a,b,c,d}", 5)); err == nil {
 		t.Error("expandBraces of 4^5 alternatives succeeded")
+	}
+	// Exactly maxExpansions patterns are allowed.
+	if got, err := expandBraces(strings.Repeat("{a,b}", 8)); err != nil || len(got) != maxExpansions {
+		t.Errorf("expandBraces of 2^8 alternatives: %d patterns, %v", len(got), err)
 	}
 }
 
@@ -146,6 +155,16 @@ func TestGrep(t *testing.T) {
 			"internal/run/run.go-3-func Run() {\ninternal/run/run.go:4:\tprintln(\"run\")\ninternal/run/run.go-5-}", false},
 		{"context groups", obj{"pattern": "^func", "path": "internal/run/run.go", "output_mode": "content", "context": 1},
 			"internal/run/run.go-2-\ninternal/run/run.go:3:func Run() {\ninternal/run/run.go-4-\tprintln(\"run\")\n--\ninternal/run/run.go-6-\ninternal/run/run.go:7:func helper() {}", false},
+		{"adjacent context merges", obj{"pattern": "^package|println", "path": "internal/run/run.go", "output_mode": "content", "context": 1},
+			"internal/run/run.go:1:package run\ninternal/run/run.go-2-\ninternal/run/run.go-3-func Run() {\ninternal/run/run.go:4:\tprintln(\"run\")\ninternal/run/run.go-5-}", false},
+		{"most context", obj{"pattern": "println", "path": "internal/run/run.go", "output_mode": "content", "context": 20},
+			"internal/run/run.go-1-package run\ninternal/run/run.go-2-\ninternal/run/run.go-3-func Run() {\ninternal/run/run.go:4:\tprintln(\"run\")\ninternal/run/run.go-5-}\ninternal/run/run.go-6-\ninternal/run/run.go-7-func helper() {}", false},
+		{"limit reached exactly", obj{"pattern": "package", "path": "internal/run", "limit": 2},
+			"internal/run/run.go\ninternal/run/run_test.go\n[Stopped at the limit of 2 files; there may be more. Narrow the search with path or glob, or raise limit (at most 5000).]", false},
+		{"limit reached exactly in a file", obj{"pattern": "func", "path": "internal/run/run.go", "output_mode": "content", "limit": 2},
+			"internal/run/run.go:3:func Run() {\ninternal/run/run.go:7:func helper() {}\n[Stopped at the limit of 2 matching lines; there may be more. Narrow the search with path or glob, or raise limit (at most 5000).]", false},
+		{"limit at the maximum", obj{"pattern": "package", "path": "internal/run", "limit": 5000},
+			"internal/run/run.go\ninternal/run/run_test.go", false},
 		{"limit", obj{"pattern": "func", "output_mode": "content", "limit": 2},
 			"cmd/tool/main.go:4:func main() {}\ninternal/run/run.go:3:func Run() {\n[Stopped at the limit of 2 matching lines; there may be more. Narrow the search with path or glob, or raise limit (at most 5000).]", false},
 		{"anchors per line", obj{"pattern": `\}$`, "path": "main.go", "output_mode": "content"}, "main.go:5:}", false},

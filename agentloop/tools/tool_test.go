@@ -36,7 +36,15 @@ func TestDecodeArgs(t *testing.T) {
 			want: args{Path: "a.go", Offset: 3, All: true, Mode: "b", Tags: []string{"x", "y"}}},
 		{name: "integral float", raw: `{"path":"a","offset":10.0}`, want: args{Path: "a", Offset: 10}},
 		{name: "null optional", raw: `{"path":"a","offset":null}`, want: args{Path: "a"}},
-		{name: "missing required", raw: `{"offset":1}`, wantErr: []string{`missing required argument "path"`, "path (required)", "offset"}},
+		{name: "missing required", raw: `{"offset":1}`, wantErr: []string{`missing required argument "path"; the arguments are path (required), all, mode, offset, tags`}},
+		// Integers up to 2^53 are exact in a float64; past it 10.0 and 10
+		// no longer tell a fraction from an integer.
+		{name: "largest exact integer", raw: `{"path":"a","offset":9007199254740992}`, want: args{Path: "a", Offset: 1 << 53}},
+		{name: "smallest exact integer", raw: `{"path":"a","offset":-9007199254740992}`, want: args{Path: "a", Offset: -1 << 53}},
+		{name: "integer past 2^53", raw: `{"path":"a","offset":9007199254740994}`, wantErr: []string{`argument "offset" must be an integer, not 9007199254740994`}},
+		// A wrong value is quoted whole up to 40 characters, cut beyond.
+		{name: "40-character value", raw: `{"path":"a","offset":"` + strings.Repeat("x", 38) + `"}`, wantErr: []string{`("` + strings.Repeat("x", 38) + `")`}},
+		{name: "41-character value", raw: `{"path":"a","offset":"` + strings.Repeat("x", 39) + `"}`, wantErr: []string{`("` + strings.Repeat("x", 36) + `...)`}},
 		{name: "empty arguments", raw: ``, wantErr: []string{`missing required argument "path"`}},
 		{name: "null required", raw: `{"path":null}`, wantErr: []string{`missing required argument "path"`}},
 		{name: "unknown field", raw: `{"file_path":"a"}`, wantErr: []string{`unknown argument "file_path"`, "path (required)"}},
@@ -240,5 +248,26 @@ func TestMemoryTools(t *testing.T) {
 	wantContains(t, "content", res.Content, "could not remember it: text looks like a secret")
 	if res := f.call(t, "remember", obj{"text": "x", "kind": "turn"}); !res.IsError {
 		t.Errorf("remember with kind turn = %+v, want refused", res)
+	}
+}
+
+// The fields an error message lists come required first, then by name,
+// the same every time whatever the order of the schema's map.
+func TestFieldListOrder(t *testing.T) {
+	schema := object(map[string]jsonschema.Definition{
+		"offset": {Type: jsonschema.Integer},
+		"query":  {Type: jsonschema.String},
+		"all":    {Type: jsonschema.Boolean},
+		"path":   {Type: jsonschema.String},
+		"limit":  {Type: jsonschema.Integer},
+	}, "query", "path")
+	const want = "path (required), query (required), all, limit, offset"
+	for range 20 {
+		if got := fieldList(schema); got != want {
+			t.Fatalf("fieldList = %q, want %q", got, want)
+		}
+	}
+	if got := fieldList(object(nil)); got != "(none)" {
+		t.Errorf("fieldList of no fields = %q, want (none)", got)
 	}
 }

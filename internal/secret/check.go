@@ -241,7 +241,12 @@ func urlPasswordCheck(text string, m []int) (hit, bool) {
 	for lo > 0 && (wordByte(text[lo-1]) && text[lo-1] != '_' || strings.IndexByte("+.-", text[lo-1]) >= 0) {
 		lo--
 	}
-	if lo == m[0] || !identStart(text[lo]) || text[lo] == '_' {
+	// What comes before the first letter is not part of the scheme: the
+	// "+" of a line a diff adds, the "1." of a list.
+	for lo < m[0] && !identStart(text[lo]) {
+		lo++
+	}
+	if lo == m[0] {
 		return hit{}, false
 	}
 	user, pass := text[m[2]:m[3]], text[m[4]:m[5]]

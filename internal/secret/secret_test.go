@@ -622,6 +622,7 @@ func TestRedacted(t *testing.T) {
 		{"a******h", "*******"},
 		{strings.Repeat("ab", 100), "abab****************abab"},
 		{"pässwörd-ünïcode", "päs**********ode"},
+		{"", ""},
 	}
 	for _, tc := range tests {
 		if got := mask(tc.in); got != tc.want {
@@ -707,6 +708,8 @@ func TestClassifyName(t *testing.T) {
 		{"onePassSignatureDataHex", notSecret},
 		{"DBPASS", passwordName},
 		{"db.Pass", passwordName},
+		{"env.PWD", notSecret},
+		{".PWD", notSecret},
 	}
 	for _, tc := range tests {
 		if got, _ := classifyName(tc.name); got != tc.want {
@@ -798,9 +801,12 @@ func TestRandomSecretsFound(t *testing.T) {
 func TestIsPlaceholder(t *testing.T) {
 	yes := []string{"", "x", "xxxxxxxx", "********", "abababab", "<password>", "${DB_PASSWORD}", "$(pass show db)",
 		"$TOKEN", "$password", "$1", "%API_KEY%", "{token}", "{{", "[REDACTED]", "(optional)", "your-api-key-here",
-		"changeme", "example-key-123", "sk-...", "PLACEHOLDER", "abc12345", "insert_token"}
+		"changeme", "example-key-123", "sk-...", "PLACEHOLDER", "abc12345", "insert_token", "$DB_PASS", "$api_key"}
 	no := []string{"Tr0ub4dor&3xK9!", "$2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW", "$H5mFi8DNx8h",
-		"hunter2", fake(alnum, 32, 1), "xoxb-123"}
+		"hunter2", fake(alnum, 32, 1), "xoxb-123",
+		// A bracket, brace, parenthesis or percent sign at one end only.
+		"Tr0ub4dor&3}", "{Tr0ub4dor&3", "Tr0ub4dor&3]", "[Tr0ub4dor&3", "Tr0ub4dor&3)", "(Tr0ub4dor&3",
+		"Tr0ub4dor&3%", "%Tr0ub4dor&3"}
 	for _, v := range yes {
 		if !isPlaceholder(v) {
 			t.Errorf("isPlaceholder(%q) = false, want true", v)
@@ -827,15 +833,21 @@ func TestIsCode(t *testing.T) {
 		{`settings.SECRET_KEY`, false, true},
 		{`process.env.OPENAI_API_KEY`, false, true},
 		{`a.Package.Dir`, false, true},
+		{`cfg.MaxSize`, false, true},
+		{`myAPIKEY`, false, true},
 		{`db_password`, false, true},
 		{`newPassword2`, false, true},
 		{`GITHUB_TOKEN`, false, true},
 		{`testECDSAP256Key`, false, true},
 		{`0x3f879678`, false, true},
 		{`-0x7f`, false, true},
+		{`0x7`, false, true},
+		{`0xffffffffffffffff`, false, true},
+		{`0x1ffffffffffffffff`, false, false},
 		{`+cmd.Dir, `, true, true},
 		{`Tr0ub4dor&3xK9!`, false, false},
 		{`EYtN7.jYduRk`, false, false},
+		{`jYduRk.pQmxTv`, false, false},
 		{`*F7tts3KwKSd`, false, false},
 		{`pwdoO7ECNADQfcgM`, false, false},
 		{`FiKEy3ikHE8bYhNe`, false, false},
