@@ -27,6 +27,9 @@ func TestCountLines(t *testing.T) {
 		"## Summary\nWe chose PostgreSQL.\n- [decision] JSONB support (id 01J9Z)\n- [fact] the queue retries\n",
 		"a.\n/b", "x\n\n\ny", "line one\r\nline two\r\n", "ends with newline\n", strings.Repeat("=", 600)+"\nnext")
 	for _, name := range encodings {
+		if name == "p50k_edit" {
+			continue // p50k_base's pattern; TestEmptyPlanLoadsNoEncoding needs it never loaded
+		}
 		enc, err := NewTokenizer(name)
 		if err != nil {
 			t.Fatal(err)
