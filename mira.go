@@ -143,6 +143,12 @@ type Memory struct {
 	// writes counts this Memory's writes other than turns; indexed is
 	// the count the index was last brought up to (Options.Lag).
 	writes, indexed atomic.Uint64
+	// knownHead is the store's HEAD as this Memory last knew it: after
+	// its own commits (taken under the lock file, so exactly its own) and
+	// its fresh reads. A lagging read whose HEAD differs, because another
+	// process committed (mira-remember beside a server), is made fresh:
+	// what was remembered elsewhere is seen by the next read.
+	knownHead atomic.Value
 	watching        chan struct{} // closed once the watcher's first batch is done
 
 	closeOnce sync.Once
@@ -367,6 +373,7 @@ func (m *Memory) indexOptions(ctx context.Context) index.Options {
 // caller holds readMu when the Memory keeps the index, and closes it.
 func (m *Memory) openIndex(ctx context.Context) (*index.Index, error) {
 	w := m.writes.Load()
+	head, headErr := m.st.Head() // what the fresh open below takes in
 	if m.lagAllowed() {
 		// Another writer may have brought the index along meanwhile.
 		opt := m.indexOptions(ctx)
@@ -385,6 +392,9 @@ func (m *Memory) openIndex(ctx context.Context) (*index.Index, error) {
 	if m.indexed.Load() < w {
 		m.indexed.Store(w) // a racing reader storing less costs only a wait
 	}
+	if headErr == nil {
+		m.knownHead.Store(head)
+	}
 	return ix, nil
 }
 
@@ -393,7 +403,16 @@ func (m *Memory) openIndex(ctx context.Context) (*index.Index, error) {
 // by itself, and nothing but turns was written since the index was last
 // fresh.
 func (m *Memory) lagAllowed() bool {
-	return m.opt.Lag && m.writes.Load() == m.indexed.Load() && m.watching != nil && isDone(m.watching) && m.syncer.Load() != nil
+	return m.opt.Lag && m.writes.Load() == m.indexed.Load() && m.watching != nil && isDone(m.watching) && m.syncer.Load() != nil &&
+		m.headKnown()
+}
+
+// headKnown reports whether the store's HEAD is the one this Memory last
+// knew (see knownHead).
+func (m *Memory) headKnown() bool {
+	h, err := m.st.Head()
+	known, _ := m.knownHead.Load().(string)
+	return err == nil && h == known
 }
 
 // lagIndex is an index opened read-only as the watcher left it, searched
@@ -637,6 +656,9 @@ func (m *Memory) lockFile(ctx context.Context) (unlock func(), err error) {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			if h, err := m.st.Head(); err == nil {
+				m.knownHead.Store(h)
+			}
 			l.Unlock()
 			m.fileMu.Unlock()
 		})

@@ -143,3 +143,45 @@ func TestLagSeesOwnWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestLagSeesOthersWrites: a lagging Memory (a server's) finds at once
+// what another process remembered, while its own turns keep it lagging.
+func TestLagSeesOthersWrites(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	opt := Options{Home: home, Config: &Config{}, Warm: true, Lag: true, Getenv: func(string) string { return "" }}
+	m, err := Open(t.Context(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	w := m.NewTurnWriter(TurnWriterOptions{Delay: 20 * time.Millisecond, Source: "test"})
+	defer w.Close(t.Context())
+	if err := m.Prepare(t.Context(), ""); err != nil {
+		t.Fatal(err)
+	}
+	// Another process: a Memory of its own, neither warm nor lagging.
+	other, err := Open(t.Context(), Options{Home: home, Config: &Config{}, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for i, word := range []string{"aubergine", "bergamot", "cardamom"} {
+		w.Add(&mem.Entry{Scope: "chat", Role: "user", Body: fmt.Sprintf("chatter %d about nothing", i)})
+		if err := w.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Recall(t.Context(), Query{Text: "chatter", K: 3, Mode: "lexical"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.Remember(t.Context(), []*mem.Entry{{Kind: "fact", Body: "The team's mascot is a " + word + "."}}, RememberOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := m.Recall(t.Context(), Query{Text: word, K: 3, Mode: "lexical"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) == 0 || !strings.Contains(recs[0].Text, word) {
+			t.Fatalf("the recall right after another process remembered %q found %v", word, recs)
+		}
+	}
+}
