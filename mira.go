@@ -149,7 +149,7 @@ type Memory struct {
 	// process committed (mira-remember beside a server), is made fresh:
 	// what was remembered elsewhere is seen by the next read.
 	knownHead atomic.Value
-	watching        chan struct{} // closed once the watcher's first batch is done
+	watching  chan struct{} // closed once the watcher's first batch is done
 
 	closeOnce sync.Once
 }
