@@ -148,7 +148,7 @@ type Memory struct {
 	// its fresh reads. A lagging read whose HEAD differs, because another
 	// process committed (mira-remember beside a server), is made fresh:
 	// what was remembered elsewhere is seen by the next read.
-	knownHead atomic.Value
+	knownHead atomic.Pointer[string]
 	watching  chan struct{} // closed once the watcher's first batch is done
 
 	closeOnce sync.Once
@@ -373,7 +373,10 @@ func (m *Memory) indexOptions(ctx context.Context) index.Options {
 // caller holds readMu when the Memory keeps the index, and closes it.
 func (m *Memory) openIndex(ctx context.Context) (*index.Index, error) {
 	w := m.writes.Load()
-	head, headErr := m.st.Head() // what the fresh open below takes in
+	// What the fresh open below takes in; stored unless a commit of ours
+	// made something newer known meanwhile.
+	known := m.knownHead.Load()
+	head, headErr := m.st.Head()
 	if m.lagAllowed() {
 		// Another writer may have brought the index along meanwhile.
 		opt := m.indexOptions(ctx)
@@ -393,7 +396,7 @@ func (m *Memory) openIndex(ctx context.Context) (*index.Index, error) {
 		m.indexed.Store(w) // a racing reader storing less costs only a wait
 	}
 	if headErr == nil {
-		m.knownHead.Store(head)
+		m.knownHead.CompareAndSwap(known, &head)
 	}
 	return ix, nil
 }
@@ -411,8 +414,8 @@ func (m *Memory) lagAllowed() bool {
 // knew (see knownHead).
 func (m *Memory) headKnown() bool {
 	h, err := m.st.Head()
-	known, _ := m.knownHead.Load().(string)
-	return err == nil && h == known
+	known := m.knownHead.Load()
+	return err == nil && known != nil && h == *known
 }
 
 // lagIndex is an index opened read-only as the watcher left it, searched
@@ -498,15 +501,23 @@ func isDone(ch chan struct{}) bool {
 // withIndex runs fn with the index open and fresh.
 func (m *Memory) withIndex(ctx context.Context, fn func(*index.Index) error) error {
 	if m.keep != nil {
-		m.readMu.RLock()
-		if ix, done := m.openLagging(ctx); ix != nil {
-			defer m.readMu.RUnlock()
-			defer done()
-			return fn(ix)
+		for {
+			m.readMu.RLock()
+			if ix, done := m.openLagging(ctx); ix != nil {
+				defer m.readMu.RUnlock()
+				defer done()
+				return fn(ix)
+			}
+			m.readMu.RUnlock()
+			m.readMu.Lock()
+			if !m.lagAllowed() {
+				defer m.readMu.Unlock()
+				break
+			}
+			// A read before this one brought the index up to date
+			// while this one waited: lag behind it with the others.
+			m.readMu.Unlock()
 		}
-		m.readMu.RUnlock()
-		m.readMu.Lock()
-		defer m.readMu.Unlock()
 	}
 	ix, err := m.openIndex(ctx)
 	if err != nil {
@@ -657,7 +668,7 @@ func (m *Memory) lockFile(ctx context.Context) (unlock func(), err error) {
 	return func() {
 		once.Do(func() {
 			if h, err := m.st.Head(); err == nil {
-				m.knownHead.Store(h)
+				m.knownHead.Store(&h)
 			}
 			l.Unlock()
 			m.fileMu.Unlock()
