@@ -149,6 +149,7 @@ type Memory struct {
 	// process committed (mira-remember beside a server), is made fresh:
 	// what was remembered elsewhere is seen by the next read.
 	knownHead atomic.Pointer[string]
+	holding   atomic.Bool   // this Memory holds the lock file
 	watching  chan struct{} // closed once the watcher's first batch is done
 
 	closeOnce sync.Once
@@ -413,6 +414,11 @@ func (m *Memory) lagAllowed() bool {
 // headKnown reports whether the store's HEAD is the one this Memory last
 // knew (see knownHead).
 func (m *Memory) headKnown() bool {
+	if m.holding.Load() {
+		// This process holds the lock file: no other can commit, and
+		// a commit of ours moves HEAD before its unlock records it.
+		return true
+	}
 	h, err := m.st.Head()
 	known := m.knownHead.Load()
 	return err == nil && known != nil && h == *known
@@ -664,12 +670,14 @@ func (m *Memory) lockFile(ctx context.Context) (unlock func(), err error) {
 		m.fileMu.Unlock()
 		return nil, err
 	}
+	m.holding.Store(true)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			if h, err := m.st.Head(); err == nil {
 				m.knownHead.Store(&h)
 			}
+			m.holding.Store(false)
 			l.Unlock()
 			m.fileMu.Unlock()
 		})
