@@ -65,14 +65,9 @@ func (k *Keep) bleveFor(genDir string, open func() (bleve.Index, error)) (bi ble
 		return bi, nil, err
 	}
 	keepMu.Lock()
-	for k.opening != nil {
-		// A writer of this process is opening the generation: its
-		// handle will do, and a read-only one would only stop it.
-		ch := k.opening
-		keepMu.Unlock()
-		<-ch
-		keepMu.Lock()
-	}
+	// A writer of this process opening the generation: its handle will
+	// do, and a read-only one would only stop it.
+	k.waitOpening()
 	if b := k.bl; b != nil && b.genDir == genDir {
 		b.use()
 		keepMu.Unlock()
@@ -105,12 +100,7 @@ func (k *Keep) writerFor(genDir string, open func() (bleve.Index, error)) (bi bl
 		return bi, nil, err
 	}
 	keepMu.Lock()
-	for k.opening != nil {
-		ch := k.opening
-		keepMu.Unlock()
-		<-ch
-		keepMu.Lock()
-	}
+	k.waitOpening()
 	if b := k.bl; b != nil && b.genDir == genDir && b.writable {
 		b.use()
 		keepMu.Unlock()
@@ -141,6 +131,17 @@ func (k *Keep) writerFor(genDir string, open func() (bleve.Index, error)) (bi bl
 	}
 	k.bl = k.newKept(genDir, bi, true)
 	return bi, k.bl, nil
+}
+
+// waitOpening waits until no writer of this process is opening a
+// generation (see writerFor). keepMu is held, and held again on return.
+func (k *Keep) waitOpening() {
+	for k.opening != nil {
+		ch := k.opening
+		keepMu.Unlock()
+		<-ch
+		keepMu.Lock()
+	}
 }
 
 // newKept makes the kept handle of bi with its first user. keepMu is held.
@@ -195,9 +196,9 @@ func (k *Keep) releaseBleve(b *keptBleve) {
 	}
 }
 
-// dropBleve lets go of the handle of genDir before this process opens
-// it for writing: at once when nobody searches it, else when the last
-// search ends (the writer waits for the lock meanwhile).
+// dropBleve lets go of the handle of genDir, which an open found it
+// could not trust: at once when nobody uses it, else when its last user
+// is done.
 func (k *Keep) dropBleve(genDir string) {
 	if k == nil {
 		return
