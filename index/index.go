@@ -532,7 +532,7 @@ func (ix *Index) refresh(want probe) error {
 				ix.c.opt.Keep.dropBleve(genDir)
 				ix.c.opt.Keep.releaseBleve(kb)
 			} else {
-				bi.Close()
+				closeBleve(bi, filepath.Join(genDir, bleveDirName))
 			}
 			return err
 		}
@@ -652,7 +652,7 @@ func (ix *Index) attach(genDir string) error {
 		if kb != nil {
 			ix.c.opt.Keep.releaseBleve(kb)
 		} else {
-			bi.Close()
+			closeBleve(bi, filepath.Join(genDir, bleveDirName))
 		}
 		return err
 	}
@@ -668,6 +668,7 @@ func (ix *Index) attach(genDir string) error {
 func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch changes) (Stats, error) {
 	start := time.Now()
 	st := Stats{Commit: ch.head}
+	bleveDir := filepath.Join(genDir, bleveDirName)
 	batch := bi.NewBatch()
 	// Building a segment from a batch takes one core; while building a
 	// new generation two batches are built at once to use both.
@@ -687,7 +688,7 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 			return nil
 		}
 		if !ix.unsafeBatches {
-			err := bi.Batch(batch)
+			err := runBatch(bi, bleveDir, batch)
 			// A new batch, not Reset: scorch's queueing goroutine may
 			// still be ranging over the old one's operations.
 			batch = bi.NewBatch()
@@ -701,7 +702,7 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 		slots <- struct{}{}
 		inflight.Go(func() {
 			defer func() { <-slots }()
-			if err := bi.Batch(b); err != nil {
+			if err := runBatch(bi, bleveDir, b); err != nil {
 				errMu.Lock()
 				asyncErr = cmp.Or(asyncErr, fmt.Errorf("update the index: %w", err))
 				errMu.Unlock()
@@ -772,10 +773,10 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 		persisted := make(chan error, 1)
 		batch.SetPersistedCallback(func(err error) { persisted <- err })
 		batch.SetInternal([]byte("mira-built"), []byte(m.BuiltAt.Format(time.RFC3339Nano)))
-		if err := bi.Batch(batch); err != nil {
+		if err := runBatch(bi, bleveDir, batch); err != nil {
 			return st, fmt.Errorf("update the index: %w", err)
 		}
-		if err := <-persisted; err != nil {
+		if err := waitPersisted(bleveDir, persisted); err != nil {
 			return st, fmt.Errorf("write the index: %w", err)
 		}
 	} else if err := flush(); err != nil {
@@ -937,7 +938,7 @@ func (ix *Index) Close() error {
 		ix.c.opt.Keep.releaseBleve(ix.kb)
 		return nil
 	}
-	if err := ix.bi.Close(); err != nil {
+	if err := closeBleve(ix.bi, filepath.Join(ix.gen, bleveDirName)); err != nil {
 		return fmt.Errorf("close index: %w", err)
 	}
 	return nil

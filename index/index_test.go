@@ -394,6 +394,47 @@ func TestDamagedIndexIsRebuilt(t *testing.T) {
 	}
 }
 
+// TestWriterFailed: when scorch's own goroutines fail while a change is
+// written (bolt pages with other bytes make its persister panic, and a
+// Batch then waits forever for a persistence that never comes), the
+// update is answered as damage: the generation is rebuilt and the change
+// found, and nothing waits forever.
+func TestWriterFailed(t *testing.T) {
+	f := newFake(t)
+	f.writeDoc(t, fdoc{id: "A", created: t0, text: "sturdy walrus"})
+	mustOpen(t, f, opts(nil)).Close()
+	cur, err := os.ReadFile(filepath.Join(f.root, ".index", "CURRENT"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(f.root, ".index", strings.TrimSpace(string(cur)))
+	b := f.writeDoc(t, fdoc{id: "B", created: t0, text: "fragile teacup"})
+	asyncFailed(errors.New("persister: panic: page 3 already freed"), filepath.Join(old, "bleve", "store"))
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var w warnings
+		ix := mustOpen(t, f, opts(&w))
+		defer ix.Close()
+		if !ix.LastUpdate().Rebuilt {
+			t.Errorf("LastUpdate() = %+v, want a rebuild", ix.LastUpdate())
+		}
+		hits, err := ix.Search(Query{Text: "teacup"})
+		if err != nil || len(hits) != 1 || hits[0].Path != b {
+			t.Errorf("Search = %+v, %v; want %s", hits, err, b)
+		}
+		if len(w.got) != 1 {
+			t.Errorf("warnings %v, want one", w.got)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("open with a failed writer did not return")
+	}
+}
+
 func TestMissingIndexNoWarning(t *testing.T) {
 	f := newFake(t)
 	o := opts(nil)

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -40,7 +41,7 @@ type keptBleve struct {
 
 // shut closes the handle; nobody uses it.
 func (b *keptBleve) shut() {
-	b.bi.Close()
+	closeBleve(b.bi, filepath.Join(b.genDir, bleveDirName))
 	close(b.closed)
 }
 

@@ -133,8 +133,9 @@ var errBusy = errors.New("index is busy")
 func createBleve(dir string, lockTimeout time.Duration, unsafe bool) (bleve.Index, error) {
 	quietLogs()
 	return bleve.NewUsing(dir, newMapping(), scorch.Name, scorch.Name, map[string]any{
-		"bolt_timeout": lockTimeout.String(),
-		"unsafe_batch": unsafe,
+		"bolt_timeout":           lockTimeout.String(),
+		"unsafe_batch":           unsafe,
+		"asyncErrorCallbackName": asyncCallback,
 	})
 }
 
@@ -149,7 +150,7 @@ func openBleve(dir string, readOnly bool, lockTimeout time.Duration) (bleve.Inde
 	// The configuration given at creation is stored with the index and
 	// merged under this one: unsafe batches, used while building a
 	// generation, must not outlive the build.
-	cfg := map[string]any{"bolt_timeout": lockTimeout.String(), "unsafe_batch": false}
+	cfg := map[string]any{"bolt_timeout": lockTimeout.String(), "unsafe_batch": false, "asyncErrorCallbackName": asyncCallback}
 	if readOnly {
 		cfg["read_only"] = true
 	}

@@ -46,7 +46,7 @@ func rebuild(src Source, c *call) (st Stats, err error) {
 	open := true
 	defer func() {
 		if open {
-			bi.Close()
+			closeBleve(bi, filepath.Join(genDir, bleveDirName))
 		}
 	}()
 	// The head is read before the files: a commit made while they are
@@ -78,7 +78,7 @@ func rebuild(src Source, c *call) (st Stats, err error) {
 	}
 	c.progress(len(files), len(files))
 	open = false
-	if err = bi.Close(); err != nil {
+	if err = closeBleve(bi, filepath.Join(genDir, bleveDirName)); err != nil {
 		return st, fmt.Errorf("close new index: %w", err)
 	}
 	// Then the vectors, from all the documents at once: the built-in
