@@ -84,6 +84,7 @@ func waitGone(t *testing.T, pid int) {
 }
 
 func TestBashTimeoutKillsGroup(t *testing.T) {
+	t.Parallel() // it waits on timers, not the processors
 	needBash(t)
 	f := newFixture(t)
 	start := time.Now()
@@ -100,6 +101,7 @@ func TestBashTimeoutKillsGroup(t *testing.T) {
 
 // A process that ignores SIGTERM is killed after the grace period.
 func TestBashTimeoutKillsStubbornProcess(t *testing.T) {
+	t.Parallel() // it waits on timers, not the processors
 	needBash(t)
 	if testing.Short() {
 		t.Skip("waits for the kill grace period")
@@ -115,6 +117,7 @@ func TestBashTimeoutKillsStubbornProcess(t *testing.T) {
 }
 
 func TestBashContextCancel(t *testing.T) {
+	t.Parallel() // it waits on timers, not the processors
 	needBash(t)
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
