@@ -119,3 +119,64 @@ func BenchmarkCount(b *testing.B) {
 		}
 	})
 }
+
+// TestCountCacheBounds: a line of countCacheMax bytes is kept and a
+// longer one is not; the cache holds countCacheTexts lines and is emptied
+// by the one after.
+func TestCountCacheBounds(t *testing.T) {
+	var c countCache
+	edge := strings.Repeat("a", countCacheMax)
+	c.put(edge, 7)
+	if n, ok := c.get(edge); !ok || n != 7 {
+		t.Errorf("a line of %d bytes: get = %d, %v; want 7, true", len(edge), n, ok)
+	}
+	over := edge + "a"
+	c.put(over, 8)
+	if _, ok := c.get(over); ok {
+		t.Errorf("a line of %d bytes was kept", len(over))
+	}
+	if len(c.n) != 1 {
+		t.Errorf("%d lines kept, want 1", len(c.n))
+	}
+	for i := 1; i < countCacheTexts; i++ {
+		c.put(fmt.Sprint(i), i)
+	}
+	if len(c.n) != countCacheTexts {
+		t.Fatalf("%d lines kept, want %d", len(c.n), countCacheTexts)
+	}
+	if n, ok := c.get("17"); !ok || n != 17 {
+		t.Errorf("get(17) = %d, %v; want 17, true", n, ok)
+	}
+	c.put("one more", 1)
+	if len(c.n) != 1 {
+		t.Errorf("full cache, one more line: %d lines kept, want 1 (emptied)", len(c.n))
+	}
+	if n, ok := c.get("one more"); !ok || n != 1 {
+		t.Errorf("get after emptying = %d, %v; want 1, true", n, ok)
+	}
+}
+
+// TestNextLine: where a text is cut into lines.
+func TestNextLine(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want int
+	}{
+		{"", 0},
+		{"abc", 3},
+		{"a\nb", 2},
+		{"\nabc", 1},
+		{"a\n/b", 4},    // a newline before "/" is not cut
+		{"a\n b", 4},    // nor before white space
+		{"a\n\nb", 3},   // the run of newlines stays with the line
+		{"a\n\x7fb", 4}, // nor before a control character
+		{"a\n~b\nc", 2}, // "~" is the last printable ASCII character
+		{"a\n!b", 2},    // "!" the first
+		{"a\nébc", 6},   // nor before non-ASCII
+		{"x\n/\ny", 4},  // the first cut is after "/\n"
+	} {
+		if got := nextLine(tc.s); got != tc.want {
+			t.Errorf("nextLine(%q) = %d, want %d", tc.s, got, tc.want)
+		}
+	}
+}

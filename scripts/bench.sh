@@ -254,8 +254,11 @@ echo "## mira-proxy: 50 conversations × 5 turns on 10k entries"
 # token.
 # With 100 ms, once in lockstep (every conversation sends at once) and
 # once with the conversations' arrivals spread over the round trip.
-for run in 0s,0 100ms,0 100ms,1; do
-	MIRA_PROXY_LOAD=${MIRA_PROXY_LOAD:-50,5,10000} MIRA_PROXY_LOAD_DELAY=${run%,*} MIRA_PROXY_LOAD_SPREAD=${run#*,} \
+# Each 100 ms run again with the proxy passing the calls through
+# (X-Mira: off): the hop alone under the same load, on the same machine.
+for run in 0s,0,0 100ms,0,0 100ms,0,1 100ms,1,0 100ms,1,1; do
+	IFS=, read -r delay spread off <<<"$run"
+	MIRA_PROXY_LOAD=${MIRA_PROXY_LOAD:-50,5,10000} MIRA_PROXY_LOAD_DELAY=$delay MIRA_PROXY_LOAD_SPREAD=$spread MIRA_PROXY_LOAD_OFF=$off \
 		go test -count=1 -run '^TestLoad$' -v ./cmd/internal/proxy/ | sed -n 's/^ *load_test.go:[0-9]*: //p'
 done
 # The proxy's own work for one request with nothing else running.

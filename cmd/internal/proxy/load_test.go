@@ -135,10 +135,17 @@ func TestLoad(t *testing.T) {
 	var mu sync.Mutex
 	var samples []sample
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * convs}}
+	// MIRA_PROXY_LOAD_OFF=1 sends the proxy's calls with X-Mira: off, a
+	// plain pass-through: what the hop alone costs under the same load,
+	// the floor of what the proxy can add on this machine.
+	off := os.Getenv("MIRA_PROXY_LOAD_OFF") == "1"
 	// call sends body and returns the time to the first byte and to the end.
 	call := func(url, conv, body string) (first, all time.Duration, reply string, steps map[string]time.Duration, err error) {
 		req, _ := http.NewRequest("POST", url+"/chat/completions", strings.NewReader(body))
 		req.Header.Set(HeaderConversation, conv)
+		if off && url == f.url {
+			req.Header.Set(HeaderMira, "off")
+		}
 		start := time.Now()
 		resp, err := client.Do(req)
 		if err != nil {
@@ -206,6 +213,9 @@ func TestLoad(t *testing.T) {
 
 	// Every turn stored exactly once, in order.
 	for c := range convs {
+		if off {
+			break
+		}
 		got := f.turns(fmt.Sprintf("load-%d", c))
 		if len(got) != 2*turns {
 			t.Errorf("conversation %d: %d turns stored, want %d", c, len(got), 2*turns)
@@ -241,6 +251,9 @@ func TestLoad(t *testing.T) {
 	if spread {
 		arrive = "spread evenly"
 	}
+	if off {
+		arrive += ", the proxy passing through (X-Mira: off)"
+	}
 	t.Logf("%d conversations × %d turns (half streamed, %s) on a store of %d entries, upstream answering after %v: %d requests", convs, turns, arrive, entries, delay, len(samples))
 	t.Logf("added by the proxy over a direct call: p50 %v, p99 %v; first byte: p50 %v, p99 %v",
 		pct(added, 0.5).Round(10*time.Microsecond), pct(added, 0.99).Round(10*time.Microsecond),
@@ -257,6 +270,10 @@ func TestLoad(t *testing.T) {
 	t.Logf("the proxy's own steps (Server-Timing): %s", strings.Join(parts, "; "))
 	t.Logf("the test process (clients, proxy, upstream, curator) used %.1f s of CPU in %.1f s: %.2f of %d cores",
 		cpu.Seconds(), wall.Seconds(), cpu.Seconds()/wall.Seconds(), runtime.NumCPU())
+	if off {
+		t.Logf("turns stored: none (passed through)")
+		return
+	}
 	t.Logf("turns stored: %d in %d commits (%d commits in all since the seed)", 2*len(samples), turnCommits, strings.Count(log, "\n")-commits0)
 }
 
