@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -166,6 +167,19 @@ func TestLoad(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, convs*turns)
 	cpu0, wall0 := cpuTime(), time.Now()
+	// MIRA_PROXY_LOAD_PROFILE=FILE: a CPU profile of the load alone,
+	// without the seed's build (go tool pprof FILE).
+	if f := os.Getenv("MIRA_PROXY_LOAD_PROFILE"); f != "" {
+		out, err := os.Create(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(out); err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+		defer pprof.StopCPUProfile()
+	}
 	// In lockstep (the default) every conversation sends its turn at the
 	// same moment, a burst of convs requests each upstream round trip;
 	// MIRA_PROXY_LOAD_SPREAD=1 starts them evenly over the upstream's
