@@ -178,7 +178,7 @@ func TestLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer out.Close()
-		defer pprof.StopCPUProfile()
+		defer pprof.StopCPUProfile() // stopped after the load; again is a no-op
 	}
 	// In lockstep (the default) every conversation sends its turn at the
 	// same moment, a burst of convs requests each upstream round trip;
@@ -218,6 +218,7 @@ func TestLoad(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	pprof.StopCPUProfile()
 	cpu, wall := cpuTime()-cpu0, time.Since(wall0)
 	close(errs)
 	for err := range errs {
