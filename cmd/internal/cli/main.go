@@ -142,8 +142,15 @@ func report(o *IO, err error) int {
 // with the short commands' target of 400% its heap grew to five times the
 // live data: at 100,000 entries a rebuild peaked at 1.5 GB of RSS with
 // 400% and 0.7 GB with 100%, in no more time.
-func bulkGC() {
+//
+// A positive limit is also a soft memory limit, unless GOMEMLIMIT says
+// otherwise: the collector then works harder as the heap nears it,
+// rather than letting the heap grow to twice what is live.
+func bulkGC(limit int64) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(100)
+	}
+	if limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(limit)
 	}
 }
