@@ -25,6 +25,17 @@ func TestFitEdges(t *testing.T) {
 	}
 }
 
+// A result too long only by lines, whose head and tail together show
+// every line, says nothing was omitted: no "0 lines omitted".
+func TestFitNothingOmitted(t *testing.T) {
+	r := &Registry{limits: Limits{ResultBytes: 100, ResultLines: 3, HeadLines: 2, TailLines: 2}}
+	want := "[The output was too long (4 lines, 11 B); only its first 2 and last 2 lines are shown and the rest is lost. Narrow the command or search to see more.]\n" +
+		"l1\nl2\nl3\nl4"
+	if got := r.fit(Result{Content: "l1\nl2\nl3\nl4"}).Content; got != want {
+		t.Errorf("fit of 4 lines = %q, want %q", got, want)
+	}
+}
+
 // takeLines takes lines while they fit in maxBytes exactly, from either
 // end, and clips a first line that does not fit alone.
 func TestTakeLinesEdges(t *testing.T) {
