@@ -136,6 +136,13 @@ func TestEditFile(t *testing.T) {
 			after: strings.Replace(goSrc, "x := 1", "x := 2", 1),
 		},
 		{
+			name:  "a file of one line",
+			file:  "x := 1",
+			args:  obj{"old_string": "1", "new_string": "2"},
+			parts: []string{"Edited f.go: replaced 1 occurrence at line 1.", "Lines 1-1 now read:\n     1\tx := 2"},
+			after: "x := 2",
+		},
+		{
 			name:    "not unique",
 			file:    goSrc,
 			args:    obj{"old_string": "println(x)", "new_string": "fmt.Println(x)"},

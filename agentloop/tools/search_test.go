@@ -52,6 +52,7 @@ func TestGlob(t *testing.T) {
 		{"double star in the middle", obj{"pattern": "internal/**/*_test.go"}, []string{"internal/run/run_test.go"}},
 		{"star directory", obj{"pattern": "cmd/*/main.go"}, []string{"cmd/tool/main.go"}},
 		{"braces", obj{"pattern": "web/*.{ts,tsx}"}, []string{"web/app.tsx", "web/app.ts"}},
+		{"braces over two directories", obj{"pattern": "{web/*.ts,internal/run/*_test.go}"}, []string{"web/app.ts", "internal/run/run_test.go"}},
 		{"path argument", obj{"pattern": "*.go", "path": "internal/run"}, []string{"internal/run/run_test.go", "internal/run/run.go"}},
 		{"absolute pattern inside", obj{"pattern": filepath.Join(f.root, "cmd") + "/**/*.go"}, []string{"cmd/tool/main.go"}},
 		{"literal file", obj{"pattern": "go.mod"}, []string{"go.mod"}},
