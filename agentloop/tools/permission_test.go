@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -94,6 +95,14 @@ func TestPathConfinement(t *testing.T) {
 	res = f.call(t, "grep", obj{"pattern": "outside", "output_mode": "content"})
 	if strings.Contains(res.Content, "outside\n") || strings.Contains(res.Content, "link-out:") {
 		t.Errorf("grep of the root followed a link out of it: %s", res.Content)
+	}
+	// It follows a link to a file inside (not links to directories,
+	// which could make loops).
+	res = f.call(t, "grep", obj{"pattern": "package main"})
+	for _, want := range []string{"src/main.go", "src/link-in"} {
+		if !slices.Contains(strings.Split(res.Content, "\n"), want) {
+			t.Errorf("grep of the root did not list %s: %s", want, res.Content)
+		}
 	}
 }
 

@@ -172,6 +172,8 @@ func TestGrep(t *testing.T) {
 		{"begin-of-text anchor", obj{"pattern": `\Apackage run`, "output_mode": "files_with_matches"}, "internal/run/run.go\ninternal/run/run_test.go", false},
 		{"git and binary files skipped", obj{"pattern": "Run = true|PNG"}, `No matches for "Run = true|PNG" in the project root.`, false},
 		{"bad expression", obj{"pattern": "(?<=x)y"}, "invalid regular expression", true},
+		{"malformed glob", obj{"pattern": "func", "glob": "internal/[run/*.go"}, `glob "internal/[run/*.go" is malformed at "[run"`, true},
+		{"double star in a glob", obj{"pattern": "func", "glob": "**/run.go"}, "internal/run/run.go", false},
 		{"bad mode", obj{"pattern": "x", "output_mode": "lines"}, `argument "output_mode" must be one of files_with_matches, content, count`, true},
 		{"bad context", obj{"pattern": "x", "context": 99}, "context must be between 0 and 20", true},
 		{"missing path", obj{"pattern": "x", "path": "nope"}, "nope does not exist", true},
