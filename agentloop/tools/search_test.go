@@ -215,3 +215,21 @@ func TestGrepRedacts(t *testing.T) {
 	}
 	wantContains(t, "grep", res.Content, "id_rsa-1-[REDACTED:private-key]", "id_rsa:3:")
 }
+
+// A file of exactly grepMaxFile bytes is searched; one byte more is
+// skipped and counted. (Sparse files: text first, then zero bytes past
+// the sniffed head.)
+func TestGrepMaxFile(t *testing.T) {
+	f := newFixture(t)
+	for name, size := range map[string]int64{"edge.txt": grepMaxFile, "over.txt": grepMaxFile + 1} {
+		f.write(t, name, strings.Repeat("needle in text\n", sniffLen/15+1))
+		if err := os.Truncate(filepath.Join(f.root, name), size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := f.call(t, "grep", obj{"pattern": "needle"})
+	if !strings.HasPrefix(res.Content, "edge.txt\n") || strings.Contains(res.Content, "over.txt") ||
+		!strings.Contains(res.Content, "[1 file over 32.0 MiB not searched.]") {
+		t.Errorf("grep = %q, want edge.txt and one file over the limit", res.Content)
+	}
+}
