@@ -164,6 +164,8 @@ func TestGrep(t *testing.T) {
 			"internal/run/run.go\ninternal/run/run_test.go\n[Stopped at the limit of 2 files; there may be more. Narrow the search with path or glob, or raise limit (at most 5000).]", false},
 		{"limit reached exactly in a file", obj{"pattern": "func", "path": "internal/run/run.go", "output_mode": "content", "limit": 2},
 			"internal/run/run.go:3:func Run() {\ninternal/run/run.go:7:func helper() {}\n[Stopped at the limit of 2 matching lines; there may be more. Narrow the search with path or glob, or raise limit (at most 5000).]", false},
+		{"count limit reached exactly", obj{"pattern": "package", "path": "internal/run", "output_mode": "count", "limit": 2},
+			"internal/run/run.go:1\ninternal/run/run_test.go:1\n[2 matching lines in 2 files]\n[Stopped at the limit of 2 files; there may be more. Narrow the search with path or glob, or raise limit (at most 5000).]", false},
 		{"limit at the maximum", obj{"pattern": "package", "path": "internal/run", "limit": 5000},
 			"internal/run/run.go\ninternal/run/run_test.go", false},
 		{"limit", obj{"pattern": "func", "output_mode": "content", "limit": 2},
