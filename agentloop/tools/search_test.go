@@ -158,6 +158,8 @@ func TestGrep(t *testing.T) {
 			"internal/run/run.go-2-\ninternal/run/run.go:3:func Run() {\ninternal/run/run.go-4-\tprintln(\"run\")\n--\ninternal/run/run.go-6-\ninternal/run/run.go:7:func helper() {}", false},
 		{"adjacent context merges", obj{"pattern": "^package|println", "path": "internal/run/run.go", "output_mode": "content", "context": 1},
 			"internal/run/run.go:1:package run\ninternal/run/run.go-2-\ninternal/run/run.go-3-func Run() {\ninternal/run/run.go:4:\tprintln(\"run\")\ninternal/run/run.go-5-}", false},
+		{"merged context at the end of the file", obj{"pattern": `^\}$|helper`, "path": "internal/run/run.go", "output_mode": "content", "context": 2},
+			"internal/run/run.go-3-func Run() {\ninternal/run/run.go-4-\tprintln(\"run\")\ninternal/run/run.go:5:}\ninternal/run/run.go-6-\ninternal/run/run.go:7:func helper() {}", false},
 		{"most context", obj{"pattern": "println", "path": "internal/run/run.go", "output_mode": "content", "context": 20},
 			"internal/run/run.go-1-package run\ninternal/run/run.go-2-\ninternal/run/run.go-3-func Run() {\ninternal/run/run.go:4:\tprintln(\"run\")\ninternal/run/run.go-5-}\ninternal/run/run.go-6-\ninternal/run/run.go-7-func helper() {}", false},
 		{"limit reached exactly", obj{"pattern": "package", "path": "internal/run", "limit": 2},
