@@ -24,6 +24,7 @@ func TestRedact(t *testing.T) {
 			"[default]\naws_secret_access_key = [REDACTED:aws-secret-access-key]\nregion = x\n"},
 		{"github token in a sentence", "use " + ghp + ", then push", "use [REDACTED:github-token], then push"},
 		{"two on a line", aws + " " + ghp, "[REDACTED:aws-access-key-id] [REDACTED:github-token]"},
+		{"after blank lines", "intro\n\n\ntoken " + ghp + "\n", "intro\n\n\ntoken [REDACTED:github-token]\n"},
 		{"quoted long token", `api_token: "` + long + `" # prod`, `api_token: "[REDACTED:generic-assignment]" # prod`},
 		{"password with spaces", `password = "Tr0ub4dor&3 horse staple"` + "\n", `password = "[REDACTED:generic-assignment]"` + "\n"},
 		{"url password", "postgres://app:" + "S3cr3tPa55w0rd" + "@db:5432/x", "postgres://app:[REDACTED:url-password]@db:5432/x"},
