@@ -24,6 +24,8 @@ func TestRedact(t *testing.T) {
 			"[default]\naws_secret_access_key = [REDACTED:aws-secret-access-key]\nregion = x\n"},
 		{"github token in a sentence", "use " + ghp + ", then push", "use [REDACTED:github-token], then push"},
 		{"two on a line", aws + " " + ghp, "[REDACTED:aws-access-key-id] [REDACTED:github-token]"},
+		{"a long token whose last characters occur inside it", "export API_TOKEN=" + randomish(alnum, 30, 8) + "Q7q7" + randomish(alnum, 12, 9) + "Q7q7 && run",
+			"export API_TOKEN=[REDACTED:generic-assignment] && run"},
 		{"after blank lines", "intro\n\n\ntoken " + ghp + "\n", "intro\n\n\ntoken [REDACTED:github-token]\n"},
 		{"quoted long token", `api_token: "` + long + `" # prod`, `api_token: "[REDACTED:generic-assignment]" # prod`},
 		{"password with spaces", `password = "Tr0ub4dor&3 horse staple"` + "\n", `password = "[REDACTED:generic-assignment]"` + "\n"},
@@ -63,6 +65,24 @@ func TestRedact(t *testing.T) {
 // maskEnd must find the exact end of secrets of every length, on either
 // side of the length where the scanner's mask stops growing.
 func TestRedactEveryLength(t *testing.T) {
+	// Short secrets too, where the mask keeps no character or one: a
+	// URL's password of 6 to 15 characters.
+	short := 0
+	for n := 6; n < 16; n++ {
+		pw := randomish(alnum, n, uint64(100+n))
+		in := "postgres://app:" + pw + "@db:5432/x"
+		if len(secret.Scan(in)) == 0 {
+			continue
+		}
+		short++
+		if got, want := Redact(in), "postgres://app:[REDACTED:url-password]@db:5432/x"; got != want {
+			t.Errorf("password of %d: Redact = %q, want %q", n, got, want)
+		}
+	}
+	if short < 5 {
+		t.Errorf("only %d short passwords were found by the scanner; the cases miss the short masks", short)
+	}
+
 	for n := 16; n <= 80; n++ {
 		tok := randomish(alnum, n, uint64(n))
 		in := "export API_TOKEN=" + tok + " && run"
