@@ -121,4 +121,14 @@ func TestSecretEndFallback(t *testing.T) {
 	if got := secretEnd(s, 6, secret.Finding{Rule: "x", Redacted: "does not fit"}); s[6:got] != "abc123def456" {
 		t.Errorf("secretEnd fallback = %q", s[6:got])
 	}
+	// A token that runs to the end of the text ends there; one that
+	// starts on a delimiter still covers that character.
+	for _, tc := range []struct {
+		s      string
+		lo, hi int
+	}{{"token=abc123", 6, 12}, {`x "y`, 2, 3}, {"a b", 1, 2}} {
+		if got := tokenEnd(tc.s, tc.lo); got != tc.hi {
+			t.Errorf("tokenEnd(%q, %d) = %d, want %d", tc.s, tc.lo, got, tc.hi)
+		}
+	}
 }
