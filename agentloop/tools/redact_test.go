@@ -41,6 +41,11 @@ func TestRedact(t *testing.T) {
 			`{"private_key": "[REDACTED:gcp-service-account-key]", "x": 1}`},
 		{"putty key", "PuTTY-User-Key-File-2: ssh-rsa\nPrivate-Lines: 2\n" + body2 + "\nPrivate-MAC: 0a1b\n",
 			"PuTTY-User-Key-File-2: ssh-rsa\n[REDACTED:putty-private-key]\n\n\nPrivate-MAC: 0a1b\n"},
+		{"putty key, a line after its count", "PuTTY-User-Key-File-2: ssh-rsa\nPrivate-Lines: 1\n" + randomish(b64, 64, 10) + "\nQUJD\nPrivate-MAC: 0a1b\n",
+			"PuTTY-User-Key-File-2: ssh-rsa\n[REDACTED:putty-private-key]\n\nQUJD\nPrivate-MAC: 0a1b\n"},
+		{"key block at the very end", "x\n-----BEGIN RSA PRIVATE KEY-----\n" + randomish(b64, 64, 11), "x\n[REDACTED:private-key]\n"},
+		{"service account key cut before its quote", `{"private_key": "-----BEGIN PRIVATE KEY-----\n` + strings.ReplaceAll(body2, "\n", `\n`),
+			`{"private_key": "[REDACTED:gcp-service-account-key]`},
 		{"non-ASCII around", "clé « " + aws + " » fin", "clé « [REDACTED:aws-access-key-id] » fin"},
 	}
 	for _, tt := range tests {
