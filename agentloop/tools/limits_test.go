@@ -58,7 +58,9 @@ func (heedless) Definition() openai.Tool {
 	return schemaTool("heedless", "finishes", object(map[string]jsonschema.Definition{}))
 }
 
-func (heedless) Run(context.Context, json.RawMessage) (Result, error) { return Result{Content: "done"}, nil }
+func (heedless) Run(context.Context, json.RawMessage) (Result, error) {
+	return Result{Content: "done"}, nil
+}
 
 // The notice for an unconfined bash names what is missing here.
 func TestUnconfinedNotice(t *testing.T) {
