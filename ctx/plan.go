@@ -413,8 +413,9 @@ func (p *planner) shorten(c *cand, limit int) (string, int, bool) {
 	// quoted (a run of blank lines is one token, and a line each), and the
 	// guess can fall short: halve the gap between k (fits) and hi (does
 	// not), so that as much of the text as fits is kept. (Climbing from k
-	// with a doubling stride first took more counts on every text of
-	// TestShortenKeepsAsMuchAsFits.)
+	// with a doubling stride first took more counts a cut on texts of
+	// blank lines, short lines, one-word lines and code, 8.8 to 13.8
+	// against 6.8 to 10.0, and 2% fewer on prose.)
 	for hi-k > 1 {
 		m := k + (hi-k)/2
 		bm := render(m)
