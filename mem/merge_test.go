@@ -120,3 +120,47 @@ func TestMergeEditForget(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeNotes: what a decision says names what happened: an entry
+// replaced (not merely forgotten) on one side, and the fields both sides
+// changed beside a text both edited.
+func TestMergeNotes(t *testing.T) {
+	t1 := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	base := entryFile("", "Deploys happen on Tuesday")
+	tomb := "entries/global/deleted/facts/20260101T000000Z__01JD3ZK4Q8V6N2M7T5R9W1X0YB.md"
+	g := MergeGroup{ID: "01JD3ZK4Q8V6N2M7T5R9W1X0YB", Paths: []string{tomb, mergePath},
+		Base: map[string][]byte{mergePath: base},
+		Ours: map[string][]byte{mergePath: entryFile("", "Deploys happen on Friday")},
+		Theirs: map[string][]byte{tomb: entryFile("deleted_at: 2026-03-01T00:00:00Z\ndeleted_reason: superseded\nreplaced_by: 01JD3ZK4Q8V6N2M7T5R9W1X0YC\n",
+			"Deploys happen on Tuesday")},
+	}
+	r, err := Merge(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Decision == nil || !strings.Contains(r.Decision.Note, "replaced by 01JD3ZK4Q8V6N2M7T5R9W1X0YC on the other") {
+		t.Errorf("decision %+v, want a note naming the replacement", r.Decision)
+	}
+
+	g = group(base, entryFile("source: here\n", "Deploys happen on Wednesday"), entryFile("source: there\n", "Deploys happen on Thursday"), t1, t1.Add(time.Hour))
+	if r, err = Merge(g); err != nil {
+		t.Fatal(err)
+	}
+	if r.Decision == nil || r.Decision.Rule != "edit-edit" || !strings.HasSuffix(r.Decision.Note, "; fields source from the newer") {
+		t.Fatalf("decision %+v, want edit-edit naming the field source", r.Decision)
+	}
+	if d := r.Decision; d.Path != mergePath || d.Kind != KindFact || d.Scope != DefaultScope {
+		t.Errorf("decision at %q, kind %q, scope %q; want %s, fact, global", d.Path, d.Kind, d.Scope, mergePath)
+	}
+	if !strings.Contains(string(r.Files[mergePath]), "source: there") {
+		t.Errorf("the newer side's source did not stand:\n%s", r.Files[mergePath])
+	}
+	// The texts alone: no fields named.
+	g = group(base, entryFile("", "Deploys happen on Wednesday"), entryFile("", "Deploys happen on Thursday"), t1, t1.Add(time.Hour))
+	if r, err = Merge(g); err != nil {
+		t.Fatal(err)
+	}
+	if r.Decision == nil || strings.Contains(r.Decision.Note, "fields") {
+		t.Errorf("decision %+v, want a note naming no fields", r.Decision)
+	}
+}
