@@ -164,3 +164,26 @@ func TestMergeNotes(t *testing.T) {
 		t.Errorf("decision %+v, want a note naming no fields", r.Decision)
 	}
 }
+
+// TestMergeMovedOneSide: a file moved on one side only (here to another
+// scope) keeps its new place, with the other side's edit.
+func TestMergeMovedOneSide(t *testing.T) {
+	t1 := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	moved := "entries/team/facts/20260101T000000Z__01JD3ZK4Q8V6N2M7T5R9W1X0YB.md"
+	base := entryFile("", "Deploys happen on Tuesday")
+	ours := []byte(strings.Replace(string(base), "scope: global", "scope: team", 1))
+	g := MergeGroup{ID: "01JD3ZK4Q8V6N2M7T5R9W1X0YB", Paths: []string{mergePath, moved},
+		Base:     map[string][]byte{mergePath: base},
+		Ours:     map[string][]byte{moved: ours},
+		Theirs:   map[string][]byte{mergePath: entryFile("", "Deploys happen on Friday")},
+		OursTime: t1, TheirsTime: t1.Add(time.Hour)}
+	for _, g := range []MergeGroup{g, swap(g)} {
+		r, err := Merge(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Files) != 1 || !strings.Contains(string(r.Files[moved]), "Friday") {
+			t.Errorf("files %q, want the edit at the moved place %s", r.Files, moved)
+		}
+	}
+}
