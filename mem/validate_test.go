@@ -1,0 +1,43 @@
+package mem
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestValidate: each rule of an entry refuses what it names and only
+// that: a role is checked on turns, a level on summaries, and a leased
+// pin needs its end.
+func TestValidate(t *testing.T) {
+	until := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		e    Entry
+		want string // "" for valid
+	}{
+		{"a fact", Entry{Body: "x", Kind: KindFact, Scope: DefaultScope}, ""},
+		{"unknown kind", Entry{Body: "x", Kind: "rumour", Scope: DefaultScope}, `unknown kind "rumour"`},
+		{"bad scope", Entry{Body: "x", Kind: KindFact, Scope: "../x"}, "invalid scope"},
+		{"a turn's role", Entry{Body: "x", Kind: KindTurn, Scope: DefaultScope, Role: "user"}, ""},
+		{"a turn without a role", Entry{Body: "x", Kind: KindTurn, Scope: DefaultScope}, ""},
+		{"a turn's unknown role", Entry{Body: "x", Kind: KindTurn, Scope: DefaultScope, Role: "robot"}, `unknown role "robot"`},
+		{"a role on a fact is not checked", Entry{Body: "x", Kind: KindFact, Scope: DefaultScope, Role: "robot"}, ""},
+		{"a summary's level", Entry{Body: "x", Kind: KindSummary, Scope: DefaultScope, Level: "L2"}, ""},
+		{"a summary without a level", Entry{Body: "x", Kind: KindSummary, Scope: DefaultScope}, ""},
+		{"a summary's unknown level", Entry{Body: "x", Kind: KindSummary, Scope: DefaultScope, Level: "L9"}, `unknown summary level "L9"`},
+		{"a level on a fact is not checked", Entry{Body: "x", Kind: KindFact, Scope: DefaultScope, Level: "L9"}, ""},
+		{"sticky pin", Entry{Body: "x", Kind: KindFact, Scope: DefaultScope, Pin: PinSticky}, ""},
+		{"unknown pin", Entry{Body: "x", Kind: KindFact, Scope: DefaultScope, Pin: "forever"}, `unknown pin "forever"`},
+		{"leased pin with its end", Entry{Body: "x", Kind: KindFact, Scope: DefaultScope, Pin: PinLeased, PinUntil: until}, ""},
+		{"leased pin without its end", Entry{Body: "x", Kind: KindFact, Scope: DefaultScope, Pin: PinLeased}, "a leased pin needs an end time"},
+	} {
+		err := Validate(&tc.e)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v, want valid", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
+		}
+	}
+}
