@@ -1,6 +1,7 @@
 package mem
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -39,5 +40,33 @@ func TestValidate(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestTombstoneOps: forgetting a memory is a delete; replacing it is an
+// update that names its replacement.
+func TestTombstoneOps(t *testing.T) {
+	st, err := Open(context.Background(), t.TempDir(), "test", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := st.Begin(true)
+	mk := func(body string) *Entry {
+		e := &Entry{Body: body, Kind: KindFact, Scope: DefaultScope, CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		if err := tx.Add(e); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	a, b := mk("first"), mk("second")
+	if err := tx.Tombstone(a, "obsolete", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Tombstone(b, "superseded", "01JD3ZK4Q8V6N2M7T5R9W1X0YC"); err != nil {
+		t.Fatal(err)
+	}
+	ops := tx.Ops[len(tx.Ops)-2:]
+	if ops[0].Op != "delete" || ops[0].ReplacedBy != "" || ops[1].Op != "update" || ops[1].ReplacedBy != "01JD3ZK4Q8V6N2M7T5R9W1X0YC" {
+		t.Errorf("ops = %+v, want a delete, then an update naming the replacement", ops)
 	}
 }
