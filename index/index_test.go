@@ -304,14 +304,19 @@ func TestCommittedChangesViaDiff(t *testing.T) {
 	}
 }
 
-func TestDamagedIndexIsRebuilt(t *testing.T) {
-	gen := func(t *testing.T, root string) string {
-		b, err := os.ReadFile(filepath.Join(root, ".index", "CURRENT"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return filepath.Join(root, ".index", strings.TrimSpace(string(b)))
+// currentGen returns the directory of the generation CURRENT names in the
+// store at root.
+func currentGen(t *testing.T, root string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, ".index", "CURRENT"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	return filepath.Join(root, ".index", strings.TrimSpace(string(b)))
+}
+
+func TestDamagedIndexIsRebuilt(t *testing.T) {
+	gen := currentGen
 	write := func(t *testing.T, name, content string) {
 		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
@@ -403,11 +408,7 @@ func TestWriterFailed(t *testing.T) {
 	f := newFake(t)
 	f.writeDoc(t, fdoc{id: "A", created: t0, text: "sturdy walrus"})
 	mustOpen(t, f, opts(nil)).Close()
-	cur, err := os.ReadFile(filepath.Join(f.root, ".index", "CURRENT"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := filepath.Join(f.root, ".index", strings.TrimSpace(string(cur)))
+	old := currentGen(t, f.root)
 	b := f.writeDoc(t, fdoc{id: "B", created: t0, text: "fragile teacup"})
 	asyncFailed(errors.New("persister: panic: page 3 already freed"), filepath.Join(old, "bleve", "store"))
 

@@ -13,11 +13,7 @@ func TestCheckBolt(t *testing.T) {
 	f := newFake(t)
 	f.writeDoc(t, fdoc{id: "A", created: t0, text: "sturdy walrus"})
 	mustOpen(t, f, opts(nil)).Close()
-	cur, err := os.ReadFile(filepath.Join(f.root, ".index", "CURRENT"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	orig, err := os.ReadFile(filepath.Join(f.root, ".index", strings.TrimSpace(string(cur)), "bleve", "store", "root.bolt"))
+	orig, err := os.ReadFile(filepath.Join(currentGen(t, f.root), "bleve", "store", "root.bolt"))
 	if err != nil {
 		t.Fatal(err)
 	}
