@@ -490,15 +490,23 @@ func Validate(e *Entry) error {
 const RepackThreshold = 1000
 
 // MaybeRepack packs the store's loose git objects when there are at least
-// RepackThreshold of them, and reports whether it did. The caller holds the
-// store lock, since a repack must not run at the same time as a commit.
+// RepackThreshold of them, or merges its packs when large commits (which
+// write a pack each, see gitrepo.PackMin) have made gitrepo.MaxPacks of
+// them, and reports whether it did. The caller holds the store lock, since
+// a repack must not run at the same time as a commit.
 func (s *Store) MaybeRepack() (bool, error) {
 	n, err := s.repo.LooseObjectCount()
 	if err != nil {
 		return false, err
 	}
 	if n < RepackThreshold {
-		return false, nil
+		packs, err := s.repo.PackCount()
+		if err != nil {
+			return false, err
+		}
+		if packs < gitrepo.MaxPacks {
+			return false, nil
+		}
 	}
 	if err := s.repo.Repack(); err != nil {
 		return false, fmt.Errorf("repack: %w", err)

@@ -3,12 +3,15 @@ package mem
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/miramem/mira/internal/gitrepo"
 )
 
 func TestAddFileCommitsAnArtifact(t *testing.T) {
@@ -226,4 +229,63 @@ func mustRead(t *testing.T, st *Store, rel string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestMaybeRepackMergesPacks: large commits write a pack each, and once
+// there are gitrepo.MaxPacks of them MaybeRepack merges them into one,
+// with few loose objects about; below that, and with few loose objects,
+// it leaves the store alone.
+func TestMaybeRepackMergesPacks(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	st, err := Open(context.Background(), t.TempDir(), "test", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := st.Lock(context.Background(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	packs := func() int {
+		n, err := st.Repo().PackCount()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for i := range gitrepo.MaxPacks {
+		tx := st.Begin(false)
+		for j := range gitrepo.PackMin {
+			if err := tx.Add(&Entry{Kind: KindNote, Scope: DefaultScope, Body: fmt.Sprintf("note %d of batch %d", j, i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := tx.Commit("import"); err != nil {
+			t.Fatal(err)
+		}
+		if got := packs(); got != i+1 {
+			t.Fatalf("after %d large commits: %d packs", i+1, got)
+		}
+		if i+1 < gitrepo.MaxPacks {
+			if did, err := st.MaybeRepack(); did || err != nil {
+				t.Fatalf("MaybeRepack with %d packs = %v, %v; want nothing done", i+1, did, err)
+			}
+		}
+	}
+	if did, err := st.MaybeRepack(); !did || err != nil {
+		t.Fatalf("MaybeRepack with %d packs = %v, %v; want a repack", gitrepo.MaxPacks, did, err)
+	}
+	if got := packs(); got != 1 {
+		t.Errorf("%d packs after MaybeRepack, want 1", got)
+	}
+	out, err := exec.Command("git", "-C", st.Root, "fsck", "--full", "--strict", "--no-dangling").CombinedOutput()
+	if err != nil {
+		t.Errorf("git fsck: %v\n%s", err, out)
+	}
+	out, _ = exec.Command("git", "-C", st.Root, "ls-files", "entries").Output()
+	if got, want := strings.Count(string(out), "\n"), gitrepo.MaxPacks*gitrepo.PackMin; got != want {
+		t.Errorf("%d files tracked, want %d", got, want)
+	}
 }

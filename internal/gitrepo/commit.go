@@ -134,6 +134,9 @@ func (r *Repo) commitWith(changes []Change, message string, author Signature, ex
 	}
 
 	ow := &objectWriter{dir: r.objects}
+	if writes(chs) >= PackMin {
+		ow.pack = &packBuilder{}
+	}
 	defer ow.abort()
 	for _, c := range chs {
 		if c.delete {
@@ -227,6 +230,9 @@ func (r *Repo) commitWith(changes []Change, message string, author Signature, ex
 	if err := ow.flush(); err != nil {
 		return "", err
 	}
+	if ow.pack != nil {
+		r.storage.Reindex() // the new pack holds the trees read below
+	}
 	if writing == nil {
 		rebuilt, err := r.indexFromTree(root, chs)
 		if err != nil {
@@ -275,6 +281,17 @@ func start[T any](fn func() (T, error)) *job[T] {
 func (j *job[T]) wait() (T, error) {
 	<-j.done
 	return j.v, j.err
+}
+
+// writes counts the changes that write a file.
+func writes(chs []*change) int {
+	n := 0
+	for _, c := range chs {
+		if !c.delete {
+			n++
+		}
+	}
+	return n
 }
 
 // normalize validates the paths and keeps the last change of each path, in

@@ -32,11 +32,15 @@ import (
 // and their directories took 1.7 ms instead of 2.5 ms). They are closed
 // until then, so a commit of thousands of files does not run out of file
 // descriptors.
+//
+// With pack set, the objects are gathered into one new pack instead (see
+// PackMin), which flush writes.
 type objectWriter struct {
 	dir     string                   // .git/objects
 	pending map[plumbing.Hash]*loose // written, not yet flushed
 	buf     bytes.Buffer
 	zw      *zlib.Writer
+	pack    *packBuilder
 }
 
 // loose is an object in its temporary file.
@@ -85,6 +89,14 @@ func (w *objectWriter) writeEncoded(obj *plumbing.MemoryObject) (plumbing.Hash, 
 // almost always new, and a loose duplicate of a packed object is harmless.
 func (w *objectWriter) write(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
 	h := plumbing.ComputeHash(t, data)
+	if w.pack != nil {
+		// The new pack's objects cannot be pruned before the ref moves,
+		// and a copy of an object that exists elsewhere is harmless.
+		if err := w.pack.add(h, t, data); err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("write object %s: %w", h, err)
+		}
+		return h, nil
+	}
 	if _, ok := w.pending[h]; ok {
 		return h, nil
 	}
@@ -160,8 +172,19 @@ func (w *objectWriter) writeTemp(fanout string, t plumbing.ObjectType, data []by
 	return f.Name(), newDir, nil
 }
 
-// flush makes every pending object durable under its final name.
+// flush makes every pending object durable under its final name, or
+// writes the pack.
 func (w *objectWriter) flush() error {
+	if w.pack != nil {
+		if len(w.pack.entries) == 0 {
+			return nil
+		}
+		if _, err := w.pack.write(w.dir); err != nil {
+			return fmt.Errorf("write pack: %w", err)
+		}
+		w.pack = &packBuilder{}
+		return nil
+	}
 	files := make([]func() error, 0, len(w.pending))
 	for _, o := range w.pending {
 		files = append(files, func() error { return syncReadOnly(o.tmp) })

@@ -14,16 +14,14 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
-
-	"github.com/miramem/mira/internal/atomicfile"
 )
 
-// maxPacks is the number of packs at which Repack stops adding a pack for
+// MaxPacks is the number of packs at which Repack stops adding a pack for
 // the loose objects and packs everything into one instead: lookups of
 // objects scan pack indexes one after the other, so their number must stay
 // small, while rewriting all objects on every repack would cost time in
 // proportion to the whole history.
-const maxPacks = 8
+const MaxPacks = 8
 
 // staleTempAge is the age after which Repack deletes temporary object and
 // pack files: no writer takes that long to finish one, so its writer was
@@ -48,9 +46,21 @@ func (r *Repo) LooseObjectCount() (int, error) {
 	return n, nil
 }
 
+// PackCount returns the number of packs Repack may merge (those without
+// a .keep file).
+func (r *Repo) PackCount() (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	packs, err := r.packs()
+	if err != nil {
+		return 0, fmt.Errorf("count packs: %w", err)
+	}
+	return len(packs), nil
+}
+
 // Repack moves the loose objects into a pack, as `git repack -d` does
 // (go-git writes loose objects and never packs them). Once there are
-// maxPacks packs it writes a single pack with every object instead and
+// MaxPacks packs it writes a single pack with every object instead and
 // deletes the old packs, except those marked with a .keep file.
 //
 // Nothing is ever dropped, reachable or not: objects referenced only by the
@@ -78,7 +88,7 @@ func (r *Repo) Repack() error {
 	if err != nil {
 		return fmt.Errorf("repack: %w", err)
 	}
-	full := len(packs) >= maxPacks
+	full := len(packs) >= MaxPacks
 	if len(loose) == 0 && !full {
 		return nil
 	}
@@ -239,11 +249,8 @@ func (r *Repo) packHashes(pack string, fn func(plumbing.Hash)) error {
 }
 
 // writePack writes the objects into a new pack with its index and returns
-// the pack's name. Both files are written under temporary names and synced;
-// the index is renamed into place before the pack: git finds packs by
-// their .idx and ignores one whose .pack is missing, go-git finds them by
-// their .pack and needs the .idx at that moment, so either order of
-// discovery sees a complete pair.
+// the pack's name. Both files are written under temporary names and synced,
+// then installed (installPack).
 func (r *Repo) writePack(hashes []plumbing.Hash) (name string, err error) {
 	dir := filepath.Join(r.objects, "pack")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -307,34 +314,10 @@ func (r *Repo) writePack(hashes []plumbing.Hash) (name string, err error) {
 	if err := xf.Sync(); err != nil {
 		return "", fmt.Errorf("write pack index: %w", err)
 	}
-	for _, f := range []*os.File{pf, xf} {
-		if err := f.Chmod(0o444); err != nil {
-			return "", err
-		}
-		if err := f.Close(); err != nil {
-			return "", err
-		}
+	if name, err = installPack(dir, pf, xf, sum); err == nil {
+		tmps = nil
 	}
-
-	name = "pack-" + sum.String()
-	base := filepath.Join(dir, name)
-	if _, err := os.Stat(base + ".pack"); err == nil {
-		if _, err := os.Stat(base + ".idx"); err == nil {
-			return name, nil // the very same pack exists already
-		}
-	}
-	if err := os.Rename(xf.Name(), base+".idx"); err != nil {
-		return "", err
-	}
-	if err := os.Rename(pf.Name(), base+".pack"); err != nil {
-		os.Remove(base + ".idx")
-		return "", err
-	}
-	tmps = nil
-	if err := atomicfile.SyncDir(dir); err != nil {
-		return "", err
-	}
-	return name, nil
+	return name, err
 }
 
 // removePack deletes every file of a pack: the .pack first, so go-git

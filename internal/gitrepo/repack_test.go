@@ -84,9 +84,9 @@ func TestRepack(t *testing.T) {
 		t.Errorf("Diff after Repack = %v, want 4 paths", got)
 	}
 
-	// Each further repack adds a pack until there are maxPacks; the next
+	// Each further repack adds a pack until there are MaxPacks; the next
 	// one folds them all into one.
-	for i := 5; i < 5+maxPacks; i++ {
+	for i := 5; i < 5+MaxPacks; i++ {
 		commitN(i)
 		if err := r.Repack(); err != nil {
 			t.Fatal(err)
@@ -97,9 +97,9 @@ func TestRepack(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(packs) != 1 {
-		t.Errorf("packs after %d repacks = %d, want 1 after folding", maxPacks+1, len(packs))
+		t.Errorf("packs after %d repacks = %d, want 1 after folding", MaxPacks+1, len(packs))
 	}
-	wantObjects := fmt.Sprint(31 + 6*maxPacks)
+	wantObjects := fmt.Sprint(31 + 6*MaxPacks)
 	if loose, packed, _ := countObjects(t, dir); loose != "0" || packed != wantObjects {
 		t.Errorf("git count-objects: loose %s, in-pack %s; want 0, %s", loose, packed, wantObjects)
 	}
@@ -134,7 +134,7 @@ func TestRepackGitPacks(t *testing.T) {
 	t.Parallel()
 	r, dir := newRepo(t)
 	packDir := filepath.Join(dir, ".git", "objects", "pack")
-	for i := range maxPacks + 1 {
+	for i := range MaxPacks + 1 {
 		name := fmt.Sprintf("f%d.md", i)
 		writeFile(t, dir, name, name+"\n")
 		if _, err := r.Commit([]Change{{Path: name}}, name, testSig); err != nil {
@@ -153,8 +153,8 @@ func TestRepackGitPacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(before) != maxPacks {
-		t.Fatalf("setup made %d packs without .keep, want %d", len(before), maxPacks)
+	if len(before) != MaxPacks {
+		t.Fatalf("setup made %d packs without .keep, want %d", len(before), MaxPacks)
 	}
 	if err := r.Repack(); err != nil {
 		t.Fatal(err)

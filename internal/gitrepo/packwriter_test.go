@@ -1,0 +1,115 @@
+package gitrepo
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCommitWritesPack: a commit of PackMin files or more puts its objects
+// into one new pack that git reads, verifies and finds every object in;
+// a smaller commit stays loose; both kinds build on each other, and
+// Repack still gathers everything.
+func TestCommitWritesPack(t *testing.T) {
+	t.Parallel()
+	r, dir := newRepo(t)
+	// Contents of several sizes, so entry headers take one to four
+	// bytes, and two files alike, so one object serves both paths.
+	content := func(i int) string {
+		switch i {
+		case 0:
+			return ""
+		case 1:
+			return "x"
+		case 2:
+			return strings.Repeat("long line of memory\n", 2000) // 40 kB
+		case 3:
+			return "same\n"
+		case 4:
+			return "same\n"
+		}
+		return fmt.Sprintf("memory %d\n%s", i, strings.Repeat("w ", i))
+	}
+	// One file is committed loose first, so the pack holds a copy of an
+	// object that exists already.
+	writeFile(t, dir, "entries/dup.md", content(5))
+	if _, err := r.Commit([]Change{{Path: "entries/dup.md"}}, "one", testSig); err != nil {
+		t.Fatal(err)
+	}
+	if got := looseCount(t, r); got != 4 {
+		t.Fatalf("%d loose objects after a commit of one file, want 4 (blob, two trees, commit)", got)
+	}
+
+	var changes []Change
+	for i := range PackMin {
+		name := fmt.Sprintf("entries/s%d/f%03d.md", i%3, i)
+		writeFile(t, dir, name, content(i))
+		changes = append(changes, Change{Path: name})
+	}
+	h, err := r.Commit(changes, "import", testSig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := looseCount(t, r); got != 4 {
+		t.Errorf("%d loose objects after a commit of %d files, want the 4 from before", got, PackMin)
+	}
+	packs, err := r.packs()
+	if err != nil || len(packs) != 1 {
+		t.Fatalf("packs = %v, %v; want one", packs, err)
+	}
+	idx := filepath.Join(dir, ".git", "objects", "pack", packs[0]+".idx")
+	// PackMin blobs, two of them alike; 5 trees (the root, entries, s0, s1,
+	// s2); the commit.
+	out := runGit(t, dir, "verify-pack", "-v", idx)
+	if !strings.Contains(out, fmt.Sprintf("non delta: %d objects", PackMin-1+5+1)) {
+		t.Errorf("git verify-pack -v:\n%s", out)
+	}
+	for _, f := range []string{idx, strings.TrimSuffix(idx, ".idx") + ".pack"} {
+		if fi, err := os.Stat(f); err != nil || fi.Mode().Perm() != 0o444 {
+			t.Errorf("%s: %v, %v; want read-only", f, fi, err)
+		}
+	}
+	if got := len(committedPaths(t, dir, h)); got != PackMin {
+		t.Errorf("commit changed %d paths, want %d", got, PackMin)
+	}
+	for i := range PackMin {
+		name := fmt.Sprintf("entries/s%d/f%03d.md", i%3, i)
+		if got := runGit(t, dir, "cat-file", "blob", "HEAD:"+name); got != content(i) {
+			t.Errorf("%s reads back as %.40q, want %.40q", name, got, content(i))
+		}
+	}
+	assertClean(t, dir)
+
+	// A small commit on top reads its parent's trees from the pack.
+	writeFile(t, dir, "entries/s1/f001.md", "changed\n")
+	os.Remove(filepath.Join(dir, "entries/s2/f002.md"))
+	if _, err := r.Commit([]Change{{Path: "entries/s1/f001.md"}, {Path: "entries/s2/f002.md", Delete: true}}, "edit", testSig); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(lines(runGit(t, dir, "ls-files"))); got != PackMin { // dup.md in, f002.md out
+		t.Errorf("%d files tracked, want %d", got, PackMin)
+	}
+	assertClean(t, dir)
+
+	// A temporary file a killed writer left in the pack directory is
+	// ignored by git and by the next commit.
+	os.WriteFile(filepath.Join(dir, ".git", "objects", "pack", "tmp_pack_killed"), []byte("PACK\x00"), 0o444)
+	if err := r.Repack(); err != nil {
+		t.Fatal(err)
+	}
+	if got := looseCount(t, r); got != 0 {
+		t.Errorf("%d loose objects after Repack", got)
+	}
+	assertClean(t, dir)
+}
+
+func looseCount(t *testing.T, r *Repo) int {
+	t.Helper()
+	n, err := r.LooseObjectCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
