@@ -118,7 +118,7 @@ type IndexRebuildCmd struct {
 }
 
 func (c *IndexRebuildCmd) run(ctx context.Context, o *IO) error {
-	bulkGC(0)
+	bulkGC(bulkMemoryLimit)
 	m, err := c.openWith(ctx, o, "mira-index", "", openOptions{existing: true})
 	if err != nil {
 		return err

@@ -61,14 +61,6 @@ func (c *RememberCmd) Validate() error {
 	return nil
 }
 
-// loadMemoryLimit is the soft memory limit of a bulk load. A load holds
-// every entry, its file and its journal line until the one commit: at
-// 100,000 entries about 215 MB is live at the peak, and with the default
-// target the heap reached 480 MB of RSS; with this limit 325 MB, in the
-// same CPU time. A larger load goes past it, the collector capped at half
-// the CPU, as the runtime does.
-const loadMemoryLimit = 300 << 20
-
 // Remember is the main of mira-remember.
 func Remember(args []string, o *IO) int {
 	return Main("mira-remember", "Store memories in the Mira store: one Markdown file each, one git commit per run.", &RememberCmd{}, args, o)
@@ -79,7 +71,7 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 		return c.runExtract(ctx, o)
 	}
 	if c.JSONL || c.Lines {
-		bulkGC(loadMemoryLimit)
+		bulkGC(bulkMemoryLimit)
 	}
 	entries, err := c.collect(o)
 	if err != nil {
