@@ -10,7 +10,11 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/blevesearch/bleve/v2/search/searcher"
+	bleveapi "github.com/blevesearch/bleve_index_api"
 )
 
 // DefaultK is the number of results when Query.K is not positive.
@@ -308,16 +312,73 @@ func (ix *Index) lexical(q Query, n int, fields bool) (*bleve.SearchResult, erro
 	text := ix.textQuery(q.Text)
 	top := text
 	if filter := filterQuery(q); filter != nil {
-		bq := query.NewBooleanQuery(nil, nil, nil)
-		bq.AddMust(text)
-		bq.AddFilter(filter)
-		top = bq
+		top = &filteredQuery{text: text, filter: filter}
 	}
 	req := bleve.NewSearchRequestOptions(top, n, 0, false)
 	if !fields {
 		return ix.search(req)
 	}
 	return ix.run(req)
+}
+
+// filteredQuery is a scored query restricted to the documents of an
+// unscored one. bleve's BooleanQuery does the same with a filter clause,
+// but wraps its must clause in a conjunction and a boolean searcher: two
+// more layers that every matching document passes through, a third of a
+// filtered search's time, for the same score (TestFilteredQuery).
+type filteredQuery struct {
+	text, filter query.Query
+}
+
+// Searcher walks the filter's documents alongside the text's, each
+// advanced to the other's next, as BooleanQuery's filter does.
+func (q *filteredQuery) Searcher(ctx context.Context, r bleveapi.IndexReader, m mapping.IndexMapping, opt search.SearcherOptions) (search.Searcher, error) {
+	ts, err := q.text.Searcher(ctx, r, m, opt)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := q.filter.Searcher(ctx, r, m, search.SearcherOptions{Score: "none"})
+	if err != nil {
+		ts.Close()
+		return nil, err
+	}
+	var (
+		started bool
+		ref     *search.DocumentMatch
+	)
+	accept := func(sctx *search.SearchContext, d *search.DocumentMatch) bool {
+		var err error
+		if !started {
+			started = true
+			if ref, err = fs.Next(sctx); err != nil {
+				ref = nil
+			}
+		}
+		if ref == nil {
+			return false
+		}
+		c := ref.IndexInternalID.Compare(d.IndexInternalID)
+		if c < 0 {
+			sctx.DocumentMatchPool.Put(ref)
+			if ref, err = fs.Advance(sctx, d.IndexInternalID); err != nil || ref == nil {
+				ref = nil
+				return false
+			}
+			c = ref.IndexInternalID.Compare(d.IndexInternalID)
+		}
+		return c == 0
+	}
+	return &filtering{FilteringSearcher: searcher.NewFilteringSearcher(ctx, ts, accept), filter: fs}, nil
+}
+
+// filtering closes the filter's searcher with the text's.
+type filtering struct {
+	*searcher.FilteringSearcher
+	filter search.Searcher
+}
+
+func (f *filtering) Close() error {
+	return errors.Join(f.FilteringSearcher.Close(), f.filter.Close())
 }
 
 // textQuery is the BM25 query for text: its terms OR-ed. When a term is

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -301,5 +303,53 @@ func TestQueryRanking(t *testing.T) {
 	}
 	if diff := cmp.Diff(a, b); diff != "" {
 		t.Errorf("explicit default ranking differs (-none +default):\n%s", diff)
+	}
+}
+
+// TestFilteredQuery: the lexical side's filtered query finds the same
+// documents with the same scores, in the same order, as bleve's boolean
+// query with a filter clause, over filters of each kind and their mixes.
+func TestFilteredQuery(t *testing.T) {
+	f := newFake(t)
+	generate(t, f, 2000)
+	ix := mustOpen(t, f, opts(nil))
+	texts := []string{vocabulary[3] + " " + vocabulary[40], vocabulary[700] + " " + vocabulary[5] + " " + vocabulary[90], vocabulary[2]}
+	filters := []Query{
+		{Scopes: []string{"shop"}},
+		{Scopes: []string{"shop", "global"}, Kinds: []string{"fact", "decision"}},
+		{Tags: []string{vocabulary[1], vocabulary[7]}},
+		{Since: time.Date(2026, 10, 10, 0, 0, 0, 0, time.UTC), Kinds: []string{"note"}},
+		{Scopes: []string{"nowhere"}},
+	}
+	for _, text := range texts {
+		for i, fq := range filters {
+			fq.Text = text
+			filter := filterQuery(fq)
+			bq := query.NewBooleanQuery(nil, nil, nil)
+			bq.AddMust(ix.textQuery(text))
+			bq.AddFilter(filter)
+			want, err := ix.search(bleve.NewSearchRequestOptions(bq, 100, 0, false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := ix.search(bleve.NewSearchRequestOptions(&filteredQuery{text: ix.textQuery(text), filter: filter}, 100, 0, false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Total != want.Total {
+				t.Errorf("%q, filter %d: %d matches, bleve's boolean query %d", text, i, got.Total, want.Total)
+			}
+			if len(want.Hits) == 0 && i < len(filters)-1 {
+				t.Errorf("%q, filter %d: no hits; the filter should leave some", text, i)
+			}
+			if len(got.Hits) != len(want.Hits) {
+				t.Fatalf("%q, filter %d: %d hits, want %d", text, i, len(got.Hits), len(want.Hits))
+			}
+			for j := range want.Hits {
+				if got.Hits[j].ID != want.Hits[j].ID || got.Hits[j].Score != want.Hits[j].Score {
+					t.Errorf("%q, filter %d, hit %d: %s %v, want %s %v", text, i, j, got.Hits[j].ID, got.Hits[j].Score, want.Hits[j].ID, want.Hits[j].Score)
+				}
+			}
+		}
 	}
 }
