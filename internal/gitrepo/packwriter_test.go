@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -112,4 +113,62 @@ func looseCount(t *testing.T, r *Repo) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestRepackKeepsBigPack: once MaxPacks packs have piled up, a repack
+// folds the small ones and the loose objects into one and leaves the big
+// pack of an earlier large commit as it is; packs of like sizes are all
+// folded.
+func TestRepackKeepsBigPack(t *testing.T) {
+	t.Parallel()
+	r, dir := newRepo(t)
+	var changes []Change
+	for i := range 2 * PackMin {
+		name := fmt.Sprintf("entries/big/f%03d.md", i)
+		writeFile(t, dir, name, fmt.Sprintf("memory %d\n%s", i, strings.Repeat("some words of text ", 50)))
+		changes = append(changes, Change{Path: name})
+	}
+	if _, err := r.Commit(changes, "import", testSig); err != nil {
+		t.Fatal(err)
+	}
+	packs, err := r.packs()
+	if err != nil || len(packs) != 1 {
+		t.Fatalf("packs after a large commit = %v, %v", packs, err)
+	}
+	big := packs[0]
+	// Small commits, each repacked into a small pack of its own.
+	for i := 1; ; i++ {
+		name := fmt.Sprintf("entries/small/f%02d.md", i)
+		writeFile(t, dir, name, fmt.Sprintf("small %d\n", i))
+		if _, err := r.Commit([]Change{{Path: name}}, "small", testSig); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Repack(); err != nil {
+			t.Fatal(err)
+		}
+		n, err := r.PackCount()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < MaxPacks {
+			if n != i+1 {
+				t.Fatalf("after %d small repacks: %d packs, want %d", i, n, i+1)
+			}
+			continue
+		}
+		// The MaxPacks-th small repack found MaxPacks packs: the small
+		// ones and the new loose objects became one pack, beside the big.
+		if n != 2 {
+			t.Fatalf("after the folding repack: %d packs, want 2", n)
+		}
+		break
+	}
+	packs, _ = r.packs()
+	if !slices.Contains(packs, big) {
+		t.Errorf("packs after folding = %v; the big pack %s is gone", packs, big)
+	}
+	if n := looseCount(t, r); n != 0 {
+		t.Errorf("%d loose objects after the repacks", n)
+	}
+	assertClean(t, dir)
 }

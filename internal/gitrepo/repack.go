@@ -2,12 +2,14 @@ package gitrepo
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,8 +62,11 @@ func (r *Repo) PackCount() (int, error) {
 
 // Repack moves the loose objects into a pack, as `git repack -d` does
 // (go-git writes loose objects and never packs them). Once there are
-// MaxPacks packs it writes a single pack with every object instead and
-// deletes the old packs, except those marked with a .keep file.
+// MaxPacks packs it folds them into one with the loose objects and deletes
+// them; packs marked with a .keep file stay, and so do the largest ones
+// while each is at least twice the size of all smaller ones together (see
+// foldable), so that a store's big old pack is not rewritten each time a
+// few small ones have piled up.
 //
 // Nothing is ever dropped, reachable or not: objects referenced only by the
 // index, a reflog or a stash are as safe as those in the history, so `git
@@ -95,6 +100,9 @@ func (r *Repo) Repack() error {
 
 	hashes := loose
 	if full {
+		if packs, err = r.foldable(packs); err != nil {
+			return fmt.Errorf("repack: %w", err)
+		}
 		seen := make(map[plumbing.Hash]bool, len(loose))
 		for _, h := range loose {
 			seen[h] = true
@@ -136,6 +144,50 @@ func (r *Repo) Repack() error {
 		}
 	}
 	return nil
+}
+
+// foldable returns the packs a folding repack rewrites: all of them but
+// the largest, as long as each of those is at least twice the size of all
+// the smaller ones together, as git's geometric repacking keeps them. Every
+// rewrite then costs at most about what was added since the last one, and
+// the packs kept grow geometrically, so they stay few. When keeping them
+// would leave MaxPacks packs or more after the fold, all are folded.
+func (r *Repo) foldable(packs []string) ([]string, error) {
+	type sized struct {
+		name string
+		size int64
+	}
+	ps := make([]sized, len(packs))
+	var total int64
+	for i, p := range packs {
+		fi, err := os.Stat(filepath.Join(r.objects, "pack", p+".pack"))
+		if err != nil {
+			return nil, err
+		}
+		ps[i] = sized{p, fi.Size()}
+		total += fi.Size()
+	}
+	slices.SortFunc(ps, func(a, b sized) int { return cmp.Compare(b.size, a.size) })
+	keep := 0
+	rest := total
+	for keep < len(ps) {
+		rest -= ps[keep].size
+		if ps[keep].size < 2*rest {
+			break
+		}
+		keep++
+	}
+	if keep == len(ps) {
+		keep-- // something is always folded: the smallest
+	}
+	if keep+1 >= MaxPacks {
+		keep = 0
+	}
+	fold := make([]string, 0, len(ps)-keep)
+	for _, p := range ps[keep:] {
+		fold = append(fold, p.name)
+	}
+	return fold, nil
 }
 
 // forEachLoose calls fn with the hash of every loose object, and temp, if
