@@ -63,30 +63,39 @@ func BenchmarkCommit(b *testing.B) {
 }
 
 // BenchmarkDiff measures Diff between two commits one path apart in a large
-// store: the freshness check of the search index.
+// store: the freshness check of the search index, and a writer's look at
+// what the index has not seen. The store's objects are loose, as the git
+// CLI leaves them, or packed, as a store in use has them.
 func BenchmarkDiff(b *testing.B) {
-	r, dir := benchStore(b, 10000)
-	from, err := r.Head()
-	if err != nil {
-		b.Fatal(err)
-	}
-	name := "entries/global/facts/changed.md"
-	if err := os.WriteFile(filepath.Join(dir, name), []byte("changed\n"), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	to, err := r.Commit([]Change{{Path: name}}, "m", testSig)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		// A fresh handle per run, as each command is a fresh process.
-		fresh, err := Open(dir)
-		if err != nil {
-			b.Fatal(err)
-		}
-		paths, err := fresh.Diff(from, to, "entries/")
-		if err != nil || len(paths) != 1 {
-			b.Fatalf("Diff = %v, %v", paths, err)
-		}
+	for _, packed := range []bool{false, true} {
+		b.Run(fmt.Sprintf("packed=%v", packed), func(b *testing.B) {
+			r, dir := benchStore(b, 10000)
+			from, err := r.Head()
+			if err != nil {
+				b.Fatal(err)
+			}
+			name := "entries/global/facts/changed.md"
+			if err := os.WriteFile(filepath.Join(dir, name), []byte("changed\n"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			to, err := r.Commit([]Change{{Path: name}}, "m", testSig)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if packed {
+				runGit(b, dir, "repack", "-adq")
+			}
+			for b.Loop() {
+				// A fresh handle per run, as each command is a fresh process.
+				fresh, err := Open(dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				paths, err := fresh.Diff(from, to, "entries/")
+				if err != nil || len(paths) != 1 {
+					b.Fatalf("Diff = %v, %v", paths, err)
+				}
+			}
+		})
 	}
 }

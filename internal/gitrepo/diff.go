@@ -1,13 +1,16 @@
 package gitrepo
 
 import (
+	"bytes"
+	"cmp"
+	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // Diff returns, sorted, the slash-separated paths of the files added,
@@ -81,64 +84,75 @@ func (d *differ) reaches(dir string) bool {
 	return strings.HasPrefix(dir, d.prefix) || strings.HasPrefix(d.prefix, dir)
 }
 
-func (d *differ) entries(h plumbing.Hash) ([]object.TreeEntry, error) {
-	if h.IsZero() {
-		return nil, nil
-	}
-	t, err := d.r.tree(h)
-	if err != nil {
-		return nil, fmt.Errorf("read tree %s: %w", h, err)
-	}
-	return t.Entries, nil
-}
-
 // trees compares the trees a and b (zero for empty) found at base. Both
 // entry lists are in git's tree order, where a directory sorts as its name
 // followed by "/", so one merge pass pairs them up; a file and a directory
 // of the same name never pair, which reports a type change as a deletion
 // and an addition.
+//
+// The trees are walked in their encoded form: a store's entry directories
+// hold thousands of files each, and decoding such a tree into entries took
+// most of a diff's time.
 func (d *differ) trees(a, b plumbing.Hash, base string) error {
 	if a == b {
 		return nil
 	}
-	ea, err := d.entries(a)
+	ra, err := d.r.rawTree(a)
 	if err != nil {
 		return err
 	}
-	eb, err := d.entries(b)
+	rb, err := d.r.rawTree(b)
 	if err != nil {
 		return err
 	}
-	i, j := 0, 0
-	for i < len(ea) || j < len(eb) {
+	ta, tb := treeWalk{data: ra}, treeWalk{data: rb}
+	x, okA, err := ta.next()
+	if err != nil {
+		return fmt.Errorf("read tree %s: %w", a, err)
+	}
+	y, okB, err := tb.next()
+	if err != nil {
+		return fmt.Errorf("read tree %s: %w", b, err)
+	}
+	for okA || okB {
+		c := 0
 		switch {
-		case j == len(eb) || i < len(ea) && sortName(ea[i]) < sortName(eb[j]):
-			if err := d.whole(ea[i], base); err != nil {
-				return err
-			}
-			i++
-		case i == len(ea) || sortName(eb[j]) < sortName(ea[i]):
-			if err := d.whole(eb[j], base); err != nil {
-				return err
-			}
-			j++
+		case !okB:
+			c = -1
+		case !okA:
+			c = 1
 		default:
-			x, y := ea[i], eb[j]
-			i, j = i+1, j+1
-			if x.Hash == y.Hash && x.Mode == y.Mode {
-				continue
+			c = compareEntries(x, y)
+		}
+		switch {
+		case c < 0:
+			if err := d.whole(x, base); err != nil {
+				return err
 			}
-			name := base + x.Name
-			if x.Mode == filemode.Dir {
+		case c > 0:
+			if err := d.whole(y, base); err != nil {
+				return err
+			}
+		case x.hash != y.hash || x.mode != y.mode:
+			name := base + string(x.name)
+			if x.dir() {
 				if d.reaches(name + "/") {
-					if err := d.trees(x.Hash, y.Hash, name+"/"); err != nil {
+					if err := d.trees(x.hash, y.hash, name+"/"); err != nil {
 						return err
 					}
 				}
-				continue
-			}
-			if d.wants(name) {
+			} else if d.wants(name) {
 				d.paths = append(d.paths, name)
+			}
+		}
+		if c <= 0 {
+			if x, okA, err = ta.next(); err != nil {
+				return fmt.Errorf("read tree %s: %w", a, err)
+			}
+		}
+		if c >= 0 {
+			if y, okB, err = tb.next(); err != nil {
+				return fmt.Errorf("read tree %s: %w", b, err)
 			}
 		}
 	}
@@ -147,9 +161,9 @@ func (d *differ) trees(a, b plumbing.Hash, base string) error {
 
 // whole reports an entry present on one side only: a file, or every file
 // below a directory.
-func (d *differ) whole(e object.TreeEntry, base string) error {
-	name := base + e.Name
-	if e.Mode != filemode.Dir {
+func (d *differ) whole(e rawEntry, base string) error {
+	name := base + string(e.name)
+	if !e.dir() {
 		if d.wants(name) {
 			d.paths = append(d.paths, name)
 		}
@@ -158,21 +172,117 @@ func (d *differ) whole(e object.TreeEntry, base string) error {
 	if !d.reaches(name + "/") {
 		return nil
 	}
-	es, err := d.entries(e.Hash)
+	raw, err := d.r.rawTree(e.hash)
 	if err != nil {
 		return err
 	}
-	for _, c := range es {
+	w := treeWalk{data: raw}
+	for {
+		c, ok, err := w.next()
+		if err != nil {
+			return fmt.Errorf("read tree %s: %w", e.hash, err)
+		}
+		if !ok {
+			return nil
+		}
 		if err := d.whole(c, name+"/"); err != nil {
 			return err
 		}
 	}
-	return nil
 }
 
-func sortName(e object.TreeEntry) string {
-	if e.Mode == filemode.Dir {
-		return e.Name + "/"
+// rawTree returns the encoded entries of a tree object (none for the zero
+// hash, the empty tree), retrying once with the pack list read again, as
+// tree does.
+func (r *Repo) rawTree(h plumbing.Hash) ([]byte, error) {
+	if h.IsZero() {
+		return nil, nil
 	}
-	return e.Name
+	read := func() ([]byte, error) {
+		o, err := r.storage.EncodedObject(plumbing.TreeObject, h)
+		if err != nil {
+			return nil, err
+		}
+		rd, err := o.Reader()
+		if err != nil {
+			return nil, err
+		}
+		defer rd.Close()
+		buf := make([]byte, o.Size())
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	b, err := read()
+	if err != nil {
+		r.storage.Reindex()
+		b, err = read()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read tree %s: %w", h, err)
+	}
+	return b, nil
+}
+
+// rawEntry is a tree entry as encoded: its name and hash point into the
+// tree's bytes.
+type rawEntry struct {
+	mode uint32
+	name []byte
+	hash plumbing.Hash
+}
+
+func (e rawEntry) dir() bool { return e.mode == uint32(filemode.Dir) }
+
+// treeWalk reads the entries of an encoded tree, each "<octal mode>
+// <name>\x00<20-byte hash>", in order.
+type treeWalk struct {
+	data []byte
+}
+
+func (w *treeWalk) next() (e rawEntry, ok bool, err error) {
+	if len(w.data) == 0 {
+		return e, false, nil
+	}
+	sp := bytes.IndexByte(w.data, ' ')
+	if sp <= 0 {
+		return e, false, errors.New("malformed tree entry")
+	}
+	for _, c := range w.data[:sp] {
+		if c < '0' || c > '7' {
+			return e, false, errors.New("malformed tree entry mode")
+		}
+		e.mode = e.mode<<3 | uint32(c-'0')
+	}
+	rest := w.data[sp+1:]
+	nul := bytes.IndexByte(rest, 0)
+	if nul <= 0 || len(rest) < nul+1+len(e.hash) {
+		return e, false, errors.New("malformed tree entry")
+	}
+	e.name = rest[:nul]
+	copy(e.hash[:], rest[nul+1:])
+	w.data = rest[nul+1+len(e.hash):]
+	return e, true, nil
+}
+
+// compareEntries orders two entries as git sorts a tree: by name, a
+// directory's name followed by "/".
+func compareEntries(a, b rawEntry) int {
+	n := min(len(a.name), len(b.name))
+	if c := bytes.Compare(a.name[:n], b.name[:n]); c != 0 {
+		return c
+	}
+	return cmp.Compare(after(a, n), after(b, n))
+}
+
+// after is the byte of e's sort name at i, or -1 past its end.
+func after(e rawEntry, i int) int {
+	switch {
+	case i < len(e.name):
+		return int(e.name[i])
+	case i == len(e.name) && e.dir():
+		return '/'
+	}
+	return -1
 }

@@ -142,7 +142,7 @@ func Open(dir string) (*Repo, error) {
 	if err := checkFormat(gitDir); err != nil {
 		return nil, fmt.Errorf("open repository %s: %w", dir, err)
 	}
-	st := filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault())
+	st := filesystem.NewStorage(idxFS{osfs.New(gitDir)}, cache.NewObjectLRUDefault())
 	return &Repo{workDir: abs, gitDir: gitDir, objects: filepath.Join(gitDir, "objects"), storage: st}, nil
 }
 
