@@ -1031,3 +1031,39 @@ func TestSearchWhileExtending(t *testing.T) {
 		t.Errorf("Search = %d hits, %v; want 6", len(hits), err)
 	}
 }
+
+// TestKeepLetsWritersElsewhereIn: a writable handle kept after an update
+// holds the exclusive lock, which stops even the read-only lookup of a
+// writer in another process (mira-remember looking for a duplicate); once
+// unused it goes after keepIdleWritable, well before the keepIdle that a
+// read-only handle stays.
+func TestKeepLetsWritersElsewhereIn(t *testing.T) {
+	f := newFake(t)
+	for i := range 5 {
+		f.writeDoc(t, fdoc{id: fmt.Sprintf("D%d", i), created: t0, text: fmt.Sprintf("note %d about herons", i)})
+	}
+	var keep Keep
+	o := opts(nil)
+	o.Keep = &keep
+	mustOpen(t, f, o).Close()
+	f.writeDoc(t, fdoc{id: "D9", created: t0, text: "one more note about herons"})
+	f.commit()
+	ix := mustOpen(t, f, o) // takes in the change: the kept handle is writable
+	writable := keep.bl != nil && keep.bl.writable
+	ix.Close()
+	if !writable {
+		t.Fatal("the update left no writable handle kept; the test proves nothing")
+	}
+	start := time.Now()
+	lo := opts(nil)
+	lo.NoRefresh = true
+	lo.LockTimeout = 5 * time.Second
+	lookup, err := Open(f, lo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup.Close()
+	if waited := time.Since(start); waited >= keepIdle {
+		t.Errorf("a read-only open beside the kept writable handle waited %v, as long as an idle read-only handle is kept (%v)", waited, keepIdle)
+	}
+}
