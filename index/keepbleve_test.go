@@ -126,7 +126,7 @@ func TestRowFields(t *testing.T) {
 	}
 	ix := mustOpen(t, f, opts(nil))
 	q := Query{Text: "herons", K: 10, Now: t0}
-	want, err := ix.lexicalCandidates(q, 10, nil, DefaultRanking, true)
+	want, err := ix.lexicalCandidates(q, 10, nil, DefaultRanking, true, nil)
 	if err != nil || len(want) != 4 {
 		t.Fatalf("with fields: %d candidates, %v", len(want), err)
 	}
@@ -135,7 +135,7 @@ func TestRowFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, vs := range map[string]*vecStore{"rows": side.vs, "no rows": {}} {
-		got, err := ix.lexicalCandidates(q, 10, nil, DefaultRanking, false)
+		got, err := ix.lexicalCandidates(q, 10, nil, DefaultRanking, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

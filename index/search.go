@@ -168,7 +168,7 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 	}
 	spans := querySpans(q.Text, now)
 	if mode == ModeLexical {
-		lex, err := ix.lexicalCandidates(q, n, spans, r, true)
+		lex, err := ix.lexicalCandidates(q, n, spans, r, true, nil)
 		if err != nil {
 			return Stages{}, err
 		}
@@ -186,7 +186,11 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 	// the other, as nearest's parts do: the processors are busy anyway.
 	alone := searches.Add(1) == 1
 	defer searches.Add(-1)
-	lexical := func() { lex, lexErr = ix.lexicalCandidates(q, n, spans, r, false) }
+	var vs *vecStore
+	if vq != nil {
+		vs = vq.side.vs
+	}
+	lexical := func() { lex, lexErr = ix.lexicalCandidates(q, n, spans, r, false, vs) }
 	if mode != ModeVector && alone {
 		wg.Go(lexical)
 	}
@@ -225,8 +229,8 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 // filters, best first; when the query names times, the n best of those
 // times and the days around them (Ranking.DateWindow) are candidates too, so that the date
 // bonus has them to lift.
-func (ix *Index) lexicalCandidates(q Query, n int, spans []span, r Ranking, fields bool) ([]Candidate, error) {
-	res, err := ix.lexical(q, n, fields)
+func (ix *Index) lexicalCandidates(q Query, n int, spans []span, r Ranking, fields bool, vs *vecStore) ([]Candidate, error) {
+	res, err := ix.lexical(q, n, fields, vs)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +256,7 @@ func (ix *Index) lexicalCandidates(q Query, n int, spans []span, r Ranking, fiel
 	if !wq.until.After(wq.Since) {
 		return lex, nil
 	}
-	if res, err = ix.lexical(wq, n, fields); err != nil {
+	if res, err = ix.lexical(wq, n, fields, vs); err != nil {
 		return nil, err
 	}
 	seen := make(map[string]bool, len(lex))
@@ -307,11 +311,16 @@ func (ix *Index) rowFields(lex []Candidate, vs *vecStore) error {
 }
 
 // lexical returns the n best BM25 matches that pass the filters, with
-// their stored fields when fields is set.
-func (ix *Index) lexical(q Query, n int, fields bool) (*bleve.SearchResult, error) {
+// their stored fields when fields is set. Given the vector rows, a filter
+// that lets most documents through (broadFilter) is applied to the hits of
+// an unfiltered search instead (see broadly).
+func (ix *Index) lexical(q Query, n int, fields bool, vs *vecStore) (*bleve.SearchResult, error) {
 	text := ix.textQuery(q.Text)
 	top := text
 	if filter := filterQuery(q); filter != nil {
+		if res, ok, err := ix.broadly(text, q, n, fields, vs); ok || err != nil {
+			return res, err
+		}
 		top = &filteredQuery{text: text, filter: filter}
 	}
 	req := bleve.NewSearchRequestOptions(top, n, 0, false)
@@ -319,6 +328,54 @@ func (ix *Index) lexical(q Query, n int, fields bool) (*bleve.SearchResult, erro
 		return ix.search(req)
 	}
 	return ix.run(req)
+}
+
+// broadFilter is the share of the documents a filter must let through for
+// broadly to try it. A conversation's searches (its scope and global) are
+// such: stepping a filter's postings beside the text's cost a fifth of
+// their BM25 search.
+const broadFilter = 0.8
+
+// broadly runs the text query unfiltered, for somewhat more than n hits,
+// and keeps those whose vector rows pass q's filters. The filtered ranking
+// is the unfiltered one without the documents the filter drops (the
+// scores do not depend on the filter), so when at least n hits pass, or
+// the search found no more, they are exactly the filtered search's n
+// best. ok is false when that cannot be known: the filter is narrow or
+// not counted, a hit has no live row (an index caught half-way), or too
+// few passed.
+func (ix *Index) broadly(text query.Query, q Query, n int, fields bool, vs *vecStore) (res *bleve.SearchResult, ok bool, err error) {
+	if vs == nil || fields {
+		return nil, false, nil
+	}
+	f := newRowFilter(vs, q)
+	if f == nil {
+		return nil, false, nil
+	}
+	share, counted := vs.shareOf(f)
+	if !counted || share < broadFilter {
+		return nil, false, nil
+	}
+	m := int(float64(n)/share) + n/4 + 8
+	res, err = ix.search(bleve.NewSearchRequestOptions(text, m, 0, false))
+	if err != nil {
+		return nil, false, err
+	}
+	kept := res.Hits[:0]
+	for _, h := range res.Hits {
+		i := vs.find(h.ID)
+		if i < 0 {
+			return nil, false, nil
+		}
+		if f.pass(&vs.rows[i]) {
+			kept = append(kept, h)
+		}
+	}
+	if len(kept) < n && len(res.Hits) == m {
+		return nil, false, nil // the n-th passing hit may be further down
+	}
+	res.Hits = kept[:min(n, len(kept))]
+	return res, true, nil
 }
 
 // filteredQuery is a scored query restricted to the documents of an

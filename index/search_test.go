@@ -1,8 +1,10 @@
 package index
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -350,6 +352,93 @@ func TestFilteredQuery(t *testing.T) {
 					t.Errorf("%q, filter %d, hit %d: %s %v, want %s %v", text, i, j, got.Hits[j].ID, got.Hits[j].Score, want.Hits[j].ID, want.Hits[j].Score)
 				}
 			}
+		}
+	}
+}
+
+// TestBroadFilter: a filter that lets most documents through is applied to
+// the hits of an unfiltered search by their vector rows, and gives the
+// filtered search's hits and scores exactly; a narrow filter, or one of
+// tags or times, is left to bleve.
+func TestBroadFilter(t *testing.T) {
+	f := newFake(t)
+	generate(t, f, 2000) // scopes global, shop, mira, blog, about a quarter each
+	// A scope of a few documents that match the queries well: the broad
+	// searches find them among their first hits and must drop them.
+	for i := range 12 {
+		f.writeDoc(t, fdoc{id: fmt.Sprintf("R%03d", i), kind: "note", scope: "rare", created: t0,
+			text: strings.Repeat(vocabulary[3]+" "+vocabulary[40]+" "+vocabulary[2]+" "+vocabulary[90]+" ", 1+i%4)})
+	}
+	ix := mustOpen(t, f, opts(nil))
+	vq, err := ix.vectorQuery("anything")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vq.release()
+	vs := vq.side.vs
+	texts := []string{vocabulary[3] + " " + vocabulary[40], vocabulary[700] + " " + vocabulary[5] + " " + vocabulary[90], vocabulary[2], vocabulary[1500]}
+	for _, tc := range []struct {
+		q     Query
+		broad bool
+	}{
+		{Query{Scopes: []string{"global", "shop", "mira"}}, false}, // three quarters
+		{Query{Scopes: []string{"global", "shop", "mira", "blog"}}, true},
+		{Query{Kinds: []string{"fact", "decision", "preference", "turn", "note"}, Scopes: []string{"global", "shop", "mira", "blog"}}, true},
+		{Query{Scopes: []string{"global", "shop", "mira", "blog", "nowhere"}, Kinds: []string{"fact", "decision", "note", "preference", "turn"}}, true},
+		{Query{Scopes: []string{"shop"}}, false},
+		{Query{Tags: []string{vocabulary[1]}}, false},
+	} {
+		used, usedDropping := 0, 0
+		f := newRowFilter(vs, tc.q)
+		share, counted := vs.shareOf(f)
+		if got := counted && share >= broadFilter; got != tc.broad {
+			t.Errorf("%+v: share %.2f (counted %v); broad = %v, want %v", tc.q, share, counted, got, tc.broad)
+		}
+		for _, text := range texts {
+			for _, n := range []int{1, 10, 30} {
+				q := tc.q
+				q.Text = text
+				want, err := ix.lexical(q, n, false, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := ix.lexical(q, n, false, vs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// A broad filter may still fall back, when the documents
+				// it drops crowd the first hits; a narrow one always does.
+				_, ok, _ := ix.broadly(ix.textQuery(text), q, n, false, vs)
+				if ok && !tc.broad {
+					t.Errorf("%+v %q n=%d: the unfiltered search was used for a narrow filter", tc.q, text, n)
+				}
+				if ok {
+					used++
+					if text == texts[0] {
+						usedDropping++ // its first hits are of the rare scope
+					}
+				}
+				if len(got.Hits) != len(want.Hits) {
+					t.Fatalf("%+v %q n=%d: %d hits, want %d", tc.q, text, n, len(got.Hits), len(want.Hits))
+				}
+				if tc.broad && text == texts[0] {
+					all, err := ix.lexical(Query{Text: text}, n, false, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(all.Hits) > 0 && !strings.HasPrefix(all.Hits[0].ID, "entries/rare/") {
+						t.Errorf("%q: the best unfiltered hit %s is not of the rare scope; the test proves little", text, all.Hits[0].ID)
+					}
+				}
+				for j := range want.Hits {
+					if got.Hits[j].ID != want.Hits[j].ID || got.Hits[j].Score != want.Hits[j].Score {
+						t.Errorf("%+v %q n=%d, hit %d: %s %v, want %s %v", tc.q, text, n, j, got.Hits[j].ID, got.Hits[j].Score, want.Hits[j].ID, want.Hits[j].Score)
+					}
+				}
+			}
+		}
+		if tc.broad && (used == 0 || usedDropping == 0) {
+			t.Errorf("%+v: the unfiltered search was used %d times, %d of them dropping hits; want some of each", tc.q, used, usedDropping)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -90,10 +91,49 @@ type vecStore struct {
 	// rowsOnly: the vectors were not read (vecs is empty); a row's vec
 	// says only whether it has one.
 	rowsOnly bool
+	// byScope is the live rows by scope and kind, counted once (see
+	// shareOf); a store extended from this one counts its own.
+	byScope *rowCounts
+}
+
+// rowCounts is the number of live rows of each scope and kind.
+type rowCounts struct {
+	once sync.Once
+	by   map[[2]int32]int // {scope, kind} → rows
+	live int
 }
 
 func newVecStore(embedder string, dim int) *vecStore {
-	return &vecStore{embedder: embedder, dim: dim, dictIx: map[string]int32{}, logIx: map[string]int32{}}
+	return &vecStore{embedder: embedder, dim: dim, dictIx: map[string]int32{}, logIx: map[string]int32{}, byScope: &rowCounts{}}
+}
+
+// shareOf returns the share of the live rows that f lets through when f
+// filters by scope and kind only, and false for a filter of tags or
+// times, whose share is not counted.
+func (vs *vecStore) shareOf(f *rowFilter) (float64, bool) {
+	if f.tags != nil || f.hasSince || f.hasUntil || vs.byScope == nil {
+		return 0, false
+	}
+	c := vs.byScope
+	c.once.Do(func() {
+		c.by = map[[2]int32]int{}
+		for i := range vs.rows {
+			if r := &vs.rows[i]; !r.dead {
+				c.by[[2]int32{r.scope, r.kind}]++
+				c.live++
+			}
+		}
+	})
+	if c.live == 0 {
+		return 0, false
+	}
+	n := 0
+	for k, m := range c.by {
+		if (f.scopes == nil || f.scopes[k[0]]) && (f.kinds == nil || f.kinds[k[1]]) {
+			n += m
+		}
+	}
+	return float64(n) / float64(c.live), true
 }
 
 // intern returns the dictionary index of s.
@@ -676,6 +716,7 @@ func (vs *vecStore) extend(log string, committed int64) (*vecStore, error) {
 	nv.dictIx = maps.Clone(vs.dictIx)
 	nv.logIx = maps.Clone(vs.logIx)
 	nv.vecs = slices.Clip(vs.vecs)
+	nv.byScope = &rowCounts{}
 	if nv.mapped != nil {
 		nv.mapped.refs.Add(1)
 	}
