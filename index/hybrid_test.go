@@ -1066,4 +1066,25 @@ func TestKeepLetsWritersElsewhereIn(t *testing.T) {
 	if waited := time.Since(start); waited >= keepIdle {
 		t.Errorf("a read-only open beside the kept writable handle waited %v, as long as an idle read-only handle is kept (%v)", waited, keepIdle)
 	}
+	// In the writable handle's place this process keeps a read-only one,
+	// opened in the background, for its next search.
+	readOnly := func() bool {
+		keepMu.Lock()
+		defer keepMu.Unlock()
+		return keep.bl != nil && !keep.bl.writable
+	}
+	for deadline := time.Now().Add(5 * time.Second); !readOnly(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no read-only handle was kept after the writable one went")
+		}
+	}
+	ix = mustOpen(t, f, o)
+	if ix.Commit() == "" {
+		t.Error("the search side opened no index")
+	}
+	kept := keep.bl
+	ix.Close()
+	if kept == nil || kept.writable {
+		t.Errorf("the next Open used %+v, want the kept read-only handle", kept)
+	}
 }

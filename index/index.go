@@ -499,7 +499,8 @@ func (ix *Index) refresh(want probe) error {
 			kb *keptBleve
 		)
 		if writable {
-			bi, kb, err = ix.c.opt.Keep.writerFor(genDir, func() (bleve.Index, error) { return ix.openGen(genDir, false) })
+			bi, kb, err = ix.c.opt.Keep.writerFor(genDir, func() (bleve.Index, error) { return ix.openGen(genDir, false) },
+				func() (bleve.Index, error) { return ix.openGen(genDir, true) })
 		} else {
 			bi, kb, err = ix.c.opt.Keep.bleveFor(genDir, func() (bleve.Index, error) { return ix.openGen(genDir, true) })
 		}

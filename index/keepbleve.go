@@ -39,6 +39,8 @@ type keptBleve struct {
 	gate     sync.RWMutex  // a writer's update (held) against an Open's checks (shared)
 	closed   chan struct{} // closed once bi is
 	bm25     bm25Stats     // the searches' field statistics (see bm25Stats)
+	// reader, for a writable handle, opens the generation read-only.
+	reader func() (bleve.Index, error)
 }
 
 // shut closes the handle; nobody uses it.
@@ -100,7 +102,11 @@ func (k *Keep) bleveFor(genDir string, open func() (bleve.Index, error)) (bi ble
 // handle when it is a writable one of genDir, else a new one that k keeps
 // for the searches of this process. The caller holds kb's gate while it
 // writes.
-func (k *Keep) writerFor(genDir string, open func() (bleve.Index, error)) (bi bleve.Index, kb *keptBleve, err error) {
+//
+// reader opens the generation read-only: once the writable handle goes
+// (see downgrade), the searches of this process get one opened that way
+// in the background rather than open it in their own time.
+func (k *Keep) writerFor(genDir string, open, reader func() (bleve.Index, error)) (bi bleve.Index, kb *keptBleve, err error) {
 	if k == nil {
 		bi, err = open()
 		return bi, nil, err
@@ -136,6 +142,7 @@ func (k *Keep) writerFor(genDir string, open func() (bleve.Index, error)) (bi bl
 		return nil, nil, err
 	}
 	k.bl = k.newKept(genDir, bi, true)
+	k.bl.reader = reader
 	return bi, k.bl, nil
 }
 
@@ -195,7 +202,7 @@ func (k *Keep) releaseBleve(b *keptBleve) {
 		// Let another process have the lock now and then.
 		k.bl = nil
 		keepMu.Unlock()
-		b.shut()
+		k.downgrade(b)
 	case b.writable:
 		b.idle.Reset(keepIdleWritable)
 		keepMu.Unlock()
@@ -255,5 +262,33 @@ func (k *Keep) closeIdle(b *keptBleve) {
 	}
 	k.bl = nil
 	keepMu.Unlock()
+	k.downgrade(b)
+}
+
+// downgrade closes b, taken out of k, and when it was writable keeps a
+// read-only handle of its generation in its place, opened here: a search
+// that came next would otherwise open one in its own time (a few
+// milliseconds at 10k entries, after every batch of a busy proxy). The
+// read-only handle's shared lock lets other processes read; like any kept
+// handle it goes after keepIdle unused, and before this process writes.
+func (k *Keep) downgrade(b *keptBleve) {
 	b.shut()
+	if !b.writable || b.reader == nil {
+		return
+	}
+	bi, err := b.reader()
+	if err != nil {
+		return // the next search opens it, and reports what is wrong
+	}
+	keepMu.Lock()
+	if k.bl != nil || k.opening != nil {
+		keepMu.Unlock()
+		closeBleve(bi, filepath.Join(b.genDir, bleveDirName))
+		return
+	}
+	nb := k.newKept(b.genDir, bi, false)
+	nb.users = 0
+	nb.idle.Reset(keepIdle)
+	k.bl = nb
+	keepMu.Unlock()
 }
