@@ -148,27 +148,40 @@ func (p *packBuilder) write(objects string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("index pack: %w", err)
 	}
-	xf, err := os.CreateTemp(dir, "tmp_idx_")
+	xf, err := writeIndexTemp(dir, idx)
 	if err != nil {
 		return "", err
 	}
 	defer xf.Close()
 	tmps = append(tmps, xf.Name())
-	xw := bufio.NewWriter(xf)
-	if _, err := idxfile.NewEncoder(xw).Encode(idx); err != nil {
-		return "", fmt.Errorf("write pack index: %w", err)
-	}
-	if err := xw.Flush(); err != nil {
-		return "", fmt.Errorf("write pack index: %w", err)
-	}
-	if err := xf.Sync(); err != nil {
-		return "", fmt.Errorf("write pack index: %w", err)
-	}
 	name, err := installPack(dir, pf, xf, packHash)
 	if err == nil {
 		tmps = nil
 	}
 	return name, err
+}
+
+// writeIndexTemp writes a pack index to a synced temporary file in dir
+// and returns the file, open; the caller installs it or removes it.
+func writeIndexTemp(dir string, idx *idxfile.MemoryIndex) (*os.File, error) {
+	xf, err := os.CreateTemp(dir, "tmp_idx_")
+	if err != nil {
+		return nil, err
+	}
+	xw := bufio.NewWriter(xf)
+	_, err = idxfile.NewEncoder(xw).Encode(idx)
+	if err == nil {
+		err = xw.Flush()
+	}
+	if err == nil {
+		err = xf.Sync()
+	}
+	if err != nil {
+		xf.Close()
+		os.Remove(xf.Name())
+		return nil, fmt.Errorf("write pack index: %w", err)
+	}
+	return xf, nil
 }
 
 // installPack makes a written pack and its index read-only and renames

@@ -350,22 +350,12 @@ func (r *Repo) writePack(hashes []plumbing.Hash) (name string, err error) {
 	if err != nil {
 		return "", fmt.Errorf("index pack: %w", err)
 	}
-	xf, err := os.CreateTemp(dir, "tmp_idx_")
+	xf, err := writeIndexTemp(dir, idx)
 	if err != nil {
 		return "", err
 	}
 	defer xf.Close()
 	tmps = append(tmps, xf.Name())
-	xw := bufio.NewWriter(xf)
-	if _, err := idxfile.NewEncoder(xw).Encode(idx); err != nil {
-		return "", fmt.Errorf("write pack index: %w", err)
-	}
-	if err := xw.Flush(); err != nil {
-		return "", fmt.Errorf("write pack index: %w", err)
-	}
-	if err := xf.Sync(); err != nil {
-		return "", fmt.Errorf("write pack index: %w", err)
-	}
 	if name, err = installPack(dir, pf, xf, sum); err == nil {
 		tmps = nil
 	}
