@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -389,16 +388,30 @@ func (s *Store) Walk(fn func(*Entry) error, bad func(error)) error {
 	return nil
 }
 
-var idRe = regexp.MustCompile(`^[0-9A-Za-z_-]{1,64}$`)
+// ValidID reports whether id has the form of a memory id: 1 to 64 letters,
+// digits, '_' and '-'. (A regular expression with {1,64} compiled into 64
+// copies of its class at every process start: 3 ms for it and scope's.)
+func ValidID(id string) bool {
+	return len(id) >= 1 && len(id) <= 64 && allOf(id, "_-")
+}
 
-// ValidID reports whether id has the form of a memory id.
-func ValidID(id string) bool { return idRe.MatchString(id) }
+// allOf reports whether every byte of s is an ASCII letter, a digit or
+// one of extra.
+func allOf(s, extra string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(extra, c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
 
 // FindID locates the live entry with the given id. hint, when not empty, is
 // a path to try first (from the index); otherwise the entries directory is
 // searched by file name.
 func (s *Store) FindID(id, hint string) (*Entry, error) {
-	if !idRe.MatchString(id) {
+	if !ValidID(id) {
 		return nil, fmt.Errorf("%q is not a memory id", id)
 	}
 	if hint != "" {
@@ -443,11 +456,10 @@ func ContentHash(body string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-var scopeRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-
 // ValidScope reports why a scope name cannot be a directory name, or nil.
 func ValidScope(scope string) error {
-	if !scopeRe.MatchString(scope) || scope == "deleted" || strings.Contains(scope, "..") {
+	ok := len(scope) >= 1 && len(scope) <= 128 && allOf(scope[:1], "") && allOf(scope, "._-")
+	if !ok || scope == "deleted" || strings.Contains(scope, "..") {
 		return fmt.Errorf("invalid scope %q: use letters, digits, '.', '_' and '-' (at most 128, not starting with a symbol)", scope)
 	}
 	return nil

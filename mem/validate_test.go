@@ -2,6 +2,7 @@ package mem
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -68,5 +69,32 @@ func TestTombstoneOps(t *testing.T) {
 	ops := tx.Ops[len(tx.Ops)-2:]
 	if ops[0].Op != "delete" || ops[0].ReplacedBy != "" || ops[1].Op != "update" || ops[1].ReplacedBy != "01JD3ZK4Q8V6N2M7T5R9W1X0YC" {
 		t.Errorf("ops = %+v, want a delete, then an update naming the replacement", ops)
+	}
+}
+
+// TestValidIDAndScope: the hand-written checks accept exactly what the
+// regular expressions they replaced did, over generated names at and
+// around every edge (lengths, first character, each byte class).
+func TestValidIDAndScope(t *testing.T) {
+	idRe := regexp.MustCompile(`^[0-9A-Za-z_-]{1,64}$`)
+	scopeRe := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	var names []string
+	alphabet := []string{"a", "Z", "0", "9", "_", "-", ".", "/", " ", "é", "\x00", "~", "@", "[", "`", "{", ":"}
+	for _, first := range alphabet {
+		for _, rest := range alphabet {
+			for _, n := range []int{0, 1, 62, 63, 64, 65, 126, 127, 128, 129} {
+				names = append(names, first+strings.Repeat(rest, n))
+			}
+		}
+	}
+	names = append(names, "", "deleted", "a..b", "global", "01J9ABCDEF", "shop.v2", "..")
+	for _, s := range names {
+		if got, want := ValidID(s), idRe.MatchString(s); got != want {
+			t.Errorf("ValidID(%.20q… len %d) = %v, want %v", s, len(s), got, want)
+		}
+		want := scopeRe.MatchString(s) && s != "deleted" && !strings.Contains(s, "..")
+		if got := ValidScope(s) == nil; got != want {
+			t.Errorf("ValidScope(%.20q… len %d) accepted = %v, want %v", s, len(s), got, want)
+		}
 	}
 }
