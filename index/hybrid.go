@@ -65,6 +65,9 @@ type Keep struct {
 	// opening is closed when a writer of this process has opened the
 	// generation for writing (see writerFor).
 	opening chan struct{}
+	// releases counts the Releases, so that a handle opened in the
+	// background (see downgrade) is not kept past one.
+	releases int
 }
 
 // Loaded reports whether k holds a generation's vectors, read and ready
@@ -80,6 +83,7 @@ func (k *Keep) Release() {
 	keepMu.Lock()
 	side := k.side
 	k.side, k.key = nil, ""
+	k.releases++
 	b, _ := k.detachLocked()
 	keepMu.Unlock()
 	side.release()

@@ -266,29 +266,35 @@ func (k *Keep) closeIdle(b *keptBleve) {
 }
 
 // downgrade closes b, taken out of k, and when it was writable keeps a
-// read-only handle of its generation in its place, opened here: a search
-// that came next would otherwise open one in its own time (a few
-// milliseconds at 10k entries, after every batch of a busy proxy). The
-// read-only handle's shared lock lets other processes read; like any kept
-// handle it goes after keepIdle unused, and before this process writes.
+// read-only handle of its generation in its place, opened in the
+// background: a search that came next would otherwise open one in its own
+// time (a few milliseconds at 10k entries, after every batch of a busy
+// proxy). The read-only handle's shared lock lets other processes read;
+// like any kept handle it goes after keepIdle unused, and before this
+// process writes.
 func (k *Keep) downgrade(b *keptBleve) {
 	b.shut()
 	if !b.writable || b.reader == nil {
 		return
 	}
-	bi, err := b.reader()
-	if err != nil {
-		return // the next search opens it, and reports what is wrong
-	}
 	keepMu.Lock()
-	if k.bl != nil || k.opening != nil {
-		keepMu.Unlock()
-		closeBleve(bi, filepath.Join(b.genDir, bleveDirName))
-		return
-	}
-	nb := k.newKept(b.genDir, bi, false)
-	nb.users = 0
-	nb.idle.Reset(keepIdle)
-	k.bl = nb
+	releases := k.releases
 	keepMu.Unlock()
+	go func() {
+		bi, err := b.reader()
+		if err != nil {
+			return // the next search opens it, and reports what is wrong
+		}
+		keepMu.Lock()
+		if k.bl != nil || k.opening != nil || k.releases != releases {
+			keepMu.Unlock()
+			closeBleve(bi, filepath.Join(b.genDir, bleveDirName))
+			return
+		}
+		nb := k.newKept(b.genDir, bi, false)
+		nb.users = 0
+		nb.idle.Reset(keepIdle)
+		k.bl = nb
+		keepMu.Unlock()
+	}()
 }
