@@ -324,3 +324,21 @@ func BenchmarkRebuild(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseManifest measures reading a 100k-entry manifest, which a
+// freshness check without a watcher does first.
+func BenchmarkParseManifest(b *testing.B) {
+	m := manifest{}
+	for i := range 100_000 {
+		m[fmt.Sprintf("entries/global/%s/20261121T%06dZ__01J9%020d.md", []string{"facts", "notes", "decisions"}[i%3], i, i)] =
+			entry{size: int64(300 + i%500), mtime: 1795611761492464966 + int64(i), id: fmt.Sprintf("01J9%020d", i)}
+	}
+	data := formatManifest(m)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		got, err := parseManifest(data)
+		if err != nil || len(got) != len(m) {
+			b.Fatalf("parseManifest = %d entries, %v", len(got), err)
+		}
+	}
+}
