@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -93,10 +94,39 @@ func (p *packBuilder) add(h plumbing.Hash, t plumbing.ObjectType, data []byte) e
 }
 
 // write installs the pack and its index under objects/pack and returns
-// the pack's name. Like writePack, it syncs both files under temporary
-// names and renames the index into place before the pack, so a reader
-// never finds one without the other.
+// the pack's name (see savePack).
 func (p *packBuilder) write(objects string) (string, error) {
+	return savePack(objects, func(w io.Writer) (plumbing.Hash, error) {
+		sum := sha1.New()
+		mw := io.MultiWriter(w, sum)
+		var hdr [packHeaderSize]byte
+		copy(hdr[:], "PACK")
+		binary.BigEndian.PutUint32(hdr[4:], 2)
+		binary.BigEndian.PutUint32(hdr[8:], uint32(len(p.entries)))
+		mw.Write(hdr[:])
+		mw.Write(p.body.Bytes())
+		var packHash plumbing.Hash
+		copy(packHash[:], sum.Sum(nil))
+		_, err := w.Write(packHash[:])
+		return packHash, err
+	}, func(_ *os.File, packHash plumbing.Hash) (*idxfile.MemoryIndex, error) {
+		iw := new(idxfile.Writer)
+		iw.OnHeader(uint32(len(p.entries)))
+		for _, e := range p.entries {
+			iw.Add(e.hash, e.off, e.crc)
+		}
+		if err := iw.OnFooter(packHash); err != nil {
+			return nil, err
+		}
+		return iw.Index()
+	})
+}
+
+// savePack writes a pack under objects/pack: body writes the pack file
+// and returns its checksum, index computes its index. Both files are
+// written under temporary names and synced, then installed (installPack);
+// a failure leaves no file behind.
+func savePack(objects string, body func(io.Writer) (plumbing.Hash, error), index func(pf *os.File, sum plumbing.Hash) (*idxfile.MemoryIndex, error)) (string, error) {
 	dir := filepath.Join(objects, "pack")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -107,44 +137,24 @@ func (p *packBuilder) write(objects string) (string, error) {
 			os.Remove(t)
 		}
 	}()
-
 	pf, err := os.CreateTemp(dir, "tmp_pack_")
 	if err != nil {
 		return "", err
 	}
 	defer pf.Close()
 	tmps = append(tmps, pf.Name())
-	sum := sha1.New()
 	bw := bufio.NewWriterSize(pf, 256<<10)
-	out := func(b []byte) {
-		sum.Write(b)
-		bw.Write(b)
+	sum, err := body(bw)
+	if err == nil {
+		err = bw.Flush()
 	}
-	var hdr [packHeaderSize]byte
-	copy(hdr[:], "PACK")
-	binary.BigEndian.PutUint32(hdr[4:], 2)
-	binary.BigEndian.PutUint32(hdr[8:], uint32(len(p.entries)))
-	out(hdr[:])
-	out(p.body.Bytes())
-	var packHash plumbing.Hash
-	copy(packHash[:], sum.Sum(nil))
-	bw.Write(packHash[:])
-	if err := bw.Flush(); err != nil {
+	if err == nil {
+		err = pf.Sync()
+	}
+	if err != nil {
 		return "", fmt.Errorf("write pack: %w", err)
 	}
-	if err := pf.Sync(); err != nil {
-		return "", fmt.Errorf("write pack: %w", err)
-	}
-
-	iw := new(idxfile.Writer)
-	iw.OnHeader(uint32(len(p.entries)))
-	for _, e := range p.entries {
-		iw.Add(e.hash, e.off, e.crc)
-	}
-	if err := iw.OnFooter(packHash); err != nil {
-		return "", fmt.Errorf("index pack: %w", err)
-	}
-	idx, err := iw.Index()
+	idx, err := index(pf, sum)
 	if err != nil {
 		return "", fmt.Errorf("index pack: %w", err)
 	}
@@ -154,7 +164,7 @@ func (p *packBuilder) write(objects string) (string, error) {
 	}
 	defer xf.Close()
 	tmps = append(tmps, xf.Name())
-	name, err := installPack(dir, pf, xf, packHash)
+	name, err := installPack(dir, pf, xf, sum)
 	if err == nil {
 		tmps = nil
 	}

@@ -1,7 +1,6 @@
 package gitrepo
 
 import (
-	"bufio"
 	"cmp"
 	"errors"
 	"fmt"
@@ -301,65 +300,26 @@ func (r *Repo) packHashes(pack string, fn func(plumbing.Hash)) error {
 }
 
 // writePack writes the objects into a new pack with its index and returns
-// the pack's name. Both files are written under temporary names and synced,
-// then installed (installPack).
-func (r *Repo) writePack(hashes []plumbing.Hash) (name string, err error) {
-	dir := filepath.Join(r.objects, "pack")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	var tmps []string
-	defer func() {
-		for _, t := range tmps {
-			os.Remove(t)
+// the pack's name (see savePack).
+func (r *Repo) writePack(hashes []plumbing.Hash) (string, error) {
+	return savePack(r.objects, func(w io.Writer) (plumbing.Hash, error) {
+		return packfile.NewEncoder(w, r.storage, false).Encode(hashes, packWindow)
+	}, func(pf *os.File, _ plumbing.Hash) (*idxfile.MemoryIndex, error) {
+		// The index is computed from the pack as written, which also
+		// checks that the pack reads back.
+		if _, err := pf.Seek(0, io.SeekStart); err != nil {
+			return nil, err
 		}
-	}()
-
-	pf, err := os.CreateTemp(dir, "tmp_pack_")
-	if err != nil {
-		return "", err
-	}
-	defer pf.Close()
-	tmps = append(tmps, pf.Name())
-	bw := bufio.NewWriterSize(pf, 256<<10)
-	sum, err := packfile.NewEncoder(bw, r.storage, false).Encode(hashes, packWindow)
-	if err != nil {
-		return "", fmt.Errorf("write pack: %w", err)
-	}
-	if err := bw.Flush(); err != nil {
-		return "", fmt.Errorf("write pack: %w", err)
-	}
-	if err := pf.Sync(); err != nil {
-		return "", fmt.Errorf("write pack: %w", err)
-	}
-
-	// The index is computed from the pack as written, which also checks
-	// that the pack reads back.
-	if _, err := pf.Seek(0, io.SeekStart); err != nil {
-		return "", err
-	}
-	iw := new(idxfile.Writer)
-	parser, err := packfile.NewParser(packfile.NewScanner(pf), iw)
-	if err != nil {
-		return "", fmt.Errorf("index pack: %w", err)
-	}
-	if _, err := parser.Parse(); err != nil {
-		return "", fmt.Errorf("index pack: %w", err)
-	}
-	idx, err := iw.Index()
-	if err != nil {
-		return "", fmt.Errorf("index pack: %w", err)
-	}
-	xf, err := writeIndexTemp(dir, idx)
-	if err != nil {
-		return "", err
-	}
-	defer xf.Close()
-	tmps = append(tmps, xf.Name())
-	if name, err = installPack(dir, pf, xf, sum); err == nil {
-		tmps = nil
-	}
-	return name, err
+		iw := new(idxfile.Writer)
+		parser, err := packfile.NewParser(packfile.NewScanner(pf), iw)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := parser.Parse(); err != nil {
+			return nil, err
+		}
+		return iw.Index()
+	})
 }
 
 // removePack deletes every file of a pack: the .pack first, so go-git
