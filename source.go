@@ -1,7 +1,7 @@
 package mira
 
 import (
-	"context"
+	"path/filepath"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -87,51 +87,45 @@ func docOf(e *mem.Entry) index.Doc {
 // things up (the duplicate check, finding an id): when the index cannot be
 // had they fall back to reading files.
 type lookup struct {
-	ix    *index.Index
+	f     *index.Finder
 	st    *mem.Store
 	since []string // entry paths committed since the index was updated
 }
 
-// openLookup opens the index as it is, for lookups by writers: a writer
-// must stay cheap, so it neither updates the index before nor after its
-// commit (the next reader brings it up to date in one batch). What was
+// openLookup reads the index's rows as they are, for lookups by writers: a
+// writer must stay cheap, so it neither updates the index before nor after
+// its commit (the next reader, or the server, brings it up to date in one
+// batch), nor opens the search index or waits for its lock. What was
 // committed since the index was last updated is looked at directly (see
 // duplicate); hand edits not yet committed are not.
 func (m *Memory) openLookup() *lookup {
 	h := &lookup{st: m.st}
-	opt := m.indexOptions(context.Background())
-	opt.Keep = nil
-	opt.Progress = nil
-	opt.NoRefresh = true
-	opt.Warn = func(string, error) {} // the next reader reports problems
-	ix, err := index.Open(newSource(m.st), opt)
+	dir := m.indexDir
+	if dir == "" {
+		dir = filepath.Join(m.st.Root, ".index")
+	}
+	f, err := index.OpenFinder(dir)
 	if err != nil {
 		return h
 	}
 	head, err := m.st.Head()
-	if err == nil && head != ix.Commit() {
-		h.since, err = m.st.Diff(ix.Commit(), head)
+	if err == nil && head != f.Commit() {
+		h.since, err = m.st.Diff(f.Commit(), head)
 	}
 	if err != nil {
-		ix.Close()
 		return h
 	}
-	h.ix = ix
+	h.f = f
 	return h
 }
 
-func (h *lookup) close() {
-	if h.ix != nil {
-		h.ix.Close()
-		h.ix = nil
-	}
-}
+func (h *lookup) close() { h.f = nil }
 
 func (h *lookup) pathOf(id string) string {
-	if h.ix == nil {
+	if h.f == nil {
 		return ""
 	}
-	p, _ := h.ix.PathOf(id)
+	p, _ := h.f.PathOf(id)
 	return p
 }
 
@@ -140,17 +134,14 @@ func (h *lookup) pathOf(id string) string {
 func (h *lookup) duplicate(e *mem.Entry) *mem.Entry {
 	st := h.st
 	hash := mem.ContentHash(e.Body)
-	if h.ix != nil {
-		paths, err := h.ix.ByHash(hash)
-		if err == nil {
-			for _, p := range append(paths, h.since...) {
-				d, err := st.Read(p)
-				if err == nil && !d.Deleted() && d.Scope == e.Scope && d.Kind == e.Kind && mem.ContentHash(d.Body) == hash {
-					return d
-				}
+	if h.f != nil {
+		for _, p := range append(h.f.ByHash(hash), h.since...) {
+			d, err := st.Read(p)
+			if err == nil && !d.Deleted() && d.Scope == e.Scope && d.Kind == e.Kind && mem.ContentHash(d.Body) == hash {
+				return d
 			}
-			return nil
 		}
+		return nil
 	}
 	// No index: read the files of that scope and kind.
 	paths, _ := st.Paths(e.Scope, e.Kind)

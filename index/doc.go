@@ -63,12 +63,13 @@
 //
 // Every live document has a row in the vector store: what the filters and
 // the ranking need (path, id, kind, scope, project, tags, creation time),
-// the first 16 bytes of the SHA-256 of its embedded text, and its vector
+// the first 16 bytes of the SHA-256 of its embedded text, the store's hash
+// of its text (for the duplicate check of writers, see Finder), and its vector
 // unless its text has no words or its embedding failed. All integers are
 // little-endian; a string is a uvarint length and its bytes. The base file
 // vectors-<seq> is
 //
-//	"MIRAVEC\x00", u32 version (2), u32 dim, u32 rows, u32 vectors,
+//	"MIRAVEC\x00", u32 version (3), u32 dim, u32 rows, u32 vectors,
 //	u32 length of the row section, string embedder ID,
 //	rows (sorted by path), u32 CRC-32C of everything before,
 //	0 to 3 zero bytes, so that the vectors start at a multiple of 4,
@@ -76,9 +77,9 @@
 //
 // where a row is path, id, kind, scope, project, uvarint tag count and the
 // tags, a flags byte (1: has a vector, 2: pending, 4: creation time known),
-// the creation time as a zig-zag varint of Unix nanoseconds and the text
-// hash; the vectors follow in the order of the rows that have one. The log
-// vectors-<seq>.log is a sequence of records: u32 payload length, u32
+// the creation time as a zig-zag varint of Unix nanoseconds, the text
+// hash and the content hash (Doc.Hash, a string); the vectors follow in
+// the order of the rows that have one. The log vectors-<seq>.log is a sequence of records: u32 payload length, u32
 // CRC-32C of the payload, payload; a payload is 1 and a row followed by
 // its vector (a document added or changed) or 2 and a path (removed).
 // Readers apply the base, then the log; a torn record after the committed

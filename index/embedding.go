@@ -65,7 +65,7 @@ type vecInput struct {
 func newVecInput(d Doc) vecInput {
 	return vecInput{vecDoc: vecDoc{
 		path: d.Path, id: d.ID, kind: d.Kind, scope: d.Scope, project: d.Project,
-		tags: d.Tags, created: d.CreatedAt, hash: hashText(d.Text),
+		tags: d.Tags, created: d.CreatedAt, hash: hashText(d.Text), content: d.Hash,
 	}, text: d.Text}
 }
 

@@ -95,7 +95,7 @@ func (f *fakeSource) Load(path string) (Doc, error) {
 	if !ok {
 		return Doc{}, errors.New("no --- line")
 	}
-	d := Doc{Path: path, Text: body}
+	d := Doc{Path: path, Text: body, Hash: fakeHash(body)}
 	for _, line := range strings.Split(strings.TrimSpace(head), "\n") {
 		k, v, _ := strings.Cut(line, ": ")
 		switch k {
@@ -122,6 +122,9 @@ func (f *fakeSource) Load(path string) (Doc, error) {
 	}
 	return d, nil
 }
+
+// fakeHash is the fake store's Doc.Hash: the text itself, trimmed.
+func fakeHash(body string) string { return "h:" + strings.TrimSpace(body) }
 
 // resetLoads forgets the Load calls so far.
 func (f *fakeSource) resetLoads() {

@@ -2,49 +2,14 @@ package index
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
 )
 
-// ErrNotFound is returned by PathOf for an id the index does not hold.
+// ErrNotFound is returned by Finder.PathOf for an id the index does not
+// hold.
 var ErrNotFound = errors.New("not in the index")
-
-// PathOf returns the path of the live entry with the given id.
-func (ix *Index) PathOf(id string) (string, error) {
-	paths, err := ix.term(fieldID, id, 2)
-	if err != nil {
-		return "", err
-	}
-	if len(paths) == 0 {
-		return "", fmt.Errorf("id %s: %w", id, ErrNotFound)
-	}
-	return paths[0], nil
-}
-
-// ByHash returns the paths of live entries whose Doc.Hash is hash, so a
-// writer can refuse an exact duplicate without reading the store.
-func (ix *Index) ByHash(hash string) ([]string, error) {
-	return ix.term(fieldHash, hash, 100)
-}
-
-func (ix *Index) term(field, value string, n int) ([]string, error) {
-	if ix.bi == nil || ix.closed {
-		return nil, errors.New("index is closed")
-	}
-	tq := query.NewTermQuery(value)
-	tq.SetField(field)
-	res, err := ix.run(bleve.NewSearchRequestOptions(tq, n, 0, false))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, len(res.Hits))
-	for i, h := range res.Hits {
-		out[i] = h.ID
-	}
-	return out, nil
-}
 
 // Commit returns the commit the open index is up to date with ("" before
 // the first). With Options.NoRefresh it may be behind the store's HEAD;

@@ -28,7 +28,6 @@ const (
 	fieldRole    = "role"
 	fieldTags    = "tags"
 	fieldCreated = "created_at"
-	fieldHash    = "hash"
 	fieldPin     = "pin"
 )
 
@@ -71,9 +70,11 @@ func newMapping() mapping.IndexMapping {
 		f.SkipFreqNorm = true
 		return f
 	}
-	// The id is indexed too (one term per entry): commands look a memory
-	// up by id without walking the store.
+	// The id is stored, not indexed: writers look a memory up by id (or
+	// by its text's hash) in the vector rows (Finder), and a hundred
+	// thousand terms of one entry each would only slow every build.
 	id := keyword(true)
+	id.Index = false
 
 	created := bleve.NewDateTimeFieldMapping()
 	created.Store = true
@@ -89,7 +90,6 @@ func newMapping() mapping.IndexMapping {
 	dm.AddFieldMappingsAt(fieldRole, keyword(false))
 	dm.AddFieldMappingsAt(fieldTags, keyword(false))
 	dm.AddFieldMappingsAt(fieldCreated, created)
-	dm.AddFieldMappingsAt(fieldHash, keyword(false))
 	dm.AddFieldMappingsAt(fieldPin, keyword(false))
 	dm.AddSubDocumentMapping("_all", bleve.NewDocumentDisabledMapping())
 	im.DefaultMapping = dm
@@ -113,7 +113,6 @@ func bleveDoc(d Doc) map[string]any {
 	set(fieldScope, d.Scope)
 	set(fieldProject, d.Project)
 	set(fieldRole, d.Role)
-	set(fieldHash, d.Hash)
 	set(fieldPin, d.Pin)
 	if len(d.Tags) > 0 {
 		m[fieldTags] = d.Tags

@@ -29,7 +29,7 @@ type Doc struct {
 	// found by the words of what it answers. Not embedded, not stored.
 	Context string
 	// Hash identifies the text for duplicate detection (the store decides
-	// how); it is indexed but not stored.
+	// how); it is kept in the document's vector row, for Finder.ByHash.
 	Hash string
 }
 

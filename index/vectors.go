@@ -30,7 +30,7 @@ import (
 
 const (
 	vecMagic   = "MIRAVEC\x00"
-	vecVersion = 2
+	vecVersion = 3
 	vecPrefix  = "vectors-"
 	logSuffix  = ".log"
 
@@ -56,6 +56,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 type vecRow struct {
 	path, id             string
 	hash                 textHash // of the embedded text
+	content              string   // Doc.Hash: the store's hash of the text, for duplicates
 	created              int64    // unix ns, valid when hasCreated
 	hasCreated           bool
 	kind, scope, project int32 // indexes into vecStore.dict
@@ -219,6 +220,7 @@ type vecDoc struct {
 	tags                           []string
 	created                        time.Time
 	hash                           textHash
+	content                        string // Doc.Hash
 	vec                            []float32
 	pending                        bool
 }
@@ -229,7 +231,7 @@ func (vs *vecStore) put(d vecDoc) {
 		vs.rows[i].dead = true
 	}
 	r := vecRow{
-		path: d.path, id: d.id, hash: d.hash,
+		path: d.path, id: d.id, hash: d.hash, content: d.content,
 		kind: vs.intern(d.kind), scope: vs.intern(d.scope), project: vs.intern(d.project),
 		vec: -1, pending: d.pending,
 	}
@@ -261,7 +263,7 @@ func (vs *vecStore) unchanged(d *vecDoc) bool {
 		return false
 	}
 	r := &vs.rows[i]
-	if r.dead || r.pending || r.vec < 0 || r.hash != d.hash || r.id != d.id ||
+	if r.dead || r.pending || r.vec < 0 || r.hash != d.hash || r.id != d.id || r.content != d.content ||
 		vs.dict[r.kind] != d.kind || vs.dict[r.scope] != d.scope || vs.dict[r.project] != d.project ||
 		len(r.tags) != len(d.tags) || r.hasCreated == d.created.IsZero() ||
 		(r.hasCreated && r.created != d.created.UnixNano()) {
@@ -286,7 +288,7 @@ func (vs *vecStore) del(p string) {
 func (vs *vecStore) doc(i int) vecDoc {
 	r := &vs.rows[i]
 	d := vecDoc{
-		path: r.path, id: r.id, hash: r.hash, pending: r.pending,
+		path: r.path, id: r.id, hash: r.hash, content: r.content, pending: r.pending,
 		kind: vs.dict[r.kind], scope: vs.dict[r.scope], project: vs.dict[r.project],
 		vec: vs.vector(i),
 	}
@@ -328,7 +330,9 @@ func appendRow(b []byte, d *vecDoc, hasVec bool) []byte {
 	}
 	b = append(b, flags)
 	b = binary.AppendVarint(b, created)
-	return append(b, d.hash[:]...)
+	b = append(b, d.hash[:]...)
+	str(d.content)
+	return b
 }
 
 // rowReader decodes rows. Strings are cut from src, which the caller makes
@@ -429,6 +433,7 @@ func (r *rowReader) row(vs *vecStore) (vecRow, bool) {
 	}
 	r.off += n
 	copy(row.hash[:], r.bytes(len(row.hash)))
+	row.content = r.str()
 	row.pending = flags[0]&flagPending != 0
 	if flags[0]&flagCreated != 0 {
 		row.created, row.hasCreated = created, true

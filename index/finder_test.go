@@ -1,0 +1,136 @@
+package index
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestFinder looks ids and texts up in the vector rows: after a build, and
+// after an update that changes, removes and adds entries (log records), by
+// scanning for the first lookups and through maps for later ones.
+func TestFinder(t *testing.T) {
+	f := newFake(t)
+	a := f.writeDoc(t, fdoc{id: "A", created: t0, text: "alpha text"})
+	b := f.writeDoc(t, fdoc{id: "B", created: t0, text: "beta text"})
+	c := f.writeDoc(t, fdoc{id: "C", created: t0, text: "gamma text"})
+	twin := f.writeDoc(t, fdoc{id: "T", kind: "fact", created: t0, text: "alpha text"})
+	mustOpen(t, f, opts(nil)).Close()
+	dir := filepath.Join(f.root, indexDirName)
+
+	type want struct {
+		ids    map[string]string   // id → path; "" for none
+		hashes map[string][]string // text → paths
+	}
+	check := func(name string, w want) {
+		t.Helper()
+		fi, err := OpenFinder(dir)
+		if err != nil {
+			t.Fatalf("%s: OpenFinder: %v", name, err)
+		}
+		head, _ := f.Head()
+		if fi.Commit() != head {
+			t.Errorf("%s: Commit() = %q, want %q", name, fi.Commit(), head)
+		}
+		// Twice over, so that the second round goes past scanLimit and
+		// answers from the maps.
+		for round := range 2 {
+			for range scanLimit / 2 {
+				for id, p := range w.ids {
+					got, err := fi.PathOf(id)
+					if p == "" {
+						if !errors.Is(err, ErrNotFound) {
+							t.Errorf("%s round %d: PathOf(%s) = %q, %v; want ErrNotFound", name, round, id, got, err)
+						}
+					} else if got != p || err != nil {
+						t.Errorf("%s round %d: PathOf(%s) = %q, %v; want %s", name, round, id, got, err, p)
+					}
+				}
+				for text, ps := range w.hashes {
+					got := fi.ByHash(fakeHash(text))
+					slices.Sort(got)
+					slices.Sort(ps)
+					if !slices.Equal(got, ps) {
+						t.Errorf("%s round %d: ByHash(%q) = %v, want %v", name, round, text, got, ps)
+					}
+				}
+			}
+		}
+	}
+	check("built", want{
+		ids:    map[string]string{"A": a, "B": b, "C": c, "T": twin, "X": ""},
+		hashes: map[string][]string{"alpha text": {a, twin}, "beta text": {b}, "delta text": nil},
+	})
+
+	f.writeFile(t, b, fdoc{id: "B", created: t0, text: "beta text, changed"}.encode(), oldTime.Add(time.Minute))
+	f.remove(t, c)
+	d := f.writeDoc(t, fdoc{id: "D", created: t0, text: "delta text"})
+	f.commit(b, c, d)
+	mustOpen(t, f, opts(nil)).Close()
+	check("updated", want{
+		ids:    map[string]string{"A": a, "B": b, "C": "", "D": d},
+		hashes: map[string][]string{"beta text": nil, "beta text, changed": {b}, "gamma text": nil, "delta text": {d}},
+	})
+}
+
+// TestFinderTakesNoLock: a writer holding the generation's bbolt lock (a
+// server updating the index) does not make a Finder wait.
+func TestFinderTakesNoLock(t *testing.T) {
+	f := newFake(t)
+	a := f.writeDoc(t, fdoc{id: "A", created: t0, text: "alpha text"})
+	mustOpen(t, f, opts(nil)).Close()
+	dir := filepath.Join(f.root, indexDirName)
+	gen, err := readCurrent(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := lockFile(filepath.Join(dir, gen, bleveDirName, "store", "root.bolt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	done := make(chan error, 1)
+	go func() {
+		fi, err := OpenFinder(dir)
+		if err == nil {
+			var p string
+			if p, err = fi.PathOf("A"); err == nil && p != a {
+				err = errors.New("wrong path " + p)
+			}
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(DefaultLockTimeout):
+		t.Fatal("OpenFinder waited for the writer's lock")
+	}
+}
+
+// TestFinderWithoutIndex: no index, and a damaged one, are errors the
+// caller can tell apart.
+func TestFinderWithoutIndex(t *testing.T) {
+	f := newFake(t)
+	dir := filepath.Join(f.root, indexDirName)
+	if _, err := OpenFinder(dir); !errors.Is(err, ErrNoIndex) {
+		t.Fatalf("OpenFinder without an index: %v, want ErrNoIndex", err)
+	}
+	f.writeDoc(t, fdoc{id: "A", created: t0, text: "alpha text"})
+	mustOpen(t, f, opts(nil)).Close()
+	gen, err := readCurrent(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, gen, damagedMark), []byte("test\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenFinder(dir); err == nil || errors.Is(err, ErrNoIndex) {
+		t.Fatalf("OpenFinder of a damaged index: %v, want a damage error", err)
+	}
+}
