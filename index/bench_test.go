@@ -342,3 +342,21 @@ func BenchmarkParseManifest(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFinder is a writer's duplicate check: reading the rows and one
+// lookup by hash.
+func BenchmarkFinder(b *testing.B) {
+	for _, n := range sizes() {
+		f := corpus(b, n)
+		dir := filepath.Join(f.root, indexDirName)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				fi, err := OpenFinder(dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				fi.ByHash("h:none")
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Finder answers a writer's lookups (which file holds an id, which files
@@ -54,13 +55,8 @@ func OpenFinder(dir string) (*Finder, error) {
 			last = err
 			continue
 		}
-		f := &Finder{commit: m.Commit, rows: vs.rows[:0:0]}
-		for _, r := range vs.rows {
-			if !r.dead {
-				f.rows = append(f.rows, r)
-			}
-		}
-		return f, nil
+		live := slices.DeleteFunc(vs.rows, func(r vecRow) bool { return r.dead })
+		return &Finder{commit: m.Commit, rows: live}, nil
 	}
 	return nil, last
 }

@@ -339,9 +339,10 @@ func appendRow(b []byte, d *vecDoc, hasVec bool) []byte {
 // sure is not modified afterwards (the rows of a base file are substrings
 // of one string holding the whole row section).
 type rowReader struct {
-	src string
-	off int
-	err error
+	src  string
+	off  int
+	err  error
+	slab []int32 // room for the tags of the rows to come
 }
 
 func (r *rowReader) uvarint() uint64 {
@@ -413,7 +414,11 @@ func (r *rowReader) row(vs *vecStore) (vecRow, bool) {
 		return row, false
 	}
 	if nt > 0 {
-		row.tags = make([]int32, nt)
+		// Tags come from a shared slab, not one allocation per row.
+		if uint64(len(r.slab)) < nt {
+			r.slab = make([]int32, max(nt, 4096))
+		}
+		row.tags, r.slab = r.slab[:nt:nt], r.slab[nt:]
 		for i := range row.tags {
 			row.tags[i] = vs.intern(r.str())
 		}
@@ -623,7 +628,9 @@ func loadVecStore(genDir string, m meta, rowsOnly bool) (*vecStore, error) {
 	if crc != binary.LittleEndian.Uint32(sec[h.rowsLen:]) {
 		return nil, damaged("vectors: rows: checksum mismatch")
 	}
-	rr := rowReader{src: string(sec[:h.rowsLen])}
+	// sec is not written to again: the rows' strings are cut from it
+	// without a copy of the whole section.
+	rr := rowReader{src: unsafe.String(unsafe.SliceData(sec), h.rowsLen)}
 	vs.rows = make([]vecRow, 0, h.rows)
 	nvec := int32(0)
 	for range h.rows {
