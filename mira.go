@@ -207,6 +207,10 @@ func Open(ctx context.Context, opt Options) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Commits are signed as the caller's environment says, which in a
+	// server is its client's, not the process's.
+	st.Author = cmp.Or(opt.Getenv("GIT_AUTHOR_NAME"), "mira")
+	st.Email = cmp.Or(opt.Getenv("GIT_AUTHOR_EMAIL"), "mira@localhost")
 	m := &Memory{st: st, home: st.Root, indexDir: readOnlyIndexDir(st.Root), opt: opt, cfg: cfg, emb: emb, rr: rr, keep: opt.Keep, cache: opt.Records}
 	if m.indexDir != "" {
 		m.warn("", fmt.Errorf("the store %s cannot be written: searching through an index in %s", st.Root, m.indexDir))

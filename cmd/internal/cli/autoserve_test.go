@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -246,4 +248,71 @@ func TestServeOptOut(t *testing.T) {
 	if got := serverPIDs(t, r.home); len(got) != 1 {
 		t.Errorf("MIRA_SERVE=1 over recall.serve: false: servers %v, want one", got)
 	}
+}
+
+// TestServedRemember: while a server runs, mira-remember's small client
+// has it store the memory (a client with no mira-index beside it still
+// succeeds), signed as the client's environment says; memories on stdin
+// and refused ones are the client's own business, with the same output
+// and status as without a server.
+func TestServedRemember(t *testing.T) {
+	r := onDemand(t)
+	r.run("mira-remember", "tomatoes grow in the garden")
+	r.recall([]string{"GIT_AUTHOR_NAME=Server"}, "tomatoes") // starts the server
+	if len(serverPIDs(t, r.home)) != 1 {
+		t.Fatal("no server")
+	}
+	// The client alone: it cannot run the command itself.
+	lone := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(exe, filepath.Join(lone, "mira-remember")); err != nil {
+		t.Fatal(err)
+	}
+	alone := func(stdin string, args ...string) (string, string, error) {
+		c := r.cmd("mira-remember", args...)
+		c.Path = filepath.Join(lone, "mira-remember")
+		c.Args[0] = c.Path
+		c.Env = append(c.Env, "PATH=", "GIT_AUTHOR_NAME=Client")
+		c.Stdin = strings.NewReader(stdin)
+		var out, errb bytes.Buffer
+		c.Stdout, c.Stderr = &out, &errb
+		err := c.Run()
+		return out.String(), errb.String(), err
+	}
+	out, errb, err := alone("", "zucchini need sun", "--kind", "fact")
+	if err != nil || !strings.Contains(out, `"text":"zucchini need sun"`) || !strings.Contains(out, `"kind":"fact"`) {
+		t.Fatalf("served remember: %v, %q, %q", err, out, errb)
+	}
+	if got := git(t, r.home, "log", "-1", "--format=%an"); strings.TrimSpace(got) != "Client" {
+		t.Errorf("served commit signed by %q, want the client's Client", got)
+	}
+	if out := r.recall(nil, "zucchini"); !strings.Contains(out, "zucchini need sun") {
+		t.Errorf("recall after a served remember: %q", out)
+	}
+	// The same memory again: found, not stored twice, as without a server.
+	out, errb, err = alone("", "zucchini need sun", "--kind", "fact")
+	if err != nil || !strings.Contains(errb, "already remembered") {
+		t.Errorf("served duplicate: %v, %q, %q", err, out, errb)
+	}
+	// A refused memory: the same status and message.
+	_, errb, err = alone("", "--kind", "nonsense", "x")
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitUsage || !strings.Contains(errb, "--kind must be one of") {
+		t.Errorf("served bad kind: %v, %q", err, errb)
+	}
+	// stdin is the client's: the server does not take it, so the lone
+	// client has to run the command itself, and cannot.
+	_, errb, err = alone("beans climb\n")
+	if err == nil || !strings.Contains(errb, "cannot find mira-index") {
+		t.Errorf("remember from stdin with no mira-index: %v, %q", err, errb)
+	}
+	c := r.cmd("mira-remember")
+	c.Stdin = strings.NewReader("beans climb\n")
+	if b, err := c.CombinedOutput(); err != nil || !strings.Contains(string(b), "beans climb") {
+		t.Errorf("remember from stdin beside a server: %v, %s", err, b)
+	}
+	r.run("mira-index", "status")
 }

@@ -25,6 +25,16 @@ const (
 	ExitInterrupted = 130
 )
 
+// errNotServed is what a command run for a relay client returns, before
+// it has done anything, when it needs the client's own process (its
+// stdin, say); Main then returns exitNotServed and prints nothing, and the
+// client runs the command itself.
+var errNotServed = errors.New("not served")
+
+// exitNotServed is Main's status for errNotServed: no process exits with
+// it.
+const exitNotServed = -1
+
 // UsageError is a bad flag, argument or configuration: exit 2.
 type UsageError struct{ Err error }
 

@@ -25,13 +25,15 @@ type IndexCmd struct {
 }
 
 // Index is the main of mira-index. With relay.AsFlag first it runs the
-// command named there instead: mira-recall's small client does that when
-// no watcher serves the store.
+// command named there instead: the small clients of mira-recall and
+// mira-remember do that when no watcher serves the store.
 func Index(args []string, o *IO) int {
 	if len(args) > 0 && strings.HasPrefix(args[0], relay.AsFlag) {
 		switch name := strings.TrimPrefix(args[0], relay.AsFlag); name {
 		case "mira-recall":
 			return Recall(args[1:], o)
+		case "mira-remember":
+			return Remember(args[1:], o)
 		default:
 			fmt.Fprintf(o.Err, "mira-index: cannot run %q\n", name)
 			return ExitUsage

@@ -48,6 +48,9 @@ type IO struct {
 	// ready, when set, is waited for before the store and the index are
 	// opened: a served recall's taking in of the latest changes.
 	ready func() error
+	// served: the command runs in a server for a relay client, which has
+	// its own stdin (see errNotServed).
+	served bool
 }
 
 // Config returns the configuration file's contents, as config does.

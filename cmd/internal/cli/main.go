@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -116,6 +117,9 @@ func Main(name, description string, grammar any, args []string, o *IO) (code int
 	err = r.run(ctx, o)
 	if o.progress != nil {
 		o.progress.clear()
+	}
+	if errors.Is(err, errNotServed) {
+		return exitNotServed
 	}
 	if ctx.Err() != nil && err != nil {
 		o.Warnf("interrupted")

@@ -67,6 +67,11 @@ func Remember(args []string, o *IO) int {
 }
 
 func (c *RememberCmd) run(ctx context.Context, o *IO) error {
+	if o.served && (len(c.Text) == 0 || c.Lines || c.JSONL || c.Extract) {
+		// stdin is the client's; extraction talks to a model for
+		// seconds, with the server's other clients waiting.
+		return errNotServed
+	}
 	if c.Extract {
 		return c.runExtract(ctx, o)
 	}

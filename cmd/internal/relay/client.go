@@ -210,6 +210,18 @@ func Main(command, target string) int {
 	return 1
 }
 
+// Forward is Main for a command that never starts a server (a writer:
+// the first remember of a day should not wait for an index to be built):
+// it asks a server that is already running, else runs the full command.
+func Forward(command, target string) int {
+	if code, ok := Run(command, os.Args[1:]); ok {
+		return code
+	}
+	err := Exec(target, command, os.Args[1:])
+	fmt.Fprintf(os.Stderr, "%s: %v\n", command, err)
+	return 1
+}
+
 // errUncertain is a configuration whose home only the full command can
 // read for certain.
 var errUncertain = errors.New("home not certain")

@@ -60,7 +60,7 @@ func Socket(home string) string { return filepath.Join(home, ".index", SocketNam
 
 // Request is what a client asks the server to run.
 type Request struct {
-	Command string   `json:"command"` // only mira-recall
+	Command string   `json:"command"` // mira-recall or mira-remember
 	Args    []string `json:"args"`
 	Dir     string   `json:"dir"` // the client's working directory
 	Env     []string `json:"env"` // the client's environment, KEY=value

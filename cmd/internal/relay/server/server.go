@@ -29,6 +29,9 @@ import (
 // the command itself): no frame is sent, and the client does that.
 type Runner func(req relay.Request, ready func() error, stdout, stderr *bytes.Buffer) (code int, ok bool)
 
+// served are the commands a server runs for clients.
+var served = map[string]bool{"mira-recall": true, "mira-remember": true}
+
 // Server answers clients on a store's socket (see package relay).
 type Server struct {
 	sync func(context.Context) error
@@ -132,7 +135,7 @@ func (s *Server) serve(c net.Conn) {
 	}
 	c.SetReadDeadline(time.Time{})
 	var req relay.Request
-	if err := json.Unmarshal(line, &req); err != nil || req.Command != "mira-recall" || req.Dir == "" {
+	if err := json.Unmarshal(line, &req); err != nil || !served[req.Command] || req.Dir == "" {
 		// Closing without a frame makes the client run the command itself.
 		return
 	}
