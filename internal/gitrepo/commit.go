@@ -190,14 +190,10 @@ func (r *Repo) commitWith(changes []Change, message string, author Signature, ex
 		// the index from the new tree settles that; at worst it unstages
 		// changes someone staged by hand, whose content stays in the work
 		// tree.
-		idx.decoded = nil
+		idx.decoded, idx.raw = nil, nil
 	}
-	if idx.decoded != nil {
-		for i := range idx.decoded.entries {
-			if e := &idx.decoded.entries[i]; e.stage() != 0 {
-				return "", fmt.Errorf("%w (%s)", ErrUnmerged, e.name)
-			}
-		}
+	if name := idx.unmerged(); name != "" {
+		return "", fmt.Errorf("%w (%s)", ErrUnmerged, name)
 	}
 	// Writing the new index (encoding it is CPU work, syncing it waits for
 	// the disk) overlaps with making the objects and the ref durable; only
@@ -224,7 +220,7 @@ func (r *Repo) commitWith(changes []Change, message string, author Signature, ex
 			}
 		}
 	}()
-	if idx.decoded != nil {
+	if idx.usable() {
 		writeIndex(nil)
 	}
 	if err := ow.flush(); err != nil {

@@ -416,7 +416,7 @@ func TestCommitOverCLIRepo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !errors.Is(st.err, tt.wantRebuild) || (st.decoded == nil) != (tt.wantRebuild != nil) {
+			if !errors.Is(st.err, tt.wantRebuild) || st.usable() == (tt.wantRebuild != nil) {
 				t.Errorf("reading the index: error %v, want %v", st.err, tt.wantRebuild)
 			}
 			r, err := Open(dir)

@@ -16,11 +16,32 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
-// indexState is .git/index as Commit found it.
+// indexState is .git/index as Commit found it: raw when it can be
+// rewritten as bytes (see rawIndex), else decoded.
 type indexState struct {
-	decoded *indexFile // nil when the file is missing or cannot be rewritten
+	raw     *rawIndex
+	decoded *indexFile // nil when raw, or when the file is missing or cannot be rewritten
 	err     error      // why an existing file cannot be rewritten
 	mtime   time.Time  // modification time of the file read, for racy entries
+}
+
+// usable reports whether the index read can be rewritten with the changes;
+// if not, the index is rebuilt from the new commit's tree.
+func (st *indexState) usable() bool { return st.raw != nil || st.decoded != nil }
+
+// unmerged returns the path of an entry at a conflict stage, if any.
+func (st *indexState) unmerged() string {
+	if st.raw != nil {
+		return st.raw.unmerged
+	}
+	if st.decoded != nil {
+		for i := range st.decoded.entries {
+			if e := &st.decoded.entries[i]; e.stage() != 0 {
+				return e.name
+			}
+		}
+	}
+	return ""
 }
 
 // readIndex reads .git/index. A missing file, or one that cannot be
@@ -43,6 +64,9 @@ func readIndex(name string) (indexState, error) {
 	if _, err := io.ReadFull(f, data); err != nil {
 		return indexState{}, fmt.Errorf("read index: %w", err)
 	}
+	if raw, ok := parseRawIndex(data); ok {
+		return indexState{raw: raw, mtime: fi.ModTime()}, nil
+	}
 	idx, err := decodeIndex(data)
 	return indexState{decoded: idx, err: err, mtime: fi.ModTime()}, nil
 }
@@ -55,6 +79,9 @@ func readIndex(name string) (indexState, error) {
 // createLock).
 func encodeIndex(st indexState, rebuilt *indexFile, chs []*change) ([]byte, error) {
 	idx := rebuilt
+	if idx == nil && st.raw != nil {
+		return st.raw.update(chs, st.mtime)
+	}
 	if idx == nil {
 		idx = st.decoded
 		updateEntries(idx, chs, st.mtime)

@@ -292,41 +292,63 @@ func (f *indexFile) encode() ([]byte, error) {
 	prev := ""
 	for i := range f.entries {
 		e := &f.entries[i]
-		start := len(buf)
-		buf = binary.BigEndian.AppendUint32(buf, e.ctimeSec)
-		buf = binary.BigEndian.AppendUint32(buf, e.ctimeNsec)
-		buf = binary.BigEndian.AppendUint32(buf, e.mtimeSec)
-		buf = binary.BigEndian.AppendUint32(buf, e.mtimeNsec)
-		buf = binary.BigEndian.AppendUint32(buf, e.dev)
-		buf = binary.BigEndian.AppendUint32(buf, e.ino)
-		buf = binary.BigEndian.AppendUint32(buf, uint32(e.mode))
-		buf = binary.BigEndian.AppendUint32(buf, e.uid)
-		buf = binary.BigEndian.AppendUint32(buf, e.gid)
-		buf = binary.BigEndian.AppendUint32(buf, e.size)
-		buf = append(buf, e.hash[:]...)
-		flags := e.flags&(flagAssumeValid|flagStageMask) | uint16(min(len(e.name), flagNameMask))
-		if e.xflags != 0 {
-			flags |= flagExtended
-		}
-		buf = binary.BigEndian.AppendUint16(buf, flags)
-		if e.xflags != 0 {
-			buf = binary.BigEndian.AppendUint16(buf, e.xflags)
-		}
-		if version == 4 {
-			common := commonPrefix(prev, e.name)
-			buf = appendVarint(buf, uint64(len(prev)-common))
-			buf = append(buf, e.name[common:]...)
-			buf = append(buf, 0)
-			prev = e.name
+		if version != 4 {
+			buf = appendEntryV2(buf, e)
 			continue
 		}
-		buf = append(buf, e.name...)
-		// One to eight NULs: the terminator and the padding.
-		var nuls [8]byte
-		buf = append(buf, nuls[:start+(len(buf)-start+8)&^7-len(buf)]...)
+		buf = appendEntryStat(buf, e)
+		common := commonPrefix(prev, e.name)
+		buf = appendVarint(buf, uint64(len(prev)-common))
+		buf = append(buf, e.name[common:]...)
+		buf = append(buf, 0)
+		prev = e.name
 	}
 	sum := sha1.Sum(buf)
 	return append(buf, sum[:]...), nil
+}
+
+// appendEntry appends e as a version 2 or 3 index holds it, after checking
+// its path.
+func appendEntry(buf []byte, e *indexEntry) ([]byte, error) {
+	if strings.IndexByte(e.name, 0) >= 0 || e.name == "" {
+		return nil, fmt.Errorf("encode index: invalid path %q", e.name)
+	}
+	return appendEntryV2(buf, e), nil
+}
+
+// appendEntryV2 appends e as a version 2 or 3 index holds it: the stat
+// data, the path, and one to eight NULs (the terminator and the padding).
+func appendEntryV2(buf []byte, e *indexEntry) []byte {
+	start := len(buf)
+	buf = appendEntryStat(buf, e)
+	buf = append(buf, e.name...)
+	var nuls [8]byte
+	return append(buf, nuls[:start+(len(buf)-start+8)&^7-len(buf)]...)
+}
+
+// appendEntryStat appends the part of e before its path: the stat data,
+// the object name, the flags and the extended flags if any.
+func appendEntryStat(buf []byte, e *indexEntry) []byte {
+	buf = binary.BigEndian.AppendUint32(buf, e.ctimeSec)
+	buf = binary.BigEndian.AppendUint32(buf, e.ctimeNsec)
+	buf = binary.BigEndian.AppendUint32(buf, e.mtimeSec)
+	buf = binary.BigEndian.AppendUint32(buf, e.mtimeNsec)
+	buf = binary.BigEndian.AppendUint32(buf, e.dev)
+	buf = binary.BigEndian.AppendUint32(buf, e.ino)
+	buf = binary.BigEndian.AppendUint32(buf, uint32(e.mode))
+	buf = binary.BigEndian.AppendUint32(buf, e.uid)
+	buf = binary.BigEndian.AppendUint32(buf, e.gid)
+	buf = binary.BigEndian.AppendUint32(buf, e.size)
+	buf = append(buf, e.hash[:]...)
+	flags := e.flags&(flagAssumeValid|flagStageMask) | uint16(min(len(e.name), flagNameMask))
+	if e.xflags != 0 {
+		flags |= flagExtended
+	}
+	buf = binary.BigEndian.AppendUint16(buf, flags)
+	if e.xflags != 0 {
+		buf = binary.BigEndian.AppendUint16(buf, e.xflags)
+	}
+	return buf
 }
 
 // appendVarint appends v in the variable-length encoding of version 4's
