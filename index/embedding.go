@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/miramem/mira/embed"
@@ -573,10 +574,16 @@ func (c *call) updateVectors(indexDir, genDir string, m meta, added []vecInput, 
 	if len(added) == 0 && len(removed) == 0 {
 		return m, nil
 	}
-	vs, err := loadVecStore(genDir, m, true)
-	if err != nil {
-		return m, err
+	vs := takeRows(genDir, m)
+	if vs == nil {
+		var err error
+		if vs, err = loadVecStore(genDir, m, true); err != nil {
+			return m, err
+		}
 	}
+	// Rows read past the committed length (a writer that died before its
+	// meta) are cut off the log below: such rows are not kept.
+	clean := vs.replayed == m.VecLog
 	added = slices.DeleteFunc(added, func(a vecInput) bool { return vs.unchanged(&a.vecDoc) })
 	var records []byte
 	for _, p := range removed {
@@ -628,12 +635,15 @@ func (c *call) updateVectors(indexDir, genDir string, m meta, added []vecInput, 
 		return m, nil
 	}
 	_, log := vecFiles(genDir, m.VecSeq)
+	var err error
 	if m.VecLog, err = appendLog(log, m.VecLog, records); err != nil {
 		return m, err
 	}
 	live, vectors, pending := vs.counts()
 	m.Vectors, m.Pending = vectors, pending
-	if logged := vs.logged + countRecords(records); logged > compactMin && float64(logged) > compactShare*float64(live) {
+	vs.logged += countRecords(records)
+	vs.replayed = m.VecLog
+	if logged := vs.logged; logged > compactMin && float64(logged) > compactShare*float64(live) {
 		full, err := loadVecStore(genDir, m, false)
 		if err != nil {
 			return m, err
@@ -646,8 +656,51 @@ func (c *call) updateVectors(indexDir, genDir string, m meta, added []vecInput, 
 		}
 		m.VecSeq++
 		m.VecLog = 0
+		return m, nil
+	}
+	if clean {
+		c.rows = vs // kept once the meta says so (see keepRows)
 	}
 	return m, nil
+}
+
+// rowsKept is the vector rows (loaded without their vectors) that this
+// process's last update left, with the generation and log length they are
+// up to: a watcher's next batch takes them instead of reading every row
+// again (some 50 ms at 100,000 entries). The key can only come back with
+// the same rows: other writers append to the log, a compaction starts a
+// new sequence number and a rebuild a new generation.
+var rowsKept struct {
+	sync.Mutex
+	genDir string
+	seq    int
+	log    int64
+	vs     *vecStore
+}
+
+// takeRows returns the kept rows if they are those of m, and forgets them:
+// the caller changes them.
+func takeRows(genDir string, m meta) *vecStore {
+	rowsKept.Lock()
+	defer rowsKept.Unlock()
+	vs := rowsKept.vs
+	rowsKept.vs = nil
+	if vs == nil || rowsKept.genDir != genDir || rowsKept.seq != m.VecSeq || rowsKept.log != m.VecLog {
+		return nil
+	}
+	return vs
+}
+
+// keepRows keeps the rows of the update whose meta m was just written.
+func (c *call) keepRows(genDir string, m meta) {
+	vs := c.rows
+	c.rows = nil
+	if vs == nil || vs.replayed != m.VecLog {
+		return
+	}
+	rowsKept.Lock()
+	rowsKept.genDir, rowsKept.seq, rowsKept.log, rowsKept.vs = genDir, m.VecSeq, m.VecLog, vs
+	rowsKept.Unlock()
 }
 
 // countRecords counts the records in an encoded batch.

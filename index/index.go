@@ -112,6 +112,9 @@ type call struct {
 	// embedded and cached count texts embedded and vectors taken from the
 	// cache (Stats.Embedded, Stats.Cached).
 	embedded, cached int
+	// rows are the vector rows an update changed, kept for the next one
+	// once its meta is written (keepRows).
+	rows *vecStore
 }
 
 func newCall(opt Options) *call {
@@ -804,6 +807,7 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 	if err := writeMeta(genDir, m); err != nil {
 		return st, err
 	}
+	ix.c.keepRows(genDir, m)
 	if m.VecSeq != seq {
 		removeVecFiles(genDir, m.VecSeq) // compacted
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/miramem/mira/internal/atomicfile"
@@ -185,8 +186,42 @@ func (m manifest) broken() int {
 	return n
 }
 
+// manifests keeps the manifest this process wrote last, with the file it
+// wrote: a watcher's next batch takes it instead of parsing the file again
+// (0.1 s at 100,000 entries), as long as the file is still the one written
+// (same inode, size and time; another writer replaces it by a rename). A
+// reader takes the map out, since it may change it; writeManifest puts
+// the new one back.
+var manifests struct {
+	sync.Mutex
+	name string
+	fi   os.FileInfo
+	man  manifest
+}
+
+// takeManifest returns the kept manifest of the file name, if it is still
+// the file that was written, and forgets it.
+func takeManifest(name string) manifest {
+	manifests.Lock()
+	defer manifests.Unlock()
+	m, fi := manifests.man, manifests.fi
+	if m == nil || manifests.name != name {
+		return nil
+	}
+	manifests.man = nil
+	now, err := os.Stat(name)
+	if err != nil || !os.SameFile(now, fi) || now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
+		return nil
+	}
+	return m
+}
+
 func readManifest(genDir string) (manifest, error) {
-	b, err := os.ReadFile(filepath.Join(genDir, manifestName))
+	name := filepath.Join(genDir, manifestName)
+	if m := takeManifest(name); m != nil {
+		return m, nil
+	}
+	b, err := os.ReadFile(name)
 	if err != nil {
 		return nil, damaged("read manifest: %w", err)
 	}
@@ -289,8 +324,25 @@ func formatManifest(m manifest) []byte {
 	return buf.Bytes()
 }
 
+// writeManifest writes m and keeps it for the next readManifest of this
+// process. The caller holds the generation's write lock, so the file it
+// finds after the rename is its own; it must not change m afterwards.
 func writeManifest(genDir string, m manifest) error {
-	return writeFileAtomic(filepath.Join(genDir, manifestName), formatManifest(m))
+	name := filepath.Join(genDir, manifestName)
+	manifests.Lock()
+	if manifests.name == name {
+		manifests.man = nil
+	}
+	manifests.Unlock()
+	if err := writeFileAtomic(name, formatManifest(m)); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(name); err == nil {
+		manifests.Lock()
+		manifests.name, manifests.fi, manifests.man = name, fi, m
+		manifests.Unlock()
+	}
+	return nil
 }
 
 // oneLine keeps a free-text manifest field on its line.
