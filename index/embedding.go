@@ -632,6 +632,9 @@ func (c *call) updateVectors(indexDir, genDir string, m meta, added []vecInput, 
 		}
 	}
 	if len(records) == 0 {
+		if clean {
+			c.rows = vs // nothing changed: still the rows of m
+		}
 		return m, nil
 	}
 	_, log := vecFiles(genDir, m.VecSeq)
@@ -689,6 +692,25 @@ func takeRows(genDir string, m meta) *vecStore {
 		return nil
 	}
 	return vs
+}
+
+// keptRows returns a copy of the live kept rows if they are those of m: in
+// a process that serves the store, a writer's Finder then reads nothing.
+func keptRows(genDir string, m meta) []vecRow {
+	rowsKept.Lock()
+	defer rowsKept.Unlock()
+	vs := rowsKept.vs
+	if vs == nil || rowsKept.genDir != genDir || rowsKept.seq != m.VecSeq || rowsKept.log != m.VecLog {
+		return nil
+	}
+	// A copy: the next update changes the kept rows in place.
+	out := make([]vecRow, 0, len(vs.rows))
+	for _, r := range vs.rows {
+		if !r.dead {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // keepRows keeps the rows of the update whose meta m was just written.

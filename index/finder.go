@@ -50,6 +50,9 @@ func OpenFinder(dir string) (*Finder, error) {
 		if err != nil {
 			return nil, err
 		}
+		if rows := keptRows(genDir, m); rows != nil {
+			return &Finder{commit: m.Commit, rows: rows}, nil
+		}
 		vs, err := loadVecStore(genDir, m, true)
 		if err != nil {
 			last = err

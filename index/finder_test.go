@@ -134,3 +134,37 @@ func TestFinderWithoutIndex(t *testing.T) {
 		t.Fatalf("OpenFinder of a damaged index: %v, want a damage error", err)
 	}
 }
+
+// TestFinderFromKeptRows: in the process that last updated the index, a
+// Finder answers from the rows that update kept, as it would from the
+// files, and later updates do not change what it found.
+func TestFinderFromKeptRows(t *testing.T) {
+	f := newFake(t)
+	a := f.writeDoc(t, fdoc{id: "A", created: t0, text: "alpha text"})
+	mustOpen(t, f, opts(nil)).Close()
+	b := f.writeDoc(t, fdoc{id: "B", created: t0, text: "beta text"})
+	ix := mustOpen(t, f, opts(nil))
+	genDir := ix.gen
+	ix.Close()
+	m, err := readMeta(genDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keptRows(genDir, m) == nil {
+		t.Fatal("the update kept no rows")
+	}
+	fi, err := OpenFinder(filepath.Join(f.root, indexDirName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.remove(t, b)
+	mustOpen(t, f, opts(nil)).Close()
+	for id, want := range map[string]string{"A": a, "B": b} {
+		if got, err := fi.PathOf(id); got != want || err != nil {
+			t.Errorf("PathOf(%s) = %q, %v; want %s", id, got, err, want)
+		}
+	}
+	if got := fi.ByHash(fakeHash("beta text")); !slices.Equal(got, []string{b}) {
+		t.Errorf("ByHash(beta) = %v, want [%s]", got, b)
+	}
+}
