@@ -280,20 +280,20 @@ func parseManifest(b []byte) (manifest, error) {
 	return m, nil
 }
 
-func formatManifest(m manifest) []byte {
-	paths := make([]string, 0, len(m))
-	for p := range m {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
+func formatManifest(m manifest) []byte { return appendManifest(nil, m) }
+
+// appendManifest appends the manifest's text to b.
+func appendManifest(b []byte, m manifest) []byte {
 	// The exact size but for quoting, so that the buffer (12 MB at
-	// 100,000 entries) is allocated once, not grown and copied.
+	// 100,000 entries) is not grown and copied.
+	paths := make([]string, 0, len(m))
 	size := len(manifestMagic) + 1
-	for _, p := range paths {
-		e := m[p]
+	for p, e := range m {
+		paths = append(paths, p)
 		size += len(p) + len(e.id) + len(e.broken) + 2*20 + 6
 	}
-	var buf bytes.Buffer
+	slices.Sort(paths)
+	buf := bytes.NewBuffer(b)
 	buf.Grow(size)
 	buf.WriteString(manifestMagic)
 	buf.WriteByte('\n')
@@ -324,6 +324,12 @@ func formatManifest(m manifest) []byte {
 	return buf.Bytes()
 }
 
+// manifestBuf is the buffer writeManifest formats into.
+var manifestBuf struct {
+	sync.Mutex
+	b []byte
+}
+
 // writeManifest writes m and keeps it for the next readManifest of this
 // process. The caller holds the generation's write lock, so the file it
 // finds after the rename is its own; it must not change m afterwards.
@@ -334,7 +340,13 @@ func writeManifest(genDir string, m manifest) error {
 		manifests.man = nil
 	}
 	manifests.Unlock()
-	if err := writeFileAtomic(name, formatManifest(m)); err != nil {
+	// The text is formatted into the buffer of the last write: a fresh
+	// one of 12 MB at 100,000 entries cost 45 ms in page faults alone.
+	manifestBuf.Lock()
+	manifestBuf.b = appendManifest(manifestBuf.b[:0], m)
+	err := writeFileAtomic(name, manifestBuf.b)
+	manifestBuf.Unlock()
+	if err != nil {
 		return err
 	}
 	if fi, err := os.Stat(name); err == nil {
