@@ -63,7 +63,7 @@ func (c *RememberCmd) Validate() error {
 
 // Remember is the main of mira-remember.
 func Remember(args []string, o *IO) int {
-	return Main("mira-remember", "Store memories in the Mira store: one Markdown file each, one git commit per run.", &RememberCmd{}, args, o)
+	return Main("mira-remember", "Store memories in the Mira store: one Markdown file each, one git commit per run. With the text in the arguments, a running mira-index watch serves it from its warm process.", &RememberCmd{}, args, o)
 }
 
 func (c *RememberCmd) run(ctx context.Context, o *IO) error {
