@@ -360,3 +360,35 @@ func BenchmarkFinder(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTextSearch is the BM25 stage alone, for 45 hits: textTop beside
+// bleve's disjunction searcher on the same index, for a question of a few
+// words and for a long message, as the proxy searches for.
+func BenchmarkTextSearch(b *testing.B) {
+	for _, n := range sizes() {
+		f := corpus(b, n)
+		ix, err := Open(f, Options{SkipStat: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		long := "we talked about " + vocabulary[3] + " and " + vocabulary[40] + " then " + vocabulary[700] + " " + vocabulary[12] +
+			" " + vocabulary[90] + " " + vocabulary[5] + " how do we retry the " + vocabulary[300] + " " + vocabulary[1500] + " " + vocabulary[8] + " " + vocabulary[20] + " worker"
+		for _, q := range []struct{ name, text string }{
+			{"question", "what did we decide about " + vocabulary[5] + " and " + vocabulary[90] + "?"},
+			{"message", long},
+		} {
+			for _, how := range []string{"textTop", "bleve"} {
+				b.Run(fmt.Sprintf("%dk/%s/%s", n/1000, q.name, how), func(b *testing.B) {
+					textByBleve = how == "bleve"
+					defer func() { textByBleve = false }()
+					for b.Loop() {
+						if _, err := ix.textSearch(q.text, 45); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+		ix.Close()
+	}
+}

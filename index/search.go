@@ -315,10 +315,14 @@ func (ix *Index) rowFields(lex []Candidate, vs *vecStore) error {
 // that lets most documents through (broadFilter) is applied to the hits of
 // an unfiltered search instead (see broadly).
 func (ix *Index) lexical(q Query, n int, fields bool, vs *vecStore) (*bleve.SearchResult, error) {
+	filter := filterQuery(q)
+	if filter == nil && !fields {
+		return ix.textSearch(q.Text, n)
+	}
 	text := ix.textQuery(q.Text)
 	top := text
-	if filter := filterQuery(q); filter != nil {
-		if res, ok, err := ix.broadly(text, q, n, fields, vs); ok || err != nil {
+	if filter != nil {
+		if res, ok, err := ix.broadly(q, n, fields, vs); ok || err != nil {
 			return res, err
 		}
 		top = &filteredQuery{text: text, filter: filter}
@@ -344,7 +348,7 @@ const broadFilter = 0.8
 // best. ok is false when that cannot be known: the filter is narrow or
 // not counted, a hit has no live row (an index caught half-way), or too
 // few passed.
-func (ix *Index) broadly(text query.Query, q Query, n int, fields bool, vs *vecStore) (res *bleve.SearchResult, ok bool, err error) {
+func (ix *Index) broadly(q Query, n int, fields bool, vs *vecStore) (res *bleve.SearchResult, ok bool, err error) {
 	if vs == nil || fields {
 		return nil, false, nil
 	}
@@ -357,7 +361,7 @@ func (ix *Index) broadly(text query.Query, q Query, n int, fields bool, vs *vecS
 		return nil, false, nil
 	}
 	m := int(float64(n)/share) + n/4 + 8
-	res, err = ix.search(bleve.NewSearchRequestOptions(text, m, 0, false))
+	res, err = ix.textSearch(q.Text, m)
 	if err != nil {
 		return nil, false, err
 	}

@@ -408,7 +408,7 @@ func TestBroadFilter(t *testing.T) {
 				}
 				// A broad filter may still fall back, when the documents
 				// it drops crowd the first hits; a narrow one always does.
-				_, ok, _ := ix.broadly(ix.textQuery(text), q, n, false, vs)
+				_, ok, _ := ix.broadly(q, n, false, vs)
 				if ok && !tc.broad {
 					t.Errorf("%+v %q n=%d: the unfiltered search was used for a narrow filter", tc.q, text, n)
 				}
