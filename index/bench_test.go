@@ -382,7 +382,7 @@ func BenchmarkTextSearch(b *testing.B) {
 					textByBleve = how == "bleve"
 					defer func() { textByBleve = false }()
 					for b.Loop() {
-						if _, err := ix.textSearch(q.text, 45); err != nil {
+						if _, err := ix.textSearch(q.text, 45, nil); err != nil {
 							b.Fatal(err)
 						}
 					}

@@ -317,7 +317,7 @@ func (ix *Index) rowFields(lex []Candidate, vs *vecStore) error {
 func (ix *Index) lexical(q Query, n int, fields bool, vs *vecStore) (*bleve.SearchResult, error) {
 	filter := filterQuery(q)
 	if filter == nil && !fields {
-		return ix.textSearch(q.Text, n)
+		return ix.textSearch(q.Text, n, nil)
 	}
 	text := ix.textQuery(q.Text)
 	top := text
@@ -335,21 +335,19 @@ func (ix *Index) lexical(q Query, n int, fields bool, vs *vecStore) (*bleve.Sear
 }
 
 // broadFilter is the share of the documents a filter must let through for
-// broadly to try it. A conversation's searches (its scope and global) are
-// such: stepping a filter's postings beside the text's cost a fifth of
-// their BM25 search.
+// broadly to take it: the documents it drops are walked one by one.
 const broadFilter = 0.8
 
-// broadly runs the text query unfiltered, for somewhat more than n hits,
-// and keeps those whose vector rows pass q's filters. The filtered ranking
-// is the unfiltered one without the documents the filter drops (the
-// scores do not depend on the filter), so when at least n hits pass, or
-// the search found no more, they are exactly the filtered search's n
-// best. ok is false when that cannot be known: the filter is narrow or
-// not counted, a hit has no live row (an index caught half-way), or too
-// few passed.
+// broadly runs the text query with a filter of kinds and scopes that the
+// vector rows say lets most documents through (a conversation's searches,
+// its scope and global, are such) by textTop: every matching document is
+// scored anyway, and the filter only drops some of them, found from the
+// postings of the values it does not allow. The scores and the order are
+// those of the filtered search. ok is false for a narrow filter, one of
+// tags or times, or one the rows cannot count (a document without a kind
+// or a scope): bleve's filtered search then runs.
 func (ix *Index) broadly(q Query, n int, fields bool, vs *vecStore) (res *bleve.SearchResult, ok bool, err error) {
-	if vs == nil || fields {
+	if vs == nil || fields || len(q.Tags) > 0 || !q.Since.IsZero() || !q.until.IsZero() {
 		return nil, false, nil
 	}
 	f := newRowFilter(vs, q)
@@ -357,29 +355,11 @@ func (ix *Index) broadly(q Query, n int, fields bool, vs *vecStore) (res *bleve.
 		return nil, false, nil
 	}
 	share, counted := vs.shareOf(f)
-	if !counted || share < broadFilter {
+	if !counted || share < broadFilter || vs.hasEmptyKindOrScope() {
 		return nil, false, nil
 	}
-	m := int(float64(n)/share) + n/4 + 8
-	res, err = ix.textSearch(q.Text, m)
-	if err != nil {
-		return nil, false, err
-	}
-	kept := res.Hits[:0]
-	for _, h := range res.Hits {
-		i := vs.find(h.ID)
-		if i < 0 {
-			return nil, false, nil
-		}
-		if f.pass(&vs.rows[i]) {
-			kept = append(kept, h)
-		}
-	}
-	if len(kept) < n && len(res.Hits) == m {
-		return nil, false, nil // the n-th passing hit may be further down
-	}
-	res.Hits = kept[:min(n, len(kept))]
-	return res, true, nil
+	res, err = ix.textSearch(q.Text, n, &textFilter{kinds: q.Kinds, scopes: q.Scopes})
+	return res, err == nil, err
 }
 
 // filteredQuery is a scored query restricted to the documents of an

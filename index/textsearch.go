@@ -12,6 +12,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
 	"github.com/blevesearch/bleve/v2/search/scorer"
 	"github.com/blevesearch/bleve/v2/search/searcher"
 	bleveapi "github.com/blevesearch/bleve_index_api"
@@ -50,14 +51,68 @@ type textScratch struct {
 	acc     []float64 // summed term scores, by document number
 	matched []uint16  // terms matched, by document number
 	touched []uint32  // document numbers with a match, in the order found
+	dropped []uint64  // a bit per document number the filter drops
+}
+
+// dropped marks in sc the documents whose value of field (a keyword field
+// every document has one value of, kind or scope) is not among allowed, by
+// walking the postings of the field's other values: a filter that keeps
+// most documents costs the few it drops. No allowed values: none dropped.
+func dropped(ctx context.Context, is *scorch.IndexSnapshot, field string, allowed []string, sc *textScratch) error {
+	if len(allowed) == 0 {
+		return nil
+	}
+	fd, err := is.FieldDict(field)
+	if err != nil {
+		return err
+	}
+	defer fd.Close()
+	var tfd bleveapi.TermFieldDoc
+	for {
+		e, err := fd.Next()
+		if err != nil {
+			return err
+		}
+		if e == nil {
+			return nil
+		}
+		if slices.Contains(allowed, e.Term) {
+			continue
+		}
+		tr, err := is.TermFieldReader(ctx, []byte(e.Term), field, false, false, false)
+		if err != nil {
+			return err
+		}
+		for {
+			m, err := tr.Next(&tfd)
+			if err != nil || m == nil {
+				tr.Close()
+				if err != nil {
+					return err
+				}
+				break
+			}
+			d := binary.BigEndian.Uint64(m.ID)
+			w := int(d >> 6)
+			if w >= len(sc.dropped) {
+				sc.dropped = append(sc.dropped, make([]uint64, w+1-len(sc.dropped))...)
+			}
+			sc.dropped[w] |= 1 << (d & 63)
+		}
+	}
 }
 
 var textScratchPool = sync.Pool{New: func() any { return new(textScratch) }}
 
+// textFilter keeps the documents of some kinds and scopes (nil: any).
+type textFilter struct{ kinds, scopes []string }
+
 // textTop returns the n best documents for terms by BM25, as bleve's search
-// of the same disjunction returns them, with their scores. ok is false when
-// the index is not one it can read this way; the caller then asks bleve.
-func (ix *Index) textTop(ctx context.Context, terms []string, n int) (hits []*search.DocumentMatch, ok bool, err error) {
+// of the same disjunction returns them, with their scores; with a filter,
+// the n best of those it keeps, as the filtered search returns them (a
+// filter does not change scores). ok is false when the index is not one it
+// can read this way; the caller then asks bleve.
+func (ix *Index) textTop(ctx context.Context, terms []string, n int, filter *textFilter) (hits []*search.DocumentMatch, ok bool, err error) {
 	if len(terms) == 0 || len(terms) > math.MaxUint16 || n <= 0 {
 		return nil, false, nil
 	}
@@ -132,8 +187,17 @@ func (ix *Index) textTop(ctx context.Context, terms []string, n int) (hits []*se
 			sc.acc[d], sc.matched[d] = 0, 0
 		}
 		sc.touched = sc.touched[:0]
+		clear(sc.dropped)
 		textScratchPool.Put(sc)
 	}()
+	if filter != nil {
+		if err := dropped(ctx, is, fieldKind, filter.kinds, sc); err != nil {
+			return nil, false, err
+		}
+		if err := dropped(ctx, is, fieldScope, filter.scopes, sc); err != nil {
+			return nil, false, err
+		}
+	}
 	var tfd bleveapi.TermFieldDoc
 	for _, c := range clauses {
 		tr, idf := c.r, c.idf
@@ -191,6 +255,9 @@ func (ix *Index) textTop(ctx context.Context, terms []string, n int) (hits []*se
 	total := float64(len(terms))
 	top := make([]hit, 0, n+1)
 	for _, d := range sc.touched {
+		if w := int(d >> 6); w < len(sc.dropped) && sc.dropped[w]&(1<<(d&63)) != 0 {
+			continue
+		}
 		h := hit{d, sc.acc[d] * (float64(sc.matched[d]) / total)}
 		if len(top) == n && better(h, top[n-1]) >= 0 {
 			continue
@@ -239,15 +306,15 @@ func (ix *Index) textStats() *search.BM25Stats {
 	return ix.kb.bm25.preSearch(ix.bi)
 }
 
-// textSearch runs the text query for the n best hits: textTop where it
-// can, else bleve.
-func (ix *Index) textSearch(text string, n int) (*bleve.SearchResult, error) {
+// textSearch runs the text query for the n best hits (that filter keeps,
+// when not nil): textTop where it can, else bleve.
+func (ix *Index) textSearch(text string, n int, filter *textFilter) (*bleve.SearchResult, error) {
 	if !textByBleve {
 		var hits []*search.DocumentMatch
 		var ok bool
 		err := safely("search", func() error {
 			var e error
-			hits, ok, e = ix.textTop(ix.c.ctx(), ix.textTerms(text), n)
+			hits, ok, e = ix.textTop(ix.c.ctx(), ix.textTerms(text), n, filter)
 			return e
 		})
 		if err != nil {
@@ -257,7 +324,11 @@ func (ix *Index) textSearch(text string, n int) (*bleve.SearchResult, error) {
 			return &bleve.SearchResult{Hits: hits}, nil
 		}
 	}
-	return ix.search(bleve.NewSearchRequestOptions(ix.textQuery(text), n, 0, false))
+	var q query.Query = ix.textQuery(text)
+	if filter != nil {
+		q = &filteredQuery{text: q, filter: filterQuery(Query{Kinds: filter.kinds, Scopes: filter.scopes})}
+	}
+	return ix.search(bleve.NewSearchRequestOptions(q, n, 0, false))
 }
 
 // textByBleve, set by a test, leaves text searches to bleve.

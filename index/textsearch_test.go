@@ -64,7 +64,7 @@ func TestTextTopMatchesBleve(t *testing.T) {
 		compared, exactly, inexact := 0, 0, 0
 		for _, q := range queries {
 			for _, n := range []int{1, 10, 45} {
-				got, ok, err := ix.textTop(ix.c.ctx(), ix.textTerms(q), n)
+				got, ok, err := ix.textTop(ix.c.ctx(), ix.textTerms(q), n, nil)
 				if err != nil || !ok {
 					t.Fatalf("textTop(%q): %v, %v", q, ok, err)
 				}
@@ -102,5 +102,33 @@ func TestTextTopMatchesBleve(t *testing.T) {
 		}
 		t.Logf("keep %v: %d hits compared, %d of them to the bit; %d differ in their last bits", keep, compared, exactly, inexact)
 		ix.Close()
+	}
+}
+
+// TestBroadlyNeedsEveryKindAndScope: a document without a kind is not
+// dropped by walking the postings of the other kinds, so a filter of kinds
+// then runs as bleve's filtered search, which leaves it out.
+func TestBroadlyNeedsEveryKindAndScope(t *testing.T) {
+	f := newFake(t)
+	generate(t, f, 300)
+	f.writeFile(t, "entries/global/notes/20261001T000000Z__NOKIND.md", "id: NOKIND\nscope: global\n---\n"+vocabulary[3]+"\n", oldTime)
+	ix := mustOpen(t, f, opts(nil))
+	vq, err := ix.vectorQuery("anything")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vq.release()
+	q := Query{Text: vocabulary[3], Kinds: []string{"fact", "decision", "note", "preference", "turn"}}
+	if _, ok, _ := ix.broadly(q, 10, false, vq.side.vs); ok {
+		t.Error("broadly took a kind filter with a document of no kind in the index")
+	}
+	res, err := ix.lexical(q, 400, false, vq.side.vs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range res.Hits {
+		if strings.Contains(h.ID, "NOKIND") {
+			t.Errorf("the document of no kind passed a filter of kinds")
+		}
 	}
 }

@@ -97,6 +97,21 @@ type vecStore struct {
 	byScope *rowCounts
 }
 
+// hasEmptyKindOrScope reports whether a live row has no kind or no scope,
+// which a filter dropping other values would not drop (see dropped).
+func (vs *vecStore) hasEmptyKindOrScope() bool {
+	if vs.byScope == nil {
+		return true
+	}
+	vs.shareOf(&rowFilter{}) // counts the rows once
+	for k := range vs.byScope.by {
+		if vs.dict[k[0]] == "" || vs.dict[k[1]] == "" {
+			return true
+		}
+	}
+	return false
+}
+
 // rowCounts is the number of live rows of each scope and kind.
 type rowCounts struct {
 	once sync.Once
