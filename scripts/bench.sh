@@ -6,6 +6,7 @@
 #   SIZES="1000 10000 100000"  store sizes to time (default all three)
 #   BENCH_SVG=docs/bench.svg   where the chart of the timings goes
 #   STORES_ONLY=1              only the generated stores (no embedder, context)
+#   SIZES="" LOCOMO=/none      everything but the stores and LoCoMo
 #   RUNS=10                hyperfine runs per command
 #   SERVED_RUNS=200        runs of the recalls answered by a watcher, and of
 #                          the recalls through mira-mcp (stores under 100k)
@@ -91,6 +92,12 @@ row() {
 	local r; r=$(python3 -c "print('%.2f' % ($a/$b))")
 	printf '| %s | %s ms (%s MB) | %s ms (%s MB) | %s |\n' "$2" "$a" "$4" "$b" "$5" "$r"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$a" "$b" "$4" "$5" >> "$rows"
+}
+# ratio_row LABEL JSON: a table row of two timings and their ratio, without
+# memory (the planning table).
+ratio_row() {
+	read -r a b <<<"$(p50 "$2")"
+	printf '| %s | %s ms | %s ms | %s |\n' "$1" "$a" "$b" "$(python3 -c "print('%.2f' % ($a/$b))")"
 }
 # once LABEL CMD...: one timed run (ms) and its peak RSS (MB), for the
 # steps too long to repeat.
@@ -240,8 +247,8 @@ hyperfine -N --style none --warmup 1 --runs "$RUNS" --export-json "$work/ctx-lig
 echo
 echo "| 1,000 candidates (p50) | mira-context | tokenize once | ratio |"
 echo "|---|---|---|---|"
-row "plan, heavy mode (full bodies) vs counting every text" "$work/ctx-heavy.json"
-row "plan, light mode (cards) vs counting every text" "$work/ctx-light.json"
+ratio_row "plan, heavy mode (full bodies) vs counting every text" "$work/ctx-heavy.json"
+ratio_row "plan, light mode (cards) vs counting every text" "$work/ctx-light.json"
 
 # --- mira-proxy under load: 50 conversations × 5 turns, half streamed,
 # against a local fake upstream, on a store of 10k entries; every turn
