@@ -99,32 +99,7 @@ func encodeIndex(st indexState, rebuilt *indexFile, chs []*change) ([]byte, erro
 // content; git does the same when it rewrites an index.
 func updateEntries(idx *indexFile, chs []*change, oldMtime time.Time) {
 	es := idx.entries
-	find := func(name string) int {
-		return sort.Search(len(es), func(i int) bool { return es[i].name >= name })
-	}
-	// dropAt drops the entries named name, all stages of it.
-	drop := make([]bool, len(es))
-	dropAt := func(name string) {
-		for i := find(name); i < len(es) && es[i].name == name; i++ {
-			drop[i] = true
-		}
-	}
-	var added []*indexEntry
-	for _, c := range chs {
-		dropAt(c.path)
-		dir := c.path + "/"
-		for i := find(dir); i < len(es) && strings.HasPrefix(es[i].name, dir); i++ {
-			drop[i] = true
-		}
-		if c.delete {
-			continue
-		}
-		added = append(added, c.entry)
-		for p := path.Dir(c.path); p != "."; p = path.Dir(p) {
-			dropAt(p)
-		}
-	}
-	slices.SortFunc(added, func(a, b *indexEntry) int { return strings.Compare(a.name, b.name) })
+	drop, added := changedEntries(len(es), func(i int) string { return es[i].name }, chs)
 
 	// Both lists are sorted and share no name, so merging them keeps the
 	// order without sorting the whole index again.
@@ -147,6 +122,38 @@ func updateEntries(idx *indexFile, chs []*change, oldMtime time.Time) {
 		kept = append(kept, *a)
 	}
 	idx.entries = kept
+}
+
+// changedEntries returns which of an index's n entries (sorted by name,
+// entry i named name(i)) the changes replace or make impossible, and the
+// entries the changes add, sorted by name (see updateEntries).
+func changedEntries(n int, name func(int) string, chs []*change) (drop []bool, added []*indexEntry) {
+	find := func(s string) int {
+		return sort.Search(n, func(i int) bool { return name(i) >= s })
+	}
+	// dropAt drops the entries named s, all stages of it.
+	drop = make([]bool, n)
+	dropAt := func(s string) {
+		for i := find(s); i < n && name(i) == s; i++ {
+			drop[i] = true
+		}
+	}
+	for _, c := range chs {
+		dropAt(c.path)
+		dir := c.path + "/"
+		for i := find(dir); i < n && strings.HasPrefix(name(i), dir); i++ {
+			drop[i] = true
+		}
+		if c.delete {
+			continue
+		}
+		added = append(added, c.entry)
+		for p := path.Dir(c.path); p != "."; p = path.Dir(p) {
+			dropAt(p)
+		}
+	}
+	slices.SortFunc(added, func(a, b *indexEntry) int { return strings.Compare(a.name, b.name) })
+	return drop, added
 }
 
 // indexFromTree builds a whole index from the tree root. Entries other than

@@ -5,10 +5,6 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
-	"path"
-	"slices"
-	"sort"
-	"strings"
 	"time"
 	"unsafe"
 )
@@ -140,31 +136,7 @@ func (r *rawIndex) name(i int) string {
 // encodeIndex returns them for the decoded index (see updateEntries).
 func (r *rawIndex) update(chs []*change, oldMtime time.Time) ([]byte, error) {
 	n := r.len()
-	find := func(name string) int {
-		return sort.Search(n, func(i int) bool { return r.name(i) >= name })
-	}
-	drop := make([]bool, n)
-	dropAt := func(name string) {
-		for i := find(name); i < n && r.name(i) == name; i++ {
-			drop[i] = true
-		}
-	}
-	var added []*indexEntry
-	for _, c := range chs {
-		dropAt(c.path)
-		dir := c.path + "/"
-		for i := find(dir); i < n && strings.HasPrefix(r.name(i), dir); i++ {
-			drop[i] = true
-		}
-		if c.delete {
-			continue
-		}
-		added = append(added, c.entry)
-		for p := path.Dir(c.path); p != "."; p = path.Dir(p) {
-			dropAt(p)
-		}
-	}
-	slices.SortFunc(added, func(a, b *indexEntry) int { return strings.Compare(a.name, b.name) })
+	drop, added := changedEntries(n, r.name, chs)
 	for i := 1; i < len(added); i++ {
 		if added[i-1].name == added[i].name {
 			return nil, fmt.Errorf("encode index: entry %q (stage %d) out of order", added[i].name, added[i].stage())
