@@ -62,24 +62,33 @@ func dropped(ctx context.Context, is *scorch.IndexSnapshot, field string, allowe
 	if len(allowed) == 0 {
 		return nil
 	}
-	fd, err := is.FieldDict(field)
-	if err != nil {
-		return err
-	}
-	defer fd.Close()
-	var tfd bleveapi.TermFieldDoc
-	for {
-		e, err := fd.Next()
+	// The field's values, from each segment's dictionary in turn: the
+	// snapshot's own dictionary walks the segments in goroutines that hand
+	// terms over channels, and under fifty searches at once each waited
+	// there some 20 ms for the scheduler.
+	values := map[string]bool{}
+	for _, seg := range is.Segments() {
+		d, err := seg.Segment().Dictionary(field)
 		if err != nil {
 			return err
 		}
-		if e == nil {
-			return nil
+		it := d.AutomatonIterator(nil, nil, nil)
+		for {
+			e, err := it.Next()
+			if err != nil {
+				return err
+			}
+			if e == nil {
+				break
+			}
+			if !slices.Contains(allowed, e.Term) {
+				values[e.Term] = true
+			}
 		}
-		if slices.Contains(allowed, e.Term) {
-			continue
-		}
-		tr, err := is.TermFieldReader(ctx, []byte(e.Term), field, false, false, false)
+	}
+	var tfd bleveapi.TermFieldDoc
+	for v := range values {
+		tr, err := is.TermFieldReader(ctx, []byte(v), field, false, false, false)
 		if err != nil {
 			return err
 		}
@@ -100,6 +109,7 @@ func dropped(ctx context.Context, is *scorch.IndexSnapshot, field string, allowe
 			sc.dropped[w] |= 1 << (d & 63)
 		}
 	}
+	return nil
 }
 
 var textScratchPool = sync.Pool{New: func() any { return new(textScratch) }}

@@ -180,6 +180,18 @@ func TestLoad(t *testing.T) {
 		defer out.Close()
 		defer pprof.StopCPUProfile() // stopped after the load; again is a no-op
 	}
+	// MIRA_PROXY_LOAD_BLOCKPROFILE=FILE: where the load's goroutines waited
+	// (go tool pprof FILE).
+	if f := os.Getenv("MIRA_PROXY_LOAD_BLOCKPROFILE"); f != "" {
+		runtime.SetBlockProfileRate(int(10 * time.Microsecond))
+		defer func() {
+			runtime.SetBlockProfileRate(0)
+			if out, err := os.Create(f); err == nil {
+				pprof.Lookup("block").WriteTo(out, 0)
+				out.Close()
+			}
+		}()
+	}
 	// In lockstep (the default) every conversation sends its turn at the
 	// same moment, a burst of convs requests each upstream round trip;
 	// MIRA_PROXY_LOAD_SPREAD=1 starts them evenly over the upstream's
