@@ -263,12 +263,19 @@ func (ix *Index) textTop(ctx context.Context, terms []string, n int, filter *tex
 		return cmp.Compare(a.doc, b.doc)
 	}
 	total := float64(len(terms))
-	top := make([]hit, 0, n+1)
+	// A few best are kept in order as they come; for many (a recall of
+	// -k 1000), all are sorted once instead.
+	insert := n <= 256
+	top := make([]hit, 0, min(n, len(sc.touched))+1)
 	for _, d := range sc.touched {
 		if w := int(d >> 6); w < len(sc.dropped) && sc.dropped[w]&(1<<(d&63)) != 0 {
 			continue
 		}
 		h := hit{d, sc.acc[d] * (float64(sc.matched[d]) / total)}
+		if !insert {
+			top = append(top, h)
+			continue
+		}
 		if len(top) == n && better(h, top[n-1]) >= 0 {
 			continue
 		}
@@ -277,6 +284,10 @@ func (ix *Index) textTop(ctx context.Context, terms []string, n int, filter *tex
 		if len(top) > n {
 			top = top[:n]
 		}
+	}
+	if !insert {
+		slices.SortFunc(top, better)
+		top = top[:min(n, len(top))]
 	}
 	hits = make([]*search.DocumentMatch, len(top))
 	for i, h := range top {

@@ -63,7 +63,7 @@ func TestTextTopMatchesBleve(t *testing.T) {
 		ix := mustOpen(t, f, o)
 		compared, exactly, inexact := 0, 0, 0
 		for _, q := range queries {
-			for _, n := range []int{1, 10, 45} {
+			for _, n := range []int{1, 10, 45, 300} {
 				got, ok, err := ix.textTop(ix.c.ctx(), ix.textTerms(q), n, nil)
 				if err != nil || !ok {
 					t.Fatalf("textTop(%q): %v, %v", q, ok, err)
