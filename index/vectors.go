@@ -97,14 +97,33 @@ type vecStore struct {
 	byScope *rowCounts
 }
 
+// counted returns the live rows counted by scope and kind, counting them
+// the first time; nil when the store does not count them.
+func (vs *vecStore) counted() *rowCounts {
+	c := vs.byScope
+	if c == nil {
+		return nil
+	}
+	c.once.Do(func() {
+		c.by = map[[2]int32]int{}
+		for i := range vs.rows {
+			if r := &vs.rows[i]; !r.dead {
+				c.by[[2]int32{r.scope, r.kind}]++
+				c.live++
+			}
+		}
+	})
+	return c
+}
+
 // hasEmptyKindOrScope reports whether a live row has no kind or no scope,
 // which a filter dropping other values would not drop (see dropped).
 func (vs *vecStore) hasEmptyKindOrScope() bool {
-	if vs.byScope == nil {
+	c := vs.counted()
+	if c == nil {
 		return true
 	}
-	vs.shareOf(&rowFilter{}) // counts the rows once
-	for k := range vs.byScope.by {
+	for k := range c.by {
 		if vs.dict[k[0]] == "" || vs.dict[k[1]] == "" {
 			return true
 		}
@@ -127,20 +146,11 @@ func newVecStore(embedder string, dim int) *vecStore {
 // filters by scope and kind only, and false for a filter of tags or
 // times, whose share is not counted.
 func (vs *vecStore) shareOf(f *rowFilter) (float64, bool) {
-	if f.tags != nil || f.hasSince || f.hasUntil || vs.byScope == nil {
+	if f.tags != nil || f.hasSince || f.hasUntil {
 		return 0, false
 	}
-	c := vs.byScope
-	c.once.Do(func() {
-		c.by = map[[2]int32]int{}
-		for i := range vs.rows {
-			if r := &vs.rows[i]; !r.dead {
-				c.by[[2]int32{r.scope, r.kind}]++
-				c.live++
-			}
-		}
-	})
-	if c.live == 0 {
+	c := vs.counted()
+	if c == nil || c.live == 0 {
 		return 0, false
 	}
 	n := 0

@@ -202,19 +202,23 @@ func ServeOff(v string) bool {
 // the store's server, or else has target (mira-index) run it in this
 // process's place, and returns the exit status when it could do neither.
 func Main(command, target string) int {
-	if code, ok := run(command, target, os.Args[1:]); ok {
-		return code
-	}
-	err := Exec(target, command, os.Args[1:])
-	fmt.Fprintf(os.Stderr, "%s: %v\n", command, err)
-	return 1
+	code, ok := run(command, target, os.Args[1:])
+	return orExec(command, target, code, ok)
 }
 
 // Forward is Main for a command that never starts a server (a writer:
 // the first remember of a day should not wait for an index to be built):
 // it asks a server that is already running, else runs the full command.
 func Forward(command, target string) int {
-	if code, ok := Run(command, os.Args[1:]); ok {
+	code, ok := Run(command, os.Args[1:])
+	return orExec(command, target, code, ok)
+}
+
+// orExec returns a served command's status, or runs the full command in
+// this process's place when nothing served it (returning only if that
+// fails).
+func orExec(command, target string, code int, served bool) int {
+	if served {
 		return code
 	}
 	err := Exec(target, command, os.Args[1:])
