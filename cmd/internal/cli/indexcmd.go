@@ -120,7 +120,7 @@ type IndexRebuildCmd struct {
 }
 
 func (c *IndexRebuildCmd) run(ctx context.Context, o *IO) error {
-	bulkGC(bulkMemoryLimit)
+	bulkGC(rebuildMemoryLimit)
 	m, err := c.openWith(ctx, o, "mira-index", "", openOptions{existing: true})
 	if err != nil {
 		return err
