@@ -55,8 +55,19 @@ func cutLine(b []byte) (line, rest []byte, found bool) {
 	return b[:i], b[i+1:], true
 }
 
-// parseMeta decodes the YAML front matter into a mapping node.
+// parseMeta decodes the YAML front matter into a mapping node: the
+// front matter Mira writes itself without the YAML parser (plainMeta),
+// anything else with it.
 func parseMeta(yml []byte) (*yaml.Node, error) {
+	if m, ok := plainMeta(yml); ok {
+		return m, nil
+	}
+	return yamlMeta(yml)
+}
+
+// yamlMeta decodes the YAML front matter into a mapping node with the
+// YAML parser.
+func yamlMeta(yml []byte) (*yaml.Node, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(yml, &doc); err != nil {
 		// yaml.v3 reports "yaml: line N: ..."; the front matter starts on
