@@ -86,7 +86,9 @@ type Options struct {
 	// this Memory's other writes (Remember, Forget, Extract, Summarize,
 	// Pin, Sync) changed is still waited for, so the next read sees it:
 	// by the write itself, before it returns, else by the next read.
-	// Reads that lag share one open index.
+	// Reads that lag share one open index; while the next one opens
+	// (which waits while the watcher applies a batch), they search the
+	// one before it.
 	Lag bool
 	// Keep, when set, is the index state shared with other users of the
 	// same process (a server that also runs index batches). Warm makes one
@@ -133,9 +135,19 @@ type Memory struct {
 	fileMu sync.Mutex
 
 	// lagMu guards lag, the index open now for the reads that search it
-	// as the watcher left it (openLagging).
-	lagMu sync.Mutex
-	lag   *lagIndex
+	// as the watcher left it (openLagging), and lagOld, the one before it
+	// while lag is being opened.
+	lagMu  sync.Mutex
+	lag    *lagIndex
+	lagOld *lagIndex
+	// lagDone is closed when the Memory closes (then lagClosed is set),
+	// which waits for lagHolds, the goroutines holding an idle lagging
+	// index (see releaseLagging).
+	lagDone   chan struct{}
+	lagClosed bool
+	lagHolds  sync.WaitGroup
+	// openLag opens an index for lagging reads (tests stand in for it).
+	openLag func(index.Options) (*index.Index, error)
 
 	stopWatch context.CancelFunc
 	watchDone chan struct{}
@@ -212,6 +224,8 @@ func Open(ctx context.Context, opt Options) (*Memory, error) {
 	st.Author = cmp.Or(opt.Getenv("GIT_AUTHOR_NAME"), "mira")
 	st.Email = cmp.Or(opt.Getenv("GIT_AUTHOR_EMAIL"), "mira@localhost")
 	m := &Memory{st: st, home: st.Root, indexDir: readOnlyIndexDir(st.Root), opt: opt, cfg: cfg, emb: emb, rr: rr, keep: opt.Keep, cache: opt.Records}
+	m.openLag = func(o index.Options) (*index.Index, error) { return index.Open(newSource(st), o) }
+	m.lagDone = make(chan struct{})
 	if m.indexDir != "" {
 		m.warn("", fmt.Errorf("the store %s cannot be written: searching through an index in %s", st.Root, m.indexDir))
 	}
@@ -272,6 +286,13 @@ func (m *Memory) Close() error {
 		if m.stopWatch != nil {
 			m.stopWatch()
 			<-m.watchDone
+		}
+		if m.lagDone != nil {
+			m.lagMu.Lock()
+			m.lagClosed = true
+			m.lagMu.Unlock()
+			close(m.lagDone)
+			m.lagHolds.Wait() // an idle lagging index is closed
 		}
 		if m.opt.Warm && m.opt.Keep == nil && m.keep != nil {
 			m.readMu.Lock()
@@ -437,8 +458,14 @@ type lagIndex struct {
 	ix     *index.Index
 	err    error
 	opened time.Time
-	users  int // reads searching it now; lagMu guards it
+	users  int  // reads searching it now, and a hold; lagMu guards it
+	idled  bool // it was held once when idle (see releaseLagging)
 }
+
+// lagIdle is how long the last lagging index is held open once nobody
+// searches it: the next read may share it (while it is young) or search
+// it while its successor opens, instead of waiting for that open.
+const lagIdle = 250 * time.Millisecond
 
 // lagShare is how long after it was opened a lagging index takes new
 // readers. It is closed when its last reader is done, so the watcher is
@@ -456,6 +483,15 @@ func (m *Memory) openLagging(ctx context.Context) (*index.Index, func()) {
 	}
 	m.lagMu.Lock()
 	l := m.lag
+	if old := m.lagOld; l != nil && old != nil && !isDone(l.ready) && !m.keep.WriterOpening() {
+		// The next index is being opened, which waits while the watcher
+		// applies a batch: search the one before it meanwhile, a batch
+		// further behind, rather than wait. Not when a writer of this
+		// process waits for the searches of that index to end.
+		old.users++
+		m.lagMu.Unlock()
+		return old.ix, func() { m.releaseLagging(old) }
+	}
 	if l != nil && (!isDone(l.ready) || time.Since(l.opened) < lagShare) {
 		l.users++
 		m.lagMu.Unlock()
@@ -466,6 +502,35 @@ func (m *Memory) openLagging(ctx context.Context) (*index.Index, func()) {
 			return nil, nil
 		}
 	} else {
+		release := func() {}
+		if old := l; old != nil && old.err == nil {
+			// Still searched (lag holds only indexes in use), so still
+			// open: it is held open while its successor opens, for the
+			// reads that come meanwhile, unless a writer of this process
+			// comes to wait for its searches to end.
+			m.lagOld = old
+			old.users++
+			var once sync.Once
+			release = func() {
+				once.Do(func() {
+					m.lagMu.Lock()
+					if m.lagOld == old {
+						m.lagOld = nil
+					}
+					m.lagMu.Unlock()
+					m.releaseLagging(old)
+				})
+			}
+			opened, coming := make(chan struct{}), m.keep.WriterComing()
+			defer close(opened)
+			go func() {
+				select {
+				case <-coming:
+					release()
+				case <-opened:
+				}
+			}()
+		}
 		l = &lagIndex{ready: make(chan struct{}), users: 1}
 		m.lag = l
 		m.lagMu.Unlock()
@@ -473,8 +538,9 @@ func (m *Memory) openLagging(ctx context.Context) (*index.Index, func()) {
 		// not end theirs.
 		opt := m.indexOptions(context.WithoutCancel(ctx))
 		opt.NoRefresh = true
-		l.ix, l.err = index.Open(newSource(m.st), opt)
+		l.ix, l.err = m.openLag(opt)
 		l.opened = time.Now()
+		release()
 		close(l.ready)
 	}
 	if l.err != nil {
@@ -485,12 +551,36 @@ func (m *Memory) openLagging(ctx context.Context) (*index.Index, func()) {
 }
 
 // releaseLagging gives back a lagging index; the last reader closes it.
+// The newest one, left by its last reader, is held open for lagIdle first,
+// unless a writer of this process comes to wait for its searches to end or
+// the Memory closes.
 func (m *Memory) releaseLagging(l *lagIndex) {
 	m.lagMu.Lock()
 	l.users--
+	if l.users == 0 && m.lag == l && l.err == nil && !l.idled && !m.lagClosed {
+		l.users, l.idled = 1, true
+		coming := m.keep.WriterComing()
+		m.lagHolds.Add(1)
+		m.lagMu.Unlock()
+		go func() {
+			defer m.lagHolds.Done()
+			t := time.NewTimer(lagIdle)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-coming:
+			case <-m.lagDone:
+			}
+			m.releaseLagging(l)
+		}()
+		return
+	}
 	last := l.users == 0
 	if last && m.lag == l {
 		m.lag = nil
+	}
+	if last && m.lagOld == l {
+		m.lagOld = nil
 	}
 	m.lagMu.Unlock()
 	if last && l.ix != nil {
@@ -646,20 +736,28 @@ func (m *Memory) caughtUp() bool {
 	if s.Sync(ctx) != nil {
 		return false
 	}
-	opt := m.indexOptions(ctx)
+	// The index opened to check is the one the reads after the write
+	// search (it is searched past the 5 s of the check).
+	opt := m.indexOptions(context.Background())
 	opt.NoRefresh = true
-	ix, err := index.Open(newSource(m.st), opt)
+	ix, err := m.openLag(opt)
 	if err != nil {
 		return false
 	}
-	indexed := ix.Commit()
-	ix.Close()
-	if indexed != head {
+	if ix.Commit() != head {
+		ix.Close()
 		return false // busy, or newer commits came meanwhile: the reader sees to it
 	}
+	// Nothing opened before now may take new readers, not even while
+	// its successor opens; this one takes them, and is held open a
+	// moment for them (see releaseLagging).
+	ready := make(chan struct{})
+	close(ready)
+	l := &lagIndex{ready: ready, ix: ix, opened: time.Now(), users: 1}
 	m.lagMu.Lock()
-	m.lag = nil
+	m.lag, m.lagOld = l, nil
 	m.lagMu.Unlock()
+	m.releaseLagging(l)
 	return true
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/mem"
 )
 
@@ -183,5 +184,170 @@ func TestLagSeesOthersWrites(t *testing.T) {
 		if len(recs) == 0 || !strings.Contains(recs[0].Text, word) {
 			t.Fatalf("the recall right after another process remembered %q found %v", word, recs)
 		}
+	}
+}
+
+// TestLagSearchesPreviousWhileOpening: while the next lagging index opens
+// (it waits while the watcher applies a batch), the one before it is held
+// open, even when nobody searches it any more, and reads search it instead
+// of waiting; once the next one is open they search that. After a write,
+// reads search the index the write brought along, and none from before.
+func TestLagSearchesPreviousWhileOpening(t *testing.T) {
+	m, err := Open(t.Context(), Options{Home: filepath.Join(t.TempDir(), "home"), Config: &Config{}, Warm: true, Lag: true,
+		Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if _, err := m.Remember(t.Context(), []*mem.Entry{{Kind: "fact", Body: "The team's mascot is a bergamot."}}, RememberOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Recall(t.Context(), Query{Text: "mascot", K: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !m.lagAllowed(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("reads never allowed to lag")
+		}
+	}
+	var (
+		mu      sync.Mutex
+		gate    chan struct{} // when set, the next open waits for it
+		opening = make(chan struct{}, 1)
+	)
+	open := m.openLag
+	var opens atomic.Int32
+	m.openLag = func(o index.Options) (*index.Index, error) {
+		opens.Add(1)
+		mu.Lock()
+		g := gate
+		mu.Unlock()
+		if g != nil {
+			opening <- struct{}{}
+			<-g
+		}
+		return open(o)
+	}
+	// read searches the lagging index, telling which one on in (if set)
+	// and holding it until release is closed.
+	read := func(in chan *index.Index, release chan struct{}) (*index.Index, error) {
+		var got *index.Index
+		err := m.withIndex(t.Context(), func(ix *index.Index) error {
+			got = ix
+			if in != nil {
+				in <- ix
+			}
+			if release != nil {
+				<-release
+			}
+			return nil
+		})
+		return got, err
+	}
+	releaseA := make(chan struct{})
+	gotA := make(chan *index.Index, 1)
+	var wg, wgA sync.WaitGroup
+	wgA.Go(func() {
+		if _, err := read(gotA, releaseA); err != nil {
+			t.Error(err)
+		}
+	})
+	// A is searching. Once its index is too old to take new reads, B
+	// opens the next one, which waits.
+	time.Sleep(2 * lagShare)
+	g := make(chan struct{})
+	mu.Lock()
+	gate = g
+	mu.Unlock()
+	gotB := make(chan *index.Index, 1)
+	releaseB := make(chan struct{})
+	wg.Go(func() {
+		if _, err := read(gotB, releaseB); err != nil {
+			t.Error(err)
+		}
+	})
+	<-opening
+	mu.Lock()
+	gate = nil
+	mu.Unlock()
+	// A is done; its index stays open while B's opens. C comes
+	// meanwhile: it searches A's, at once.
+	a := <-gotA
+	close(releaseA)
+	wgA.Wait()
+	done := make(chan *index.Index, 1)
+	go func() {
+		ix, err := read(nil, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- ix
+	}()
+	var c *index.Index
+	select {
+	case c = <-done:
+	case <-time.After(5 * time.Second):
+		close(g)
+		close(releaseB)
+		wg.Wait()
+		t.Fatal("a read waited for the next index to open")
+	}
+	close(g)
+	b := <-gotB
+	if c != a {
+		t.Errorf("the read during the open searched %p, want the index before it %p", c, a)
+	}
+	if b == a {
+		t.Errorf("the read that opened the next index searched the old one")
+	}
+	// Now the new index takes the reads.
+	if d, err := read(nil, nil); err != nil || d != b {
+		t.Errorf("the read after the open searched %p (%v), want the new index %p", d, err, b)
+	}
+	close(releaseB)
+	wg.Wait()
+
+	// A write of this Memory: no read after it searches an index from
+	// before it, not even while the next one opens.
+	releaseF, gotF := make(chan struct{}), make(chan *index.Index, 1)
+	wg.Go(func() {
+		if _, err := read(gotF, releaseF); err != nil {
+			t.Error(err)
+		}
+	})
+	f := <-gotF
+	time.Sleep(2 * lagShare)
+	g = make(chan struct{})
+	mu.Lock()
+	gate = g
+	mu.Unlock()
+	wg.Go(func() {
+		if _, err := read(nil, nil); err != nil {
+			t.Error(err)
+		}
+	})
+	<-opening
+	mu.Lock()
+	gate = nil
+	mu.Unlock()
+	_, err = m.Remember(t.Context(), []*mem.Entry{{Kind: "fact", Body: "The team's mascot is a cardamom."}}, RememberOptions{})
+	lagging := m.lagAllowed() // the write brought the index along itself
+	before := opens.Load()
+	e, rerr := read(nil, nil) // the index the write brought along, at once
+	after := opens.Load()
+	close(g)
+	close(releaseF)
+	wg.Wait()
+	if err != nil || rerr != nil {
+		t.Fatal(err, rerr)
+	}
+	if !lagging {
+		t.Fatal("after the write, reads no longer lag: the case is not tested")
+	}
+	if e == f {
+		t.Error("a read after a write searched the index from before it")
+	}
+	if after != before {
+		t.Errorf("the read after the write opened the index again (%d opens) instead of searching the one the write opened", after-before)
 	}
 }

@@ -65,6 +65,9 @@ type Keep struct {
 	// opening is closed when a writer of this process has opened the
 	// generation for writing (see writerFor).
 	opening chan struct{}
+	// writerComes, when set, is closed when a writer of this process
+	// next starts opening the generation for writing (WriterComing).
+	writerComes chan struct{}
 	// releases counts the Releases, so that a handle opened in the
 	// background (see downgrade) is not kept past one.
 	releases int

@@ -125,6 +125,10 @@ func (k *Keep) writerFor(genDir string, open, reader func() (bleve.Index, error)
 	old, gone := k.detachLocked()
 	ch := make(chan struct{})
 	k.opening = ch
+	if k.writerComes != nil {
+		close(k.writerComes)
+		k.writerComes = nil
+	}
 	keepMu.Unlock()
 	old.shutNow()
 	if gone != nil {
@@ -144,6 +148,39 @@ func (k *Keep) writerFor(genDir string, open, reader func() (bleve.Index, error)
 	k.bl = k.newKept(genDir, bi, true)
 	k.bl.reader = reader
 	return bi, k.bl, nil
+}
+
+// WriterOpening reports whether a writer of this process is opening the
+// index for writing, waiting for the searches of a read-only handle to
+// end: a search that could wait should not start on that handle now.
+func (k *Keep) WriterOpening() bool {
+	if k == nil {
+		return false
+	}
+	keepMu.Lock()
+	defer keepMu.Unlock()
+	return k.opening != nil
+}
+
+// WriterComing returns a channel that is closed once a writer of this
+// process starts opening the index for writing (at once when one is): an
+// index held open only to be searched meanwhile must then be let go of,
+// since the writer may wait for its searches to end.
+func (k *Keep) WriterComing() <-chan struct{} {
+	if k == nil {
+		return nil
+	}
+	keepMu.Lock()
+	defer keepMu.Unlock()
+	if k.opening != nil {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	if k.writerComes == nil {
+		k.writerComes = make(chan struct{})
+	}
+	return k.writerComes
 }
 
 // waitOpening waits until no writer of this process is opening a

@@ -80,6 +80,44 @@ func TestKeepBleve(t *testing.T) {
 	}
 	e.Close()
 
+	// A writer that must wait for the searches of a read-only handle
+	// says so (WriterOpening, WriterComing): a server holding the handle
+	// open for its reads lets go then.
+	time.Sleep(10 * keepIdleWritable) // the writable handle idles out
+	r := mustOpen(t, f, o)
+	if r.kb == nil || r.kb.writable {
+		t.Fatalf("after the writer idled out: kept %v", r.kb != nil)
+	}
+	coming := keep.WriterComing()
+	if keep.WriterOpening() || isClosed(coming) {
+		t.Fatal("a writer is said to be opening before one is")
+	}
+	f.writeDoc(t, fdoc{id: "D4b", created: t0, text: "another heron"})
+	go func() {
+		ix, err := Open(f, o)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- ix
+	}()
+	select {
+	case <-coming:
+	case <-time.After(5 * time.Second):
+		t.Error("WriterComing not closed while a writer waits for the handle")
+	}
+	if !keep.WriterOpening() || !isClosed(keep.WriterComing()) {
+		t.Error("WriterOpening or WriterComing does not say the writer is opening")
+	}
+	r.Close()
+	if e := <-done; e == nil || e.last.Indexed != 1 {
+		t.Fatalf("the writer behind a read-only handle: %+v", e)
+	} else {
+		e.Close()
+	}
+	if keep.WriterOpening() || isClosed(keep.WriterComing()) {
+		t.Error("a writer is still said to be opening once it has opened")
+	}
+
 	// A writer without the Keep (another process) waits for the idle
 	// handle to be closed.
 	g := mustOpen(t, f, o)
@@ -151,5 +189,14 @@ func TestRowFields(t *testing.T) {
 				t.Errorf("%s: candidate %d = %+v, want %+v", name, i, g, w)
 			}
 		}
+	}
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
