@@ -206,11 +206,14 @@ func Open(ctx context.Context, opt Options) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Commits are signed as the caller's environment says, which in a
+	// server is its client's, not the process's.
+	sig := mem.Signature{Name: opt.Getenv("GIT_AUTHOR_NAME"), Email: opt.Getenv("GIT_AUTHOR_EMAIL")}
 	var st *mem.Store
 	if opt.Existing {
 		st, err = mem.OpenExisting(home, opt.Command)
 	} else {
-		st, err = mem.Open(ctx, home, opt.Command, opt.LockTimeout)
+		st, err = mem.OpenAs(ctx, home, opt.Command, opt.LockTimeout, sig)
 	}
 	var ns *mem.NotStoreError
 	if errors.As(err, &ns) {
@@ -219,10 +222,7 @@ func Open(ctx context.Context, opt Options) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Commits are signed as the caller's environment says, which in a
-	// server is its client's, not the process's.
-	st.Author = cmp.Or(opt.Getenv("GIT_AUTHOR_NAME"), "mira")
-	st.Email = cmp.Or(opt.Getenv("GIT_AUTHOR_EMAIL"), "mira@localhost")
+	st.Sign(sig)
 	m := &Memory{st: st, home: st.Root, indexDir: readOnlyIndexDir(st.Root), opt: opt, cfg: cfg, emb: emb, rr: rr, keep: opt.Keep, cache: opt.Records}
 	m.openLag = func(o index.Options) (*index.Index, error) { return index.Open(newSource(st), o) }
 	m.lagDone = make(chan struct{})

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -93,5 +94,46 @@ func TestOpenCreatesOnce(t *testing.T) {
 	out, err := exec.Command("git", "-C", root, "rev-list", "--count", "HEAD").Output()
 	if err != nil || string(out) != "1\n" {
 		t.Errorf("commits = %q, %v", out, err)
+	}
+}
+
+// TestOpenSignature: the store's commits, its first one included, are
+// signed as the caller says (OpenAs), never from the process's
+// environment, which in a server is not its client's.
+func TestOpenSignature(t *testing.T) {
+	t.Setenv("GIT_AUTHOR_NAME", "Process")
+	t.Setenv("GIT_AUTHOR_EMAIL", "process@example.com")
+	author := func(root string) string {
+		t.Helper()
+		out, err := exec.Command("git", "-C", root, "log", "-1", "--format=%an <%ae>").CombinedOutput()
+		if err != nil {
+			t.Fatalf("git log: %v\n%s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	st, err := OpenAs(t.Context(), t.TempDir(), "test", time.Second, Signature{Name: "Ada", Email: "ada@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := author(st.Root); got != "Ada <ada@example.com>" {
+		t.Errorf("the first commit of OpenAs is signed %q, want Ada's", got)
+	}
+	plain, err := Open(t.Context(), t.TempDir(), "test", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := author(plain.Root); got != "mira <mira@localhost>" {
+		t.Errorf("the first commit of Open is signed %q, want mira's", got)
+	}
+	again, err := OpenExisting(st.Root, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Author != "mira" || again.Email != "mira@localhost" {
+		t.Errorf("OpenExisting signs as %s <%s>, want mira's until Sign", again.Author, again.Email)
+	}
+	again.Sign(Signature{Name: "Bo"})
+	if again.Author != "Bo" || again.Email != "mira@localhost" {
+		t.Errorf("after Sign: %s <%s>", again.Author, again.Email)
 	}
 }

@@ -1,6 +1,7 @@
 package mem
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -114,11 +115,28 @@ func claimable(root string, emptyRepo bool) (bool, error) {
 // empty. A directory that holds anything else and is not a Mira store is
 // refused with a *NotStoreError. Creation takes the store lock so two
 // first commands cannot both initialise it.
+//
+// The store's commits, the first one included, are signed "mira
+// <mira@localhost>"; OpenAs signs them as its caller says.
 func Open(ctx context.Context, root, command string, lockTimeout time.Duration) (*Store, error) {
+	return OpenAs(ctx, root, command, lockTimeout, Signature{})
+}
+
+// Signature is who a store's commits are signed by; an empty field is
+// Mira's own ("mira", "mira@localhost").
+type Signature struct {
+	Name, Email string
+}
+
+// OpenAs is Open with the commits, the first one included, signed by sig:
+// a program passes its user's (GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL), and
+// a server its client's, not its own process's.
+func OpenAs(ctx context.Context, root, command string, lockTimeout time.Duration, sig Signature) (*Store, error) {
 	s, err := newStore(root, command)
 	if err != nil {
 		return nil, err
 	}
+	s.Sign(sig)
 	if !IsStore(s.Root) {
 		if err := s.create(ctx, lockTimeout); err != nil {
 			var ns *NotStoreError
@@ -164,14 +182,15 @@ func newStore(root, command string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{Root: abs, Now: time.Now, Command: command, Author: "mira", Email: "mira@localhost"}
-	if name := os.Getenv("GIT_AUTHOR_NAME"); name != "" {
-		s.Author = name
-	}
-	if email := os.Getenv("GIT_AUTHOR_EMAIL"); email != "" {
-		s.Email = email
-	}
+	s := &Store{Root: abs, Now: time.Now, Command: command}
+	s.Sign(Signature{})
 	return s, nil
+}
+
+// Sign makes sig the signature of the store's next commits.
+func (s *Store) Sign(sig Signature) {
+	s.Author = cmp.Or(sig.Name, "mira")
+	s.Email = cmp.Or(sig.Email, "mira@localhost")
 }
 
 func (s *Store) openRepo() error {
