@@ -468,15 +468,17 @@ type lagIndex struct {
 const lagIdle = 250 * time.Millisecond
 
 // lagShare is how long after it was opened a lagging index takes new
-// readers. It is closed when its last reader is done, so the watcher is
-// never kept from writing the index for much longer than that.
+// readers. It is closed when its last reader is done (the newest after
+// lagIdle), and let go of at once when a writer of this process must wait
+// for its searches, so the watcher is never kept from writing the index.
 const lagShare = 50 * time.Millisecond
 
 // openLagging returns the index as the watcher last left it, and the
 // function to call when done with it, when Options.Lag allows it (see
 // lagAllowed); nil when a fresh open is needed. The caller holds readMu's
 // read lock until done: a fresh open, which takes readMu alone, so finds
-// no lagging index open.
+// no lagging index searched (one may be held open, and is let go of if
+// the fresh open must write the index: see releaseLagging).
 func (m *Memory) openLagging(ctx context.Context) (*index.Index, func()) {
 	if !m.lagAllowed() {
 		return nil, nil
