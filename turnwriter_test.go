@@ -101,16 +101,23 @@ func TestTurnWriterRefuses(t *testing.T) {
 	}
 }
 
-// TestLagSeesOwnWrites: with Options.Lag a read does not wait for the
-// watcher to take in stored turns, yet a memory this Memory remembered is
-// found by the very next recall, while turns keep being committed.
-func TestLagSeesOwnWrites(t *testing.T) {
+// lagMemory opens a warm Memory whose reads lag, in a new store.
+func lagMemory(t *testing.T) *Memory {
+	t.Helper()
 	m, err := Open(t.Context(), Options{Home: filepath.Join(t.TempDir(), "home"), Config: &Config{}, Warm: true, Lag: true,
 		Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// TestLagSeesOwnWrites: with Options.Lag a read does not wait for the
+// watcher to take in stored turns, yet a memory this Memory remembered is
+// found by the very next recall, while turns keep being committed.
+func TestLagSeesOwnWrites(t *testing.T) {
+	m := lagMemory(t)
 	w := m.NewTurnWriter(TurnWriterOptions{Delay: 50 * time.Millisecond, Source: "test"})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -193,12 +200,7 @@ func TestLagSeesOthersWrites(t *testing.T) {
 // of waiting; once the next one is open they search that. After a write,
 // reads search the index the write brought along, and none from before.
 func TestLagSearchesPreviousWhileOpening(t *testing.T) {
-	m, err := Open(t.Context(), Options{Home: filepath.Join(t.TempDir(), "home"), Config: &Config{}, Warm: true, Lag: true,
-		Getenv: func(string) string { return "" }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	m := lagMemory(t)
 	if _, err := m.Remember(t.Context(), []*mem.Entry{{Kind: "fact", Body: "The team's mascot is a bergamot."}}, RememberOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -255,21 +257,27 @@ func TestLagSearchesPreviousWhileOpening(t *testing.T) {
 	// A is searching. Once its index is too old to take new reads, B
 	// opens the next one, which waits.
 	time.Sleep(2 * lagShare)
-	g := make(chan struct{})
-	mu.Lock()
-	gate = g
-	mu.Unlock()
+	// stall starts a read whose open of the next index waits until the
+	// returned channel is closed, once that open has begun.
+	stall := func(in chan *index.Index, release chan struct{}) chan struct{} {
+		g := make(chan struct{})
+		mu.Lock()
+		gate = g
+		mu.Unlock()
+		wg.Go(func() {
+			if _, err := read(in, release); err != nil {
+				t.Error(err)
+			}
+		})
+		<-opening
+		mu.Lock()
+		gate = nil
+		mu.Unlock()
+		return g
+	}
 	gotB := make(chan *index.Index, 1)
 	releaseB := make(chan struct{})
-	wg.Go(func() {
-		if _, err := read(gotB, releaseB); err != nil {
-			t.Error(err)
-		}
-	})
-	<-opening
-	mu.Lock()
-	gate = nil
-	mu.Unlock()
+	g := stall(gotB, releaseB)
 	// A is done; its index stays open while B's opens. C comes
 	// meanwhile: it searches A's, at once.
 	a := <-gotA
@@ -317,20 +325,8 @@ func TestLagSearchesPreviousWhileOpening(t *testing.T) {
 	})
 	f := <-gotF
 	time.Sleep(2 * lagShare)
-	g = make(chan struct{})
-	mu.Lock()
-	gate = g
-	mu.Unlock()
-	wg.Go(func() {
-		if _, err := read(nil, nil); err != nil {
-			t.Error(err)
-		}
-	})
-	<-opening
-	mu.Lock()
-	gate = nil
-	mu.Unlock()
-	_, err = m.Remember(t.Context(), []*mem.Entry{{Kind: "fact", Body: "The team's mascot is a cardamom."}}, RememberOptions{})
+	g = stall(nil, nil)
+	_, err := m.Remember(t.Context(), []*mem.Entry{{Kind: "fact", Body: "The team's mascot is a cardamom."}}, RememberOptions{})
 	lagging := m.lagAllowed() // the write brought the index along itself
 	before := opens.Load()
 	e, rerr := read(nil, nil) // the index the write brought along, at once
