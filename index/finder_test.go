@@ -143,13 +143,7 @@ func TestFinderFromKeptRows(t *testing.T) {
 	a := f.writeDoc(t, fdoc{id: "A", created: t0, text: "alpha text"})
 	mustOpen(t, f, opts(nil)).Close()
 	b := f.writeDoc(t, fdoc{id: "B", created: t0, text: "beta text"})
-	ix := mustOpen(t, f, opts(nil))
-	genDir := ix.gen
-	ix.Close()
-	m, err := readMeta(genDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	genDir, m := openedMeta(t, f)
 	if keptRows(genDir, m) == nil {
 		t.Fatal("the update kept no rows")
 	}
@@ -167,4 +161,18 @@ func TestFinderFromKeptRows(t *testing.T) {
 	if got := fi.ByHash(fakeHash("beta text")); !slices.Equal(got, []string{b}) {
 		t.Errorf("ByHash(beta) = %v, want [%s]", got, b)
 	}
+}
+
+// openedMeta opens (and so updates) the index and returns its generation
+// and the meta the open left.
+func openedMeta(t *testing.T, f *fakeSource) (string, meta) {
+	t.Helper()
+	ix := mustOpen(t, f, opts(nil))
+	genDir := ix.gen
+	ix.Close()
+	m, err := readMeta(genDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return genDir, m
 }

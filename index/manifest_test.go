@@ -80,13 +80,7 @@ func TestRowsKept(t *testing.T) {
 			f.remove(t, paths[len(paths)-1])
 			paths = paths[:len(paths)-1]
 		}
-		ix := mustOpen(t, f, opts(nil))
-		genDir := ix.gen
-		ix.Close()
-		m, err := readMeta(genDir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		genDir, m := openedMeta(t, f)
 		rowsKept.Lock()
 		kept := rowsKept.vs
 		key := rowsKept.genDir == genDir && rowsKept.seq == m.VecSeq && rowsKept.log == m.VecLog
