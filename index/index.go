@@ -531,7 +531,7 @@ func (ix *Index) refresh(want probe) error {
 			}
 			return err
 		}
-		if err := kb.gated(writable, func() error { return ix.underLock(bi, genDir, m, man, head, pr, ch, writable) }); err != nil {
+		if err := kb.gated(writable, func() error { return ix.underLock(bi, kb, genDir, m, man, head, pr, ch, writable) }); err != nil {
 			if kb != nil {
 				ix.c.opt.Keep.dropBleve(genDir)
 				ix.c.opt.Keep.releaseBleve(kb)
@@ -548,8 +548,9 @@ func (ix *Index) refresh(want probe) error {
 
 // underLock finishes a refresh while the bleve lock is held: it checks the
 // generation against its meta, plans again if another process updated it
-// meanwhile, and applies the plan.
-func (ix *Index) underLock(bi bleve.Index, genDir string, m meta, man manifest, head string, pr probe, ch changes, writable bool) error {
+// meanwhile, and applies the plan. The meta found matching the index, at
+// the start and once the plan is applied, is recorded in kb (setKnown).
+func (ix *Index) underLock(bi bleve.Index, kb *keptBleve, genDir string, m meta, man manifest, head string, pr probe, ch changes, writable bool) error {
 	m2, err := readMeta(genDir)
 	if err != nil {
 		return err
@@ -564,6 +565,7 @@ func (ix *Index) underLock(bi bleve.Index, genDir string, m meta, man manifest, 
 	if err := checkVecFiles(genDir, m2); err != nil {
 		return err
 	}
+	kb.setKnown(m2)
 	same := m2 == m
 	m = m2
 	if !same && writable {
@@ -589,6 +591,7 @@ func (ix *Index) underLock(bi bleve.Index, genDir string, m meta, man manifest, 
 			return err
 		}
 		ix.meta = m
+		kb.setKnown(m)
 		return nil
 	}
 	ix.last = Stats{Docs: m.Docs, Commit: m.Commit, Vectors: m.Vectors, Pending: m.Pending}
@@ -603,6 +606,7 @@ func (ix *Index) underLock(bi bleve.Index, genDir string, m meta, man manifest, 
 		}
 		ix.meta = m
 		ix.last.Commit = m.Commit
+		kb.setKnown(m)
 	}
 	return nil
 }
@@ -651,8 +655,8 @@ func (ix *Index) attach(genDir string) error {
 	if err != nil {
 		return err
 	}
-	var m meta
-	if err := kb.gated(false, func() (err error) { m, err = readMeta(genDir); return err }); err != nil {
+	m, err := kb.attachMeta(genDir)
+	if err != nil {
 		if kb != nil {
 			ix.c.opt.Keep.releaseBleve(kb)
 		} else {

@@ -39,6 +39,11 @@ type keptBleve struct {
 	gate     sync.RWMutex  // a writer's update (held) against an Open's checks (shared)
 	closed   chan struct{} // closed once bi is
 	bm25     bm25Stats     // the searches' field statistics (see bm25Stats)
+	// known is the meta last found to match the index under the gate:
+	// what a search that attaches while a writer of this process holds
+	// the gate goes by (see attachMeta). Guarded by knownMu.
+	knownMu sync.Mutex
+	known   *meta
 	// reader, for a writable handle, opens the generation read-only.
 	reader func() (bleve.Index, error)
 }
@@ -222,6 +227,45 @@ func (b *keptBleve) gated(write bool, fn func() error) error {
 		defer b.gate.RUnlock()
 	}
 	return fn()
+}
+
+// setKnown records m as matching the index; the caller holds b's gate,
+// alone or shared. A nil b records nothing.
+func (b *keptBleve) setKnown(m meta) {
+	if b == nil {
+		return
+	}
+	b.knownMu.Lock()
+	b.known = &m
+	b.knownMu.Unlock()
+}
+
+// attachMeta reads the meta that a search attaching to the handle b of
+// genDir goes by. It reads it under b's gate, shared, unless a writer of
+// this process holds the gate to apply a batch: then it takes the meta
+// the writer found matching the index before it began, rather than wait
+// the batch out (tens of milliseconds, and every search of a busy proxy
+// with it). Such a search sees the index as one that attached just
+// before the batch does, which scorch allows (see keptBleve).
+func (b *keptBleve) attachMeta(genDir string) (meta, error) {
+	if b == nil {
+		return readMeta(genDir)
+	}
+	if !b.gate.TryRLock() {
+		b.knownMu.Lock()
+		known := b.known
+		b.knownMu.Unlock()
+		if known != nil {
+			return *known, nil
+		}
+		b.gate.RLock()
+	}
+	defer b.gate.RUnlock()
+	m, err := readMeta(genDir)
+	if err == nil {
+		b.setKnown(m)
+	}
+	return m, err
 }
 
 // releaseBleve gives back a handle that bleveFor or writerFor returned.

@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 )
@@ -199,4 +200,109 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// TestAttachWhileApplying: a search that attaches while a writer of this
+// process applies a batch (holding the kept handle's gate) takes the meta
+// the writer found matching the index before it began, and goes on rather
+// than wait the batch out; a handle that never matched one waits.
+func TestAttachWhileApplying(t *testing.T) {
+	f := newFake(t)
+	for i := range 3 {
+		f.writeDoc(t, fdoc{id: fmt.Sprintf("D%d", i), created: t0, text: fmt.Sprintf("note %d about herons", i)})
+	}
+	o := opts(nil)
+	o.LockTimeout = 5 * time.Second
+	mustOpen(t, f, o).Close()
+	var keep Keep
+	o.Keep = &keep
+	type opened struct {
+		ix  *Index
+		err error
+	}
+	openWith := func(src Source, o Options) <-chan opened {
+		done := make(chan opened, 1)
+		go func() {
+			ix, err := Open(src, o)
+			done <- opened{ix, err}
+		}()
+		return done
+	}
+	attach := func() <-chan opened {
+		lo := o
+		lo.NoRefresh = true
+		return openWith(f, lo)
+	}
+
+	// A writer of this process opens a new writable handle and stalls
+	// in the middle of its batch, reading the new file.
+	f.writeDoc(t, fdoc{id: "D3", created: t0, text: "a fourth heron"})
+	stall := &stallSource{fakeSource: f, entered: make(chan struct{}), resume: make(chan struct{})}
+	writer := openWith(stall, o)
+	select {
+	case <-stall.entered:
+	case got := <-writer:
+		t.Fatalf("the writer did not load the new file: %v", got.err)
+	}
+	var got opened
+	select {
+	case got = <-attach():
+		if got.err != nil {
+			t.Fatal(got.err)
+		}
+	case <-time.After(10 * time.Second):
+		close(stall.resume)
+		t.Fatal("the attaching search waited for the writer's batch")
+	}
+	if got.ix.meta.Docs != 3 || got.ix.kb == nil || !got.ix.kb.writable {
+		t.Errorf("attached during the batch with %d documents in the meta (writable handle %v), want the 3 before it",
+			got.ix.meta.Docs, got.ix.kb != nil && got.ix.kb.writable)
+	}
+	got.ix.Close()
+	close(stall.resume)
+	w := <-writer
+	if w.err != nil {
+		t.Fatal(w.err)
+	}
+	if w.ix.meta.Docs != 4 {
+		t.Errorf("the writer's batch: %d documents, want 4", w.ix.meta.Docs)
+	}
+
+	// Without a meta known to match, an attach waits for the gate.
+	kb := w.ix.kb
+	kb.gate.Lock()
+	kb.knownMu.Lock()
+	kb.known = nil
+	kb.knownMu.Unlock()
+	done := attach()
+	select {
+	case <-done:
+		t.Error("an attach with no known meta did not wait for the gate")
+	case <-time.After(50 * time.Millisecond):
+	}
+	kb.gate.Unlock()
+	if got := <-done; got.err != nil {
+		t.Fatal(got.err)
+	} else if got.ix.meta.Docs != 4 {
+		t.Errorf("attached after the batch with %d documents in the meta, want 4", got.ix.meta.Docs)
+	} else {
+		got.ix.Close()
+	}
+	w.ix.Close()
+}
+
+// stallSource stalls its first Load until resume is closed, having
+// closed entered.
+type stallSource struct {
+	*fakeSource
+	once            sync.Once
+	entered, resume chan struct{}
+}
+
+func (s *stallSource) Load(path string) (Doc, error) {
+	s.once.Do(func() {
+		close(s.entered)
+		<-s.resume
+	})
+	return s.fakeSource.Load(path)
 }

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -105,6 +106,10 @@ func seed(t testing.TB, m *mira.Memory, n int) {
 func TestLoad(t *testing.T) {
 	convs, turns, entries := loadSize(t)
 	delay := loadDelay(t)
+	if os.Getenv("GOGC") == "" {
+		// The collection target mira-proxy runs with (cli.Main).
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
 	up := httptest.NewServer(fakeUpstream(delay))
 	defer up.Close()
 	m := openStore(t)
