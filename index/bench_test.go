@@ -185,15 +185,33 @@ func BenchmarkVectorParts(b *testing.B) {
 			{"scope", Query{Scopes: []string{"shop"}}},
 			{"kind+scope", Query{Scopes: []string{"shop"}, Kinds: []string{"fact"}}},
 		} {
-			b.Run(fmt.Sprintf("%dk/nearest/%s", n/1000, tc.name), func(b *testing.B) {
-				vq := &vecQuery{side: side, vec: qv[0]}
-				for b.Loop() {
-					if _, err := vq.nearest(tc.q, 30, 0); err != nil {
-						b.Fatal(err)
-					}
+			// The scan of the floats (a command's one search) and of
+			// the 8-bit codes (a server's searches after its second).
+			for _, codes := range []bool{false, true} {
+				name := "nearest"
+				if codes {
+					name = "nearest-codes"
 				}
-			})
+				b.Run(fmt.Sprintf("%dk/%s/%s", n/1000, name, tc.name), func(b *testing.B) {
+					defer func(e bool) { q8Enabled = e }(q8Enabled)
+					q8Enabled = codes && useSIMD
+					if q8Enabled && vs.q8.set.Load() == nil {
+						vs.q8.set.Store(quantize(vs.base[:vs.nbaseVec*vs.dim], vs.dim))
+					}
+					vq := &vecQuery{side: side, vec: qv[0]}
+					for b.Loop() {
+						if _, err := vq.nearest(tc.q, 30, 0); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
 		}
+		b.Run(fmt.Sprintf("%dk/quantize", n/1000), func(b *testing.B) {
+			for b.Loop() {
+				quantize(vs.base[:vs.nbaseVec*vs.dim], vs.dim)
+			}
+		})
 		ix.Close()
 	}
 }

@@ -11,3 +11,9 @@ var useSIMD = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 //
 //go:noescape
 func dotSIMD(a, b *float32, n int) float32
+
+// dotQ8SIMD returns the integer dot product of the n codes at u and c; n
+// is a positive multiple of q8Block.
+//
+//go:noescape
+func dotQ8SIMD(u *int16, c *int8, n int) int32

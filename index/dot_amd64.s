@@ -38,3 +38,41 @@ loop:
 	VZEROUPPER
 	MOVSS        X0, ret+24(FP)
 	RET
+
+// func dotQ8SIMD(u *int16, c *int8, n int) int32
+//
+// The integer dot product of n 16-bit query codes and n 8-bit vector
+// codes: sixteen codes widened to 16 bits, multiplied pairwise and added
+// in pairs into eight 32-bit lanes, two accumulators, 32 codes a step; n
+// is a positive multiple of 32. The caller keeps every sum in range.
+TEXT ·dotQ8SIMD(SB), NOSPLIT, $0-28
+	MOVQ u+0(FP), SI
+	MOVQ c+8(FP), DI
+	MOVQ n+16(FP), CX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+
+loop:
+	VPMOVSXBW 0(DI), Y2
+	VPMOVSXBW 16(DI), Y3
+	VPMADDWD  0(SI), Y2, Y2
+	VPMADDWD  32(SI), Y3, Y3
+	VPADDD    Y2, Y0, Y0
+	VPADDD    Y3, Y1, Y1
+	ADDQ      $64, SI
+	ADDQ      $32, DI
+	SUBQ      $32, CX
+	JNZ       loop
+
+	// Add the two accumulators, then the eight lanes.
+	VPADDD       Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, AX
+	VZEROUPPER
+	MOVL         AX, ret+24(FP)
+	RET

@@ -5,3 +5,7 @@ package index
 const useSIMD = false
 
 func dotSIMD(a, b *float32, n int) float32 { panic("index: no SIMD dot product on this architecture") }
+
+func dotQ8SIMD(u *int16, c *int8, n int) int32 {
+	panic("index: no SIMD dot product on this architecture")
+}

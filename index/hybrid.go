@@ -436,6 +436,9 @@ func (vq *vecQuery) nearest(q Query, n int, minCos float64) ([]vecHit, error) {
 	if len(vs.rows) >= 2*scanChunk && searches.Load() <= 1 {
 		parts = min(runtime.GOMAXPROCS(0), len(vs.rows)/scanChunk)
 	}
+	if base, log := vs.codesFor(); log != nil {
+		return vq.nearestQ8(f, n, minCos, base, log, parts), nil
+	}
 	tops := make([][]vecHit, parts)
 	var wg sync.WaitGroup
 	for p := range parts {

@@ -891,6 +891,7 @@ func TestKeep(t *testing.T) {
 	if s3.vs != nil {
 		t.Error("replaced vectors still mapped with no Index using them")
 	}
+	waitCodes(t, d.vec.vs) // the codes' build holds the mapping meanwhile
 	if d.vec.vs.mapped != base || base.refs.Load() != 1 {
 		t.Errorf("the update read the base again (shared %v, %d users)", d.vec.vs.mapped == base, base.refs.Load())
 	}

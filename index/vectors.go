@@ -95,6 +95,11 @@ type vecStore struct {
 	// byScope is the live rows by scope and kind, counted once (see
 	// shareOf); a store extended from this one counts its own.
 	byScope *rowCounts
+	// q8 is the base's 8-bit codes, shared with the stores extended from
+	// this one, and q8log those of the vectors after the base's, this
+	// store's own (see codesFor).
+	q8    *q8Base
+	q8log *q8Log
 }
 
 // counted returns the live rows counted by scope and kind, counting them
@@ -139,7 +144,8 @@ type rowCounts struct {
 }
 
 func newVecStore(embedder string, dim int) *vecStore {
-	return &vecStore{embedder: embedder, dim: dim, dictIx: map[string]int32{}, logIx: map[string]int32{}, byScope: &rowCounts{}}
+	return &vecStore{embedder: embedder, dim: dim, dictIx: map[string]int32{}, logIx: map[string]int32{}, byScope: &rowCounts{},
+		q8: &q8Base{}, q8log: &q8Log{}}
 }
 
 // shareOf returns the share of the live rows that f lets through when f
@@ -771,6 +777,7 @@ func (vs *vecStore) extend(log string, committed int64) (*vecStore, error) {
 	nv.logIx = maps.Clone(vs.logIx)
 	nv.vecs = slices.Clip(vs.vecs)
 	nv.byScope = &rowCounts{}
+	nv.q8log = &q8Log{}
 	if nv.mapped != nil {
 		nv.mapped.refs.Add(1)
 	}

@@ -1,0 +1,334 @@
+package index
+
+import (
+	"container/heap"
+	"math"
+	"sync"
+	"sync/atomic"
+)
+
+// The vector scan of a long-lived process (a server, the proxy, the MCP
+// server) reads 8-bit codes of the vectors instead of their float32s: a
+// quarter of the memory to stream through for every query. The codes
+// only choose which rows to score exactly: each code's scalar product
+// with the query comes with a bound on its distance from the exact
+// cosine, the rows whose bound leaves them a chance of the top n are
+// scored with dot as before, and the rest are provably out. The result is
+// the exact scan's, to the bit (TestNearestQ8MatchesExact).
+//
+// A vector v of unit length is stored as s·c, c in [-127, 127]^dim and s =
+// max|v_i|/127, with e = ‖v − s·c‖ and m = ‖s·c‖ kept beside it; the query
+// q as t·u, u 16-bit, with f = ‖q − t·u‖. Then
+//
+//	q·v − (t·u)·(s·c) = q·(v − s·c) + (q − t·u)·(s·c)
+//
+// is at most e + f·m in size (Cauchy–Schwarz, ‖q‖ = 1), and u·c is an
+// integer the processor sums exactly (dotQ8SIMD). A command that searches
+// once never builds codes: building them costs more than one scan of the
+// floats (see q8Base.scanned).
+
+// q8Set is the 8-bit codes of a run of vectors.
+type q8Set struct {
+	stride int       // codes per vector: dim rounded up to q8Block, zeros after dim
+	codes  []int8    // vector i at codes[i*stride:(i+1)*stride]
+	scale  []float32 // s of each vector
+	bound  []float32 // e of each vector, rounded up
+	norm   []float32 // m of each vector, rounded up
+}
+
+// q8Block is how many codes dotQ8SIMD takes per step.
+const q8Block = 32
+
+// q8Base is the codes of a base file's vectors, shared like its mapping
+// by every store extended from the one that read it. They are built in
+// the background once the vectors have been scanned twice.
+type q8Base struct {
+	scans    atomic.Int32
+	building atomic.Bool
+	set      atomic.Pointer[q8Set]
+}
+
+// q8Log is the codes of the vectors a store has beyond its base file's
+// (from the log): a few, built by the first scan that uses codes.
+type q8Log struct {
+	once sync.Once
+	set  *q8Set
+}
+
+// q8Enabled is whether scans may use codes: only where the processor
+// sums them (AVX2); elsewhere the float scan is as fast. A variable, so
+// that tests take the code path on any machine.
+var q8Enabled = useSIMD
+
+// q8Scans is how many scans of a base file's vectors come before its
+// codes are built: a command that searches once never pays for them.
+const q8Scans = 2
+
+// codesFor returns the codes to scan vs with, or nil while there are
+// none (the caller scans the floats). Each call counts as a scan of the
+// base; the second starts building its codes in the background.
+func (vs *vecStore) codesFor() (base, log *q8Set) {
+	if !q8Enabled || vs.q8 == nil || vs.q8log == nil || vs.dim == 0 || vs.rowsOnly {
+		return nil, nil
+	}
+	b := vs.q8
+	if vs.nbaseVec > 0 {
+		base = b.set.Load()
+		if base == nil {
+			if b.scans.Add(1) >= q8Scans && b.building.CompareAndSwap(false, true) {
+				floats := vs.base[:vs.nbaseVec*vs.dim]
+				mapped := vs.mapped
+				if mapped != nil {
+					mapped.refs.Add(1) // the floats stay mapped while coded
+				}
+				go func() {
+					codes := quantize(floats, vs.dim)
+					if mapped != nil && mapped.refs.Add(-1) == 0 {
+						mapped.unmap()
+					}
+					b.set.Store(codes) // once the floats are let go of
+				}()
+			}
+			return nil, nil
+		}
+	}
+	vs.q8log.once.Do(func() { vs.q8log.set = quantize(vs.vecs, vs.dim) })
+	log = vs.q8log.set
+	if len(log.scale) != len(vs.vecs)/vs.dim {
+		return nil, nil // vectors put after the codes were made
+	}
+	return base, log
+}
+
+// quantize codes the vectors of dim floats each in vecs.
+func quantize(vecs []float32, dim int) *q8Set {
+	n := len(vecs) / dim
+	stride := (dim + q8Block - 1) / q8Block * q8Block
+	s := &q8Set{
+		stride: stride,
+		codes:  make([]int8, n*stride),
+		scale:  make([]float32, n),
+		bound:  make([]float32, n),
+		norm:   make([]float32, n),
+	}
+	for i := range n {
+		v := vecs[i*dim : (i+1)*dim]
+		c := s.codes[i*stride : i*stride+dim]
+		// The largest size, compared as bits: for floats of one sign
+		// their order (a NaN's bits beat every number's).
+		var mb uint32
+		for _, x := range v {
+			mb = max(mb, math.Float32bits(x)&^(1<<31))
+		}
+		m := math.Float32frombits(mb)
+		if m == 0 || math.IsInf(float64(m), 0) || math.IsNaN(float64(m)) {
+			// No codes: the bound alone keeps the row in play.
+			s.bound[i] = roundUp(norm64(v))
+			continue
+		}
+		sc, inv := m/127, 127/m
+		var e2, n2 float64
+		for j, x := range v {
+			// To the nearest code, without a branch on the sign (a
+			// coin toss for the predictor); how it rounds does not
+			// matter to the bound, which is measured below.
+			y := x * inv
+			q := max(-127, min(127, int32(y+math.Float32frombits(math.Float32bits(0.5)|math.Float32bits(y)&(1<<31)))))
+			c[j] = int8(q)
+			back := float64(sc) * float64(q)
+			d := float64(x) - back
+			e2 += d * d
+			n2 += back * back
+		}
+		s.scale[i] = sc
+		s.bound[i] = roundUp(math.Sqrt(e2))
+		s.norm[i] = roundUp(math.Sqrt(n2))
+	}
+	return s
+}
+
+func norm64(v []float32) float64 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	return math.Sqrt(s)
+}
+
+// roundUp is x as a float32 no smaller than x (NaN and ±Inf as +Inf).
+func roundUp(x float64) float32 {
+	if math.IsNaN(x) || math.IsInf(x, 0) || x > math.MaxFloat32 {
+		return float32(math.Inf(1))
+	}
+	f := float32(x)
+	if float64(f) < x {
+		f = math.Nextafter32(f, float32(math.Inf(1)))
+	}
+	return f
+}
+
+// q8Query is a query vector in 16 bits: q ≈ t·u, ‖q − t·u‖ ≤ f.
+type q8Query struct {
+	u []int16
+	t float64
+	f float64
+}
+
+// quantizeQuery codes q for codes of the given stride. The range of u is
+// limited so that no sum dotQ8SIMD makes can overflow 32 bits.
+func quantizeQuery(q []float32, stride int) q8Query {
+	qq := q8Query{u: make([]int16, stride)}
+	var mb uint32
+	for _, x := range q {
+		mb = max(mb, math.Float32bits(x)&^(1<<31))
+	}
+	m := math.Float32frombits(mb)
+	if m == 0 {
+		qq.f = norm64(q)
+		return qq
+	}
+	lim := min(32767, math.Floor(float64(math.MaxInt32)/(127*float64(stride))))
+	t := float64(m) / lim
+	var e2 float64
+	for j, x := range q {
+		u := max(-lim, min(lim, math.Round(float64(x)/t)))
+		qq.u[j] = int16(u)
+		d := float64(x) - t*u
+		e2 += d * d
+	}
+	qq.t = t
+	qq.f = math.Sqrt(e2)
+	return qq
+}
+
+// dotQ8 is u·c over the first len(c) codes; len(c) is a multiple of
+// q8Block.
+func dotQ8(u []int16, c []int8) int32 {
+	if useSIMD && q8SIMD {
+		return dotQ8SIMD(&u[0], &c[0], len(c))
+	}
+	return dotQ8Go(u, c)
+}
+
+// q8SIMD is whether dotQ8 takes the processor's path; tests turn it off.
+var q8SIMD = true
+
+func dotQ8Go(u []int16, c []int8) int32 {
+	u = u[:len(c)]
+	var s0, s1, s2, s3 int32
+	for i := 0; i+4 <= len(c); i += 4 {
+		s0 += int32(u[i]) * int32(c[i])
+		s1 += int32(u[i+1]) * int32(c[i+1])
+		s2 += int32(u[i+2]) * int32(c[i+2])
+		s3 += int32(u[i+3]) * int32(c[i+3])
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// q8Slack covers what the bound leaves out: the rounding of dot's float32
+// sums, of the float64 products here, and of a query of length 1 ± ε.
+func q8Slack(dim int) float64 { return 1e-5 + 1e-7*float64(dim) }
+
+// nearestQ8 is nearest's scan through the codes: the same rows, in the
+// same order, with the same cosines.
+func (vq *vecQuery) nearestQ8(f *rowFilter, n int, minCos float64, base, log *q8Set, parts int) []vecHit {
+	vs := vq.side.vs
+	stride := log.stride
+	qq := quantizeQuery(vq.vec, stride)
+	slack := q8Slack(vs.dim)
+	ub := ubPool.get(len(vs.rows))
+	defer ubPool.put(ub)
+	// First pass: each row's upper bound on its cosine, and each part's
+	// n best lower bounds.
+	lows := make([]lowHeap, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*len(vs.rows)/parts, (p+1)*len(vs.rows)/parts
+		wg.Go(func() {
+			h := make(lowHeap, 0, n)
+			for i := lo; i < hi; i++ {
+				r := &vs.rows[i]
+				ub[i] = math.Inf(-1)
+				if r.dead || r.vec < 0 || (f != nil && !f.pass(r)) {
+					continue
+				}
+				set, v := base, int(r.vec)
+				if v >= vs.nbaseVec {
+					set, v = log, v-vs.nbaseVec
+				}
+				a := qq.t * float64(set.scale[v]) * float64(dotQ8(qq.u, set.codes[v*stride:(v+1)*stride]))
+				b := float64(set.bound[v]) + qq.f*float64(set.norm[v]) + slack
+				if a+b <= minCos {
+					continue
+				}
+				ub[i] = a + b
+				if low := a - b; len(h) < n {
+					heap.Push(&h, low)
+				} else if low > h[0] {
+					h[0] = low
+					heap.Fix(&h, 0)
+				}
+			}
+			lows[p] = h
+		})
+	}
+	wg.Wait()
+	// tau: the n-th best lower bound. n rows have a cosine of at least
+	// tau, so a row whose upper bound is under it is not among the n.
+	tau := math.Inf(-1)
+	all := lows[0]
+	for _, h := range lows[1:] {
+		for _, low := range h {
+			if len(all) < n {
+				heap.Push(&all, low)
+			} else if low > all[0] {
+				all[0] = low
+				heap.Fix(&all, 0)
+			}
+		}
+	}
+	if len(all) == n {
+		tau = all[0]
+	}
+	top := make([]vecHit, 0, n+1)
+	for i, u := range ub {
+		if u < tau || u == math.Inf(-1) {
+			continue
+		}
+		c := dot(vq.vec, vs.vector(i))
+		if c <= minCos || (len(top) == n && c <= top[n-1].cos) {
+			continue
+		}
+		top = insertTop(top, vecHit{row: i, cos: c}, n)
+	}
+	return top
+}
+
+// lowHeap is a min-heap of lower bounds.
+type lowHeap []float64
+
+func (h lowHeap) Len() int           { return len(h) }
+func (h lowHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h lowHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *lowHeap) Push(x any)        { *h = append(*h, x.(float64)) }
+func (h *lowHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// ubPool keeps the scans' bound arrays, one per search under way.
+var ubPool = floatPool{p: sync.Pool{New: func() any { return new([]float64) }}}
+
+type floatPool struct{ p sync.Pool }
+
+func (fp *floatPool) get(n int) []float64 {
+	s := fp.p.Get().(*[]float64)
+	if cap(*s) < n {
+		*s = make([]float64, n)
+	}
+	return (*s)[:n]
+}
+
+func (fp *floatPool) put(s []float64) { fp.p.Put(&s) }

@@ -1,0 +1,275 @@
+package index
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestDotQ8: both integer dot products, the SIMD one where the processor
+// has it, equal an int64 sum, at the codes' extremes too (the query's
+// range is what quantizeQuery allows at that stride, so nothing
+// overflows).
+func TestDotQ8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, stride := range []int{32, 64, 384, 1536, 3072, 8192} {
+		lim := int(min(32767, math.Floor(float64(math.MaxInt32)/(127*float64(stride)))))
+		for trial := range 4 {
+			u, c := make([]int16, stride), make([]int8, stride)
+			var want int64
+			for i := range stride {
+				switch trial {
+				case 0: // random
+					u[i], c[i] = int16(rng.IntN(2*lim+1)-lim), int8(rng.IntN(255)-127)
+				case 1: // every product at its largest
+					u[i], c[i] = int16(lim), 127
+				case 2: // at its most negative
+					u[i], c[i] = int16(-lim), 127
+				case 3: // alternating signs
+					u[i], c[i] = int16(lim), int8(127*(1-2*(i%2)))
+				}
+				want += int64(u[i]) * int64(c[i])
+			}
+			if got := dotQ8Go(u, c); int64(got) != want {
+				t.Errorf("stride %d trial %d: dotQ8Go = %d, want %d", stride, trial, got, want)
+			}
+			if useSIMD {
+				if got := dotQ8SIMD(&u[0], &c[0], stride); int64(got) != want {
+					t.Errorf("stride %d trial %d: dotQ8SIMD = %d, want %d", stride, trial, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestQ8Bound: the codes' estimate of a cosine is never further from dot's
+// cosine than the bound says, for vectors of every shape the embedders
+// give (spread out, spiky, sparse, and a zero vector).
+func TestQ8Bound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, dim := range []int{8, 100, 384, 1536} {
+		var vecs []float32
+		for i := range 200 {
+			v := make([]float32, dim)
+			for j := range v {
+				switch i % 4 {
+				case 0:
+					v[j] = float32(rng.NormFloat64())
+				case 1:
+					v[j] = float32(rng.NormFloat64() * math.Pow(rng.Float64(), 8))
+				case 2:
+					if rng.IntN(20) == 0 {
+						v[j] = float32(rng.NormFloat64())
+					}
+				}
+			}
+			if i%4 != 3 && !normalize(v) {
+				v[0] = 1
+			}
+			vecs = append(vecs, v...)
+		}
+		set := quantize(vecs, dim)
+		for range 20 {
+			q := make([]float32, dim)
+			for j := range q {
+				q[j] = float32(rng.NormFloat64())
+			}
+			normalize(q)
+			qq := quantizeQuery(q, set.stride)
+			for v := range 200 {
+				exact := dot(q, vecs[v*dim:(v+1)*dim])
+				a := qq.t * float64(set.scale[v]) * float64(dotQ8(qq.u, set.codes[v*set.stride:(v+1)*set.stride]))
+				b := float64(set.bound[v]) + qq.f*float64(set.norm[v]) + q8Slack(dim)
+				if math.Abs(exact-a) > b {
+					t.Fatalf("dim %d vector %d: cosine %v, estimate %v, bound %v", dim, v, exact, a, b)
+				}
+				if v%4 != 3 && b > 0.05 {
+					t.Errorf("dim %d vector %d: bound %v is too loose to choose rows by", dim, v, b)
+				}
+			}
+		}
+	}
+}
+
+// TestNearestQ8MatchesExact: the scan through the codes returns exactly
+// what the float scan returns (rows, order, cosines), over stores with
+// many near ties, base and log vectors, dead rows, filters, thresholds
+// and splits, on the portable and the processor's integer paths.
+func TestNearestQ8MatchesExact(t *testing.T) {
+	defer func(e, s bool) { q8Enabled, q8SIMD = e, s }(q8Enabled, q8SIMD)
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, dim := range []int{8, 96, 384} {
+		for _, shape := range []string{"random", "clustered", "ties"} {
+			const n = 2*scanChunk + 300
+			vs := newVecStore("test", dim)
+			centres := make([][]float32, 5)
+			for c := range centres {
+				centres[c] = make([]float32, dim)
+				for j := range dim {
+					centres[c][j] = float32(rng.NormFloat64())
+				}
+			}
+			for i := range n {
+				v := make([]float32, dim)
+				for j := range v {
+					switch shape {
+					case "random":
+						v[j] = float32(rng.NormFloat64())
+					case "clustered": // near copies: cosines a hair apart
+						v[j] = centres[i%5][j] + float32(rng.NormFloat64()*0.02)
+					case "ties":
+						v[j] = float32(rng.IntN(3) - 1)
+					}
+				}
+				if !normalize(v) {
+					v = nil
+				}
+				vs.put(vecDoc{path: fmt.Sprintf("entries/s%d/notes/%06d.md", i%3, i), scope: fmt.Sprintf("s%d", i%3), kind: "note", vec: v})
+			}
+			for i := 0; i < n; i += 97 {
+				vs.rows[i].dead = true
+			}
+			// The first two thirds of the vectors as a base file's.
+			k := 2 * n / 3
+			vs.base, vs.nbaseVec = vs.vecs[:k*dim], k
+			vs.vecs = slices.Clone(vs.vecs[k*dim:])
+			vs.q8.set.Store(quantize(vs.base, dim))
+
+			queries := [][]float32{vs.vector(1), vs.vector(k + 5)}
+			for range 3 {
+				q := make([]float32, dim)
+				for j := range q {
+					q[j] = float32(rng.NormFloat64())
+				}
+				normalize(q)
+				queries = append(queries, q)
+			}
+			for qi, q := range queries {
+				if q == nil {
+					continue
+				}
+				vq := &vecQuery{side: &vecSide{vs: vs}, vec: slices.Clone(q)}
+				for _, query := range []Query{{}, {Scopes: []string{"s1"}}} {
+					for _, k := range []int{1, 10, 60} {
+						for _, minCos := range []float64{-2, 0, 0.3} {
+							q8Enabled = false
+							want, err := vq.nearest(query, k, minCos)
+							if err != nil {
+								t.Fatal(err)
+							}
+							f := newRowFilter(vs, query)
+							for _, simd := range []bool{false, true} {
+								q8SIMD = simd
+								base, log := vs.codesForAlways()
+								for _, parts := range []int{1, 2, 3} {
+									got := vq.nearestQ8(f, k, minCos, base, log, parts)
+									if !slices.Equal(got, want) {
+										t.Fatalf("dim %d %s query %d scopes %v k %d minCos %v simd %v parts %d:\n got %v\nwant %v",
+											dim, shape, qi, query.Scopes, k, minCos, simd, parts, got, want)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// codesForAlways returns the store's codes, building the log's.
+func (vs *vecStore) codesForAlways() (base, log *q8Set) {
+	vs.q8log.once.Do(func() { vs.q8log.set = quantize(vs.vecs, vs.dim) })
+	return vs.q8.set.Load(), vs.q8log.set
+}
+
+// TestCodesBuiltOnSecondScan: a store's first scan reads the floats and
+// builds nothing (a command that searches once); the second starts
+// building the codes, and the scans after it use them. A store extended
+// from it shares the base's codes and codes its own log vectors.
+func TestCodesBuiltOnSecondScan(t *testing.T) {
+	defer func(e bool) { q8Enabled = e }(q8Enabled)
+	q8Enabled = true
+	const dim = 16
+	vs := newVecStore("test", dim)
+	rng := rand.New(rand.NewPCG(11, 12))
+	for i := range 100 {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		normalize(v)
+		vs.put(vecDoc{path: fmt.Sprintf("entries/global/notes/%04d.md", i), vec: v})
+	}
+	vs.base, vs.nbaseVec, vs.vecs = vs.vecs, 100, nil
+
+	if b, l := vs.codesFor(); b != nil || l != nil {
+		t.Fatal("the first scan has codes")
+	}
+	if b, l := vs.codesFor(); b != nil || l != nil {
+		t.Fatal("the second scan waited for the codes")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for vs.q8.set.Load() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the codes were never built")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	b, l := vs.codesFor()
+	if b == nil || len(b.scale) != 100 || l == nil || len(l.scale) != 0 {
+		t.Fatalf("after the build: base %v, log %v", b != nil, l != nil)
+	}
+
+	// An extended store: the same base codes, its own log codes.
+	nv := *vs
+	nv.q8log = &q8Log{}
+	v := make([]float32, dim)
+	v[0] = 1
+	nv.put(vecDoc{path: "entries/global/notes/9999.md", vec: v})
+	b2, l2 := nv.codesFor()
+	if b2 != b || l2 == nil || len(l2.scale) != 1 {
+		t.Fatalf("extended store: base shared %v, log codes %v", b2 == b, l2 != nil)
+	}
+	// A vector put after the codes were made: the floats are scanned.
+	nv.put(vecDoc{path: "entries/global/notes/9998.md", vec: v})
+	if _, l3 := nv.codesFor(); l3 != nil {
+		t.Fatal("codes used with a vector they do not cover")
+	}
+	vq := &vecQuery{side: &vecSide{vs: &nv}, vec: v}
+	got, err := vq.nearest(Query{}, 2, -2)
+	if err != nil || len(got) != 2 || got[0].cos < 0.999999 || got[1].cos < 0.999999 {
+		t.Fatalf("nearest with the floats: %v, %v", got, err)
+	}
+}
+
+func BenchmarkQuantize(b *testing.B) {
+	const n, dim = 10_000, 384
+	rng := rand.New(rand.NewPCG(1, 1))
+	vecs := make([]float32, n*dim)
+	for i := range vecs {
+		vecs[i] = float32(rng.NormFloat64())
+	}
+	for i := range n {
+		normalize(vecs[i*dim : (i+1)*dim])
+	}
+	b.SetBytes(int64(len(vecs) * 4))
+	for b.Loop() {
+		quantize(vecs, dim)
+	}
+}
+
+// waitCodes waits for a build of vs's base codes under way to end.
+func waitCodes(t *testing.T, vs *vecStore) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for vs.q8.building.Load() && vs.q8.set.Load() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the codes were never built")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
