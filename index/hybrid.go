@@ -211,7 +211,13 @@ func (ix *Index) loadVectors() (*vecSide, error) {
 			emb, _, err := ix.c.genEmbedder(ix.gen, m)
 			mc <- model{emb, err}
 		}()
-		vs, err := loadVecStore(ix.gen, m, false)
+		// A process that keeps its vectors for many searches codes
+		// them as it reads them (see loadCodedVecStore).
+		load := loadVecStore
+		if ix.c.opt.Keep != nil {
+			load = func(gen string, m meta, _ bool) (*vecStore, error) { return loadCodedVecStore(gen, m) }
+		}
+		vs, err := load(ix.gen, m, false)
 		md := <-mc
 		emb := md.emb
 		if md.err == nil && emb == nil {

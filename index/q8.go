@@ -102,17 +102,30 @@ func (vs *vecStore) codesFor() (base, log *q8Set) {
 
 // quantize codes the vectors of dim floats each in vecs.
 func quantize(vecs []float32, dim int) *q8Set {
-	n := len(vecs) / dim
+	s := newQ8Set(len(vecs)/dim, dim)
+	s.fill(0, vecs, dim)
+	return s
+}
+
+// newQ8Set makes room for the codes of n vectors of dim floats.
+func newQ8Set(n, dim int) *q8Set {
 	stride := (dim + q8Block - 1) / q8Block * q8Block
-	s := &q8Set{
+	return &q8Set{
 		stride: stride,
 		codes:  make([]int8, n*stride),
 		scale:  make([]float32, n),
 		bound:  make([]float32, n),
 		norm:   make([]float32, n),
 	}
-	for i := range n {
-		v := vecs[i*dim : (i+1)*dim]
+}
+
+// fill codes the vectors of dim floats each in vecs as vectors first,
+// first+1, ...
+func (s *q8Set) fill(first int, vecs []float32, dim int) {
+	stride := s.stride
+	for k := range len(vecs) / dim {
+		i := first + k
+		v := vecs[k*dim : (k+1)*dim]
 		c := s.codes[i*stride : i*stride+dim]
 		// The largest size, compared as bits: for floats of one sign
 		// their order (a NaN's bits beat every number's).
@@ -144,7 +157,6 @@ func quantize(vecs []float32, dim int) *q8Set {
 		s.bound[i] = roundUp(math.Sqrt(e2))
 		s.norm[i] = roundUp(math.Sqrt(n2))
 	}
-	return s
 }
 
 func norm64(v []float32) float64 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -271,5 +272,83 @@ func waitCodes(t *testing.T, vs *vecStore) {
 			t.Fatal("the codes were never built")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestLoadCoded: a store read for a long-lived process has its base codes
+// from the start, the same vectors as one read plainly, and the same
+// nearest rows; a damaged vector is still caught by the checksum.
+func TestLoadCoded(t *testing.T) {
+	defer func(e bool) { q8Enabled = e }(q8Enabled)
+	q8Enabled = true
+	const n, dim = 3000, 96
+	rng := rand.New(rand.NewPCG(13, 14))
+	dir := t.TempDir()
+	var docs []vecDoc
+	for i := range n {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		normalize(v)
+		docs = append(docs, vecDoc{path: fmt.Sprintf("entries/global/notes/%05d.md", i), scope: "global", vec: v})
+	}
+	base, _ := vecFiles(dir, 1)
+	if err := writeVecBase(base, "emb", dim, docs); err != nil {
+		t.Fatal(err)
+	}
+	m := meta{Embedder: "emb", Dim: dim, VecSeq: 1}
+	plain, err := loadVecStore(dir, m, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.close()
+	coded, err := loadCodedVecStore(dir, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer coded.close()
+	if plain.q8.set.Load() != nil || coded.q8.set.Load() == nil || len(coded.q8.set.Load().scale) != n {
+		t.Fatal("codes: want none for the plain load, all the base's for the coded one")
+	}
+	for i := range n {
+		if !slices.Equal(plain.vector(i), coded.vector(i)) {
+			t.Fatalf("vector %d differs", i)
+		}
+	}
+	for range 5 {
+		q := make([]float32, dim)
+		for j := range q {
+			q[j] = float32(rng.NormFloat64())
+		}
+		normalize(q)
+		q8Enabled = false
+		want, _ := (&vecQuery{side: &vecSide{vs: plain}, vec: q}).nearest(Query{}, 20, -2)
+		q8Enabled = true
+		if b, _ := coded.codesFor(); b == nil {
+			t.Fatal("the coded store's scan has no codes")
+		}
+		got, _ := (&vecQuery{side: &vecSide{vs: coded}, vec: q}).nearest(Query{}, 20, -2)
+		if !slices.Equal(got, want) {
+			t.Fatalf("nearest through the codes:\n got %v\nwant %v", got, want)
+		}
+	}
+
+	f, err := os.OpenFile(base, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := readVecHeader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := h.vecOff + int64(n/2*dim*4) + 1
+	b := []byte{0}
+	f.ReadAt(b, at)
+	b[0] ^= 0x40
+	f.WriteAt(b, at)
+	f.Close()
+	if _, err := loadCodedVecStore(dir, m); err == nil {
+		t.Error("a damaged vector was coded without complaint")
 	}
 }

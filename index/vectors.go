@@ -653,6 +653,17 @@ func checkVecFiles(genDir string, m meta) error {
 // writer that crashed before its meta left: their documents are in the
 // bleve index too). With rowsOnly, the vectors themselves are not read.
 func loadVecStore(genDir string, m meta, rowsOnly bool) (*vecStore, error) {
+	return loadVecs(genDir, m, rowsOnly, false)
+}
+
+// loadCodedVecStore is loadVecStore for a long-lived process: the base's
+// 8-bit codes are made as its vectors are read and checked, in the same
+// pass, so that its scans read the codes from the first (see q8.go).
+func loadCodedVecStore(genDir string, m meta) (*vecStore, error) {
+	return loadVecs(genDir, m, false, true)
+}
+
+func loadVecs(genDir string, m meta, rowsOnly, codes bool) (*vecStore, error) {
 	base, log := vecFiles(genDir, m.VecSeq)
 	f, err := os.Open(base)
 	if err != nil {
@@ -703,7 +714,7 @@ func loadVecStore(genDir string, m meta, rowsOnly bool) (*vecStore, error) {
 		// Room for every vector the log may add, so replaying it never
 		// copies the whole base again (a log record holds at most one
 		// vector of dim float32s).
-		if err := vs.readBase(f, h); err != nil {
+		if err := vs.readBase(f, h, codes && q8Enabled); err != nil {
 			return nil, damaged("vectors: %w", err)
 		}
 	}
@@ -716,7 +727,7 @@ func loadVecStore(genDir string, m meta, rowsOnly bool) (*vecStore, error) {
 // readBase reads the base file's vectors into vs.base: mapped into memory
 // where the system can (no copy, and the pages come from the page cache),
 // else read. Either way their checksum is checked.
-func (vs *vecStore) readBase(f *os.File, h vecHeader) error {
+func (vs *vecStore) readBase(f *os.File, h vecHeader, codes bool) error {
 	n := h.nvec * h.dim
 	vs.nbaseVec = h.nvec
 	if n == 0 {
@@ -725,12 +736,32 @@ func (vs *vecStore) readBase(f *os.File, h vecHeader) error {
 	if nativeLittleEndian {
 		if data, unmap, err := mapFile(f, int(h.size)); err == nil {
 			raw := data[h.vecOff : h.vecOff+int64(n)*4]
+			floats := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n)
 			sum := binary.LittleEndian.Uint32(data[h.vecOff+int64(n)*4:])
-			if crc32.Checksum(raw, castagnoli) != sum {
+			var crc uint32
+			var set *q8Set
+			if codes {
+				// Checked and coded a chunk at a time, while the
+				// chunk is in the cache.
+				set = newQ8Set(h.nvec, h.dim)
+				const chunk = 1024 // vectors
+				for i := 0; i < h.nvec; i += chunk {
+					j := min(i+chunk, h.nvec)
+					crc = crc32.Update(crc, castagnoli, raw[i*h.dim*4:j*h.dim*4])
+					set.fill(i, floats[i*h.dim:j*h.dim], h.dim)
+				}
+			} else {
+				crc = crc32.Checksum(raw, castagnoli)
+			}
+			if crc != sum {
 				unmap()
 				return errors.New("vectors: checksum mismatch")
 			}
-			vs.base = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n)
+			if set != nil {
+				vs.q8.set.Store(set)
+				vs.q8.building.Store(true)
+			}
+			vs.base = floats
 			vs.mapped = &sharedMap{unmap: unmap}
 			vs.mapped.refs.Store(1)
 			return nil
