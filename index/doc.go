@@ -7,7 +7,9 @@
 // weighted by recency (and by closeness to a day or month the query names) and
 // diversified by MMR (see Ranking). A conversation turn's
 // BM25 text carries the turn before it (Doc.Context, TurnOrder); vectors
-// are found by an exact scan of the stored unit vectors.
+// are found by an exact scan of the stored unit vectors, which a
+// long-lived process makes through their 8-bit codes with the same result
+// (q8.go).
 //
 // The index never reads the store's file format itself: it sees the store
 // through the small Source interface, which the store implements, and
