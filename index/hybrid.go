@@ -212,7 +212,7 @@ func (ix *Index) loadVectors() (*vecSide, error) {
 			mc <- model{emb, err}
 		}()
 		// A process that keeps its vectors for many searches codes
-		// them as it reads them (see loadCodedVecStore).
+		// them from the start (see loadCodedVecStore).
 		load := loadVecStore
 		if ix.c.opt.Keep != nil {
 			load = func(gen string, m meta, _ bool) (*vecStore, error) { return loadCodedVecStore(gen, m) }

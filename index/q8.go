@@ -39,6 +39,28 @@ type q8Set struct {
 // q8Block is how many codes dotQ8SIMD takes per step.
 const q8Block = 32
 
+// buildCodes starts building the codes of vs's base vectors in the
+// background, unless they are built or being built. Scans read the floats
+// until the codes are there.
+func (vs *vecStore) buildCodes() {
+	b := vs.q8
+	if !q8Enabled || b == nil || vs.nbaseVec == 0 || !b.building.CompareAndSwap(false, true) {
+		return
+	}
+	floats := vs.base[:vs.nbaseVec*vs.dim]
+	mapped := vs.mapped
+	if mapped != nil {
+		mapped.refs.Add(1) // the floats stay mapped while coded
+	}
+	go func() {
+		codes := quantize(floats, vs.dim)
+		if mapped != nil && mapped.refs.Add(-1) == 0 {
+			mapped.unmap()
+		}
+		b.set.Store(codes) // once the floats are let go of
+	}()
+}
+
 // q8Base is the codes of a base file's vectors, shared like its mapping
 // by every store extended from the one that read it. They are built in
 // the background once the vectors have been scanned twice.
@@ -75,19 +97,8 @@ func (vs *vecStore) codesFor() (base, log *q8Set) {
 	if vs.nbaseVec > 0 {
 		base = b.set.Load()
 		if base == nil {
-			if b.scans.Add(1) >= q8Scans && b.building.CompareAndSwap(false, true) {
-				floats := vs.base[:vs.nbaseVec*vs.dim]
-				mapped := vs.mapped
-				if mapped != nil {
-					mapped.refs.Add(1) // the floats stay mapped while coded
-				}
-				go func() {
-					codes := quantize(floats, vs.dim)
-					if mapped != nil && mapped.refs.Add(-1) == 0 {
-						mapped.unmap()
-					}
-					b.set.Store(codes) // once the floats are let go of
-				}()
+			if b.scans.Add(1) >= q8Scans {
+				vs.buildCodes()
 			}
 			return nil, nil
 		}

@@ -275,8 +275,8 @@ func waitCodes(t *testing.T, vs *vecStore) {
 	}
 }
 
-// TestLoadCoded: a store read for a long-lived process has its base codes
-// from the start, the same vectors as one read plainly, and the same
+// TestLoadCoded: a store read for a long-lived process builds its base
+// codes from the start, without waiting for a scan; it has the same vectors as one read plainly, and the same
 // nearest rows; a damaged vector is still caught by the checksum.
 func TestLoadCoded(t *testing.T) {
 	defer func(e bool) { q8Enabled = e }(q8Enabled)
@@ -308,6 +308,10 @@ func TestLoadCoded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer coded.close()
+	if !coded.q8.building.Load() {
+		t.Fatal("the coded load did not start building the codes")
+	}
+	waitCodes(t, coded)
 	if plain.q8.set.Load() != nil || coded.q8.set.Load() == nil || len(coded.q8.set.Load().scale) != n {
 		t.Fatal("codes: want none for the plain load, all the base's for the coded one")
 	}
@@ -349,6 +353,6 @@ func TestLoadCoded(t *testing.T) {
 	f.WriteAt(b, at)
 	f.Close()
 	if _, err := loadCodedVecStore(dir, m); err == nil {
-		t.Error("a damaged vector was coded without complaint")
+		t.Error("a damaged vector was loaded without complaint")
 	}
 }

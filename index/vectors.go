@@ -657,8 +657,9 @@ func loadVecStore(genDir string, m meta, rowsOnly bool) (*vecStore, error) {
 }
 
 // loadCodedVecStore is loadVecStore for a long-lived process: the base's
-// 8-bit codes are made as its vectors are read and checked, in the same
-// pass, so that its scans read the codes from the first (see q8.go).
+// 8-bit codes are built in the background from the start (see q8.go), so
+// that its searches read them soon, while the first search, which waits
+// for the load, does not wait for them too.
 func loadCodedVecStore(genDir string, m meta) (*vecStore, error) {
 	return loadVecs(genDir, m, false, true)
 }
@@ -714,8 +715,11 @@ func loadVecs(genDir string, m meta, rowsOnly, codes bool) (*vecStore, error) {
 		// Room for every vector the log may add, so replaying it never
 		// copies the whole base again (a log record holds at most one
 		// vector of dim float32s).
-		if err := vs.readBase(f, h, codes && q8Enabled); err != nil {
+		if err := vs.readBase(f, h); err != nil {
 			return nil, damaged("vectors: %w", err)
+		}
+		if codes {
+			vs.buildCodes()
 		}
 	}
 	if err := vs.replay(log, m.VecLog, rowsOnly); err != nil {
@@ -727,7 +731,7 @@ func loadVecs(genDir string, m meta, rowsOnly, codes bool) (*vecStore, error) {
 // readBase reads the base file's vectors into vs.base: mapped into memory
 // where the system can (no copy, and the pages come from the page cache),
 // else read. Either way their checksum is checked.
-func (vs *vecStore) readBase(f *os.File, h vecHeader, codes bool) error {
+func (vs *vecStore) readBase(f *os.File, h vecHeader) error {
 	n := h.nvec * h.dim
 	vs.nbaseVec = h.nvec
 	if n == 0 {
@@ -738,28 +742,9 @@ func (vs *vecStore) readBase(f *os.File, h vecHeader, codes bool) error {
 			raw := data[h.vecOff : h.vecOff+int64(n)*4]
 			floats := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n)
 			sum := binary.LittleEndian.Uint32(data[h.vecOff+int64(n)*4:])
-			var crc uint32
-			var set *q8Set
-			if codes {
-				// Checked and coded a chunk at a time, while the
-				// chunk is in the cache.
-				set = newQ8Set(h.nvec, h.dim)
-				const chunk = 1024 // vectors
-				for i := 0; i < h.nvec; i += chunk {
-					j := min(i+chunk, h.nvec)
-					crc = crc32.Update(crc, castagnoli, raw[i*h.dim*4:j*h.dim*4])
-					set.fill(i, floats[i*h.dim:j*h.dim], h.dim)
-				}
-			} else {
-				crc = crc32.Checksum(raw, castagnoli)
-			}
-			if crc != sum {
+			if crc32.Checksum(raw, castagnoli) != sum {
 				unmap()
 				return errors.New("vectors: checksum mismatch")
-			}
-			if set != nil {
-				vs.q8.set.Store(set)
-				vs.q8.building.Store(true)
 			}
 			vs.base = floats
 			vs.mapped = &sharedMap{unmap: unmap}
