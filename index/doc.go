@@ -27,7 +27,7 @@
 //	.index/cache/             vectors of external embedders, by text (below)
 //	.index/g-<unixnano>/      a generation:
 //	    meta.json             format version, indexed commit, counts, times
-//	    manifest              path → size, mtime, id of every indexed file
+//	    manifest              path → size, mtime, id, sum of every indexed file
 //	    bleve/                the bleve index
 //	    vectors-<seq>         the vectors as of the last compaction
 //	    vectors-<seq>.log     the vector changes since, appended
@@ -48,15 +48,19 @@
 // FormatVersion is rebuilt, never trusted; the version changes whenever the
 // mapping, the manifest, the meta or the vector files' format changes.
 //
-// The manifest starts with the line "mira-index-manifest 1" followed by one
+// The manifest starts with the line "mira-index-manifest 2" followed by one
 // line per file, sorted by path, with tab-separated fields:
 //
-//	<size> <mtime unix ns> <flags> <id> <path> <broken reason>
+//	<size> <mtime unix ns> <flags> <id> <sum> <path> <broken reason>
 //
 // flags is "-" or "r": "r" marks a racy entry, one whose modification time
 // was within RacyWindow of the moment it was looked at, so a later rewrite
 // of the same size could carry the same time stamp; racy entries are read
-// again by the next stat pass. A path containing a tab, newline, backslash
+// again by the next stat pass. sum is the hexadecimal docSum of the
+// document indexed for the file (0 for a broken one): a file read again
+// with its size and time unchanged (a racy entry, above all the many a
+// large import leaves) whose document has the same sum is not indexed
+// again; only its flags change. A path containing a tab, newline, backslash
 // or leading double quote is written as a Go-quoted string. A non-empty
 // broken reason means Source.Load failed: the file is not in the bleve
 // index and is reported by every refresh until it changes.

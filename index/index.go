@@ -3,8 +3,11 @@ package index
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -87,9 +90,12 @@ type Options struct {
 type Stats struct {
 	Docs    int // documents in the index afterwards
 	Indexed int // files (re)indexed
-	Removed int // paths dropped from the index
-	Broken  int // files skipped because they could not be loaded
-	Loaded  int // calls to Source.Load
+	// Unchanged counts the files read again (racy ones, above all) whose
+	// document was the one indexed already: not indexed again.
+	Unchanged int
+	Removed   int // paths dropped from the index
+	Broken    int // files skipped because they could not be loaded
+	Loaded    int // calls to Source.Load
 	// Embedded counts the texts sent to the embedder, Cached those whose
 	// vectors came from the vector cache instead.
 	Embedded int
@@ -290,6 +296,7 @@ func (ix *Index) probe(stat bool) probe {
 type obs struct {
 	FileStat
 	seen int64 // unix ns
+	redo bool  // index it even if unchanged (its embedding is pending)
 }
 
 // diffError says Source.Diff failed where the plan relied on it.
@@ -326,7 +333,7 @@ func (ix *Index) plan(m meta, man manifest, head string, pr probe, racy bool) (c
 				found++
 			}
 			if differs(st) {
-				ch.load = append(ch.load, obs{st, pr.statAt})
+				ch.load = append(ch.load, obs{FileStat: st, seen: pr.statAt})
 			}
 		}
 		// Every live path found in the manifest is the common case: no
@@ -390,7 +397,7 @@ func (ix *Index) plan(m meta, man manifest, head string, pr probe, racy bool) (c
 			default:
 				st := FileStat{Path: p, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
 				if differs(st) {
-					ch.load = append(ch.load, obs{st, seen})
+					ch.load = append(ch.load, obs{FileStat: st, seen: seen})
 				}
 			}
 		}
@@ -744,12 +751,22 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 			ix.c.warn(p, err)
 			st.Broken++
 		default:
+			d.Path = p
+			sum := docSum(d)
+			if had && !o.redo && prev.broken == "" && prev.sum == sum && prev.size == o.Size && prev.mtime == o.ModTime {
+				// Read again with the same size and time (a racy entry)
+				// and the same document: the index has it. A file whose
+				// time changed is indexed again even so, since a crash
+				// may have left the index ahead of the manifest.
+				man[p] = entry{size: o.Size, mtime: o.ModTime, racy: racy, id: d.ID, sum: sum}
+				st.Unchanged++
+				break
+			}
 			if err := batch.Index(p, bleveDoc(d)); err != nil {
 				return fmt.Errorf("index %s: %w", p, err)
 			}
-			d.Path = p
 			ix.added = append(ix.added, newVecInput(d))
-			man[p] = entry{size: o.Size, mtime: o.ModTime, racy: racy, id: d.ID}
+			man[p] = entry{size: o.Size, mtime: o.ModTime, racy: racy, id: d.ID, sum: sum}
 			st.Indexed++
 		}
 		if batch.Size() >= ix.batchSize() {
@@ -961,6 +978,28 @@ func short(commit string) string {
 	return commit[:min(len(commit), 12)]
 }
 
+// docSum is a checksum of everything the index takes from a document: the
+// first 8 bytes of the SHA-256 of its fields, each with its length. Never 0.
+func docSum(d Doc) uint64 {
+	h := sha256.New()
+	var n [binary.MaxVarintLen64]byte
+	put := func(s string) {
+		h.Write(binary.AppendUvarint(n[:0], uint64(len(s))))
+		io.WriteString(h, s)
+	}
+	for _, s := range []string{d.ID, d.Path, d.Kind, d.Scope, d.Project, d.Role, d.Source, d.Pin, d.Text, d.Context, d.Hash} {
+		put(s)
+	}
+	h.Write(binary.AppendUvarint(n[:0], uint64(len(d.Tags))))
+	for _, t := range d.Tags {
+		put(t)
+	}
+	h.Write(binary.AppendVarint(n[:0], d.CreatedAt.Unix()))
+	h.Write(binary.AppendVarint(n[:0], int64(d.CreatedAt.Nanosecond())))
+	var sum [sha256.Size]byte
+	return max(1, binary.LittleEndian.Uint64(h.Sum(sum[:0])))
+}
+
 // addPending adds the documents whose embedding failed to the files to
 // load, so that they are embedded again.
 func (ix *Index) addPending(ch *changes, genDir string, m meta, man manifest) error {
@@ -978,7 +1017,7 @@ func (ix *Index) addPending(ch *changes, genDir string, m meta, man manifest) er
 	seen := time.Now().UnixNano()
 	for _, p := range paths {
 		if e, ok := man[p]; ok && e.broken == "" && !planned[p] {
-			ch.load = append(ch.load, obs{FileStat{Path: p, Size: e.size, ModTime: e.mtime}, seen})
+			ch.load = append(ch.load, obs{FileStat: FileStat{Path: p, Size: e.size, ModTime: e.mtime}, seen: seen, redo: true})
 		}
 	}
 	return nil

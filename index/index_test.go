@@ -226,6 +226,45 @@ func TestRacyFileLoadedAgain(t *testing.T) {
 	}
 }
 
+// TestRacyUnchangedNotIndexedAgain: a racy file read again is indexed
+// again only if its document changed (a rewrite of the same size within
+// the same time stamp); a file whose time changed is indexed again even
+// with the same document.
+func TestRacyUnchangedNotIndexedAgain(t *testing.T) {
+	f := newFake(t)
+	d := fdoc{id: "R", created: t0, text: "freshly written"}
+	p := d.path()
+	now := time.Now()
+	f.writeFile(t, p, d.encode(), now) // racy
+	mustOpen(t, f, opts(nil)).Close()
+	update := func() Stats {
+		t.Helper()
+		ix := mustOpen(t, f, opts(nil))
+		defer ix.Close()
+		return ix.LastUpdate()
+	}
+	if st := update(); st.Loaded != 1 || st.Unchanged != 1 || st.Indexed != 0 {
+		t.Errorf("racy and unchanged: %+v, want 1 loaded, 1 unchanged, 0 indexed", st)
+	}
+	// The same size and time stamp, another text.
+	d.text = "crisply written"
+	f.writeFile(t, p, d.encode(), now)
+	if st := update(); st.Indexed != 1 || st.Unchanged != 0 {
+		t.Errorf("racy and rewritten: %+v, want 1 indexed", st)
+	}
+	if got := searchPaths(t, f, opts(nil), Query{Text: "crisply"}); !slices.Equal(got, []string{p}) {
+		t.Errorf("Search(crisply) = %v, want the rewritten file", got)
+	}
+	if got := searchPaths(t, f, opts(nil), Query{Text: "freshly"}); len(got) != 0 {
+		t.Errorf("Search(freshly) = %v, want nothing", got)
+	}
+	// A new time stamp, the same document.
+	f.writeFile(t, p, d.encode(), now.Add(time.Second))
+	if st := update(); st.Indexed != 1 || st.Unchanged != 0 {
+		t.Errorf("touched: %+v, want 1 indexed", st)
+	}
+}
+
 func TestCommittedChangesViaDiff(t *testing.T) {
 	f := newFake(t)
 	a := f.writeDoc(t, fdoc{id: "A", created: t0, text: "alpha original"})
@@ -593,7 +632,7 @@ func TestStatFiles(t *testing.T) {
 
 func TestManifestRoundTrip(t *testing.T) {
 	m := manifest{
-		"entries/global/facts/a.md":         {size: 10, mtime: 123456789, id: "A"},
+		"entries/global/facts/a.md":         {size: 10, mtime: 123456789, id: "A", sum: 0xfedcba9876543210},
 		"entries/global/facts/tab\there.md": {size: 1, mtime: 2, racy: true, id: "T"},
 		`entries/global/facts/"q.md`:        {size: 3, mtime: 4, broken: "line 1:\tbad\nthing"},
 	}
@@ -605,7 +644,7 @@ func TestManifestRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(m, got, cmp.AllowUnexported(entry{})); diff != "" {
 		t.Errorf("manifest round trip (-want +got):\n%s", diff)
 	}
-	for _, bad := range []string{"", "nope\n", manifestMagic + "\n1\t2\n", manifestMagic + "\nx\t2\t-\tid\tp\t\n"} {
+	for _, bad := range []string{"", "nope\n", manifestMagic + "\n1\t2\n", manifestMagic + "\nx\t2\t-\tid\t1\tp\t\n", manifestMagic + "\n1\t2\t-\tid\tzz\tp\t\n", manifestMagic + "\n1\t2\t-\tid\tp\t\n"} {
 		if _, err := parseManifest([]byte(bad)); err == nil {
 			t.Errorf("parseManifest(%q) succeeded", bad)
 		}

@@ -19,7 +19,7 @@ import (
 
 // FormatVersion is the version of the on-disk index: mapping, meta,
 // manifest and vector files. A generation with another version is rebuilt.
-const FormatVersion = 6
+const FormatVersion = 7
 
 // RacyWindow is how close to the moment a file was looked at its
 // modification time may be before a later rewrite of the same size could
@@ -35,7 +35,7 @@ const (
 	manifestName  = "manifest"
 	bleveDirName  = "bleve"
 	genPrefix     = "g-"
-	manifestMagic = "mira-index-manifest 1"
+	manifestMagic = "mira-index-manifest 2"
 )
 
 // damagedError says the current generation cannot be trusted and is to be
@@ -170,6 +170,7 @@ type entry struct {
 	mtime  int64
 	racy   bool
 	id     string
+	sum    uint64 // docSum of what was indexed; 0 for a broken file
 	broken string // Load's error; the file is not in the bleve index
 }
 
@@ -247,21 +248,22 @@ func parseManifest(b []byte) (manifest, error) {
 		if !ok {
 			return nil, fmt.Errorf("line %d: truncated", ln)
 		}
-		var f [6][]byte
-		for i := range 5 {
+		var f [7][]byte
+		for i := range 6 {
 			var ok bool
 			f[i], line, ok = bytes.Cut(line, []byte{'\t'})
 			if !ok {
-				return nil, fmt.Errorf("line %d: %d fields, want 6", ln, i+1)
+				return nil, fmt.Errorf("line %d: %d fields, want 7", ln, i+1)
 			}
 		}
-		f[5] = line
+		f[6] = line
 		size, err1 := strconv.ParseInt(string(f[0]), 10, 64)
 		mtime, err2 := strconv.ParseInt(string(f[1]), 10, 64)
-		if err := errors.Join(err1, err2); err != nil {
+		sum, err3 := strconv.ParseUint(string(f[4]), 16, 64)
+		if err := errors.Join(err1, err2, err3); err != nil {
 			return nil, fmt.Errorf("line %d: %w", ln, err)
 		}
-		p := string(f[4])
+		p := string(f[5])
 		if strings.HasPrefix(p, `"`) {
 			u, err := strconv.Unquote(p)
 			if err != nil {
@@ -274,7 +276,8 @@ func parseManifest(b []byte) (manifest, error) {
 			mtime:  mtime,
 			racy:   string(f[2]) == "r",
 			id:     string(f[3]),
-			broken: string(f[5]),
+			sum:    sum,
+			broken: string(f[6]),
 		}
 	}
 	return m, nil
@@ -290,7 +293,7 @@ func appendManifest(b []byte, m manifest) []byte {
 	size := len(manifestMagic) + 1
 	for p, e := range m {
 		paths = append(paths, p)
-		size += len(p) + len(e.id) + len(e.broken) + 2*20 + 6
+		size += len(p) + len(e.id) + len(e.broken) + 2*20 + 16 + 7
 	}
 	slices.Sort(paths)
 	buf := bytes.NewBuffer(b)
@@ -311,6 +314,8 @@ func appendManifest(b []byte, m manifest) []byte {
 		}
 		buf.WriteByte('\t')
 		buf.WriteString(oneLine(e.id))
+		buf.WriteByte('\t')
+		buf.Write(strconv.AppendUint(num[:0], e.sum, 16))
 		buf.WriteByte('\t')
 		if strings.ContainsAny(p, "\t\n\\") || strings.HasPrefix(p, `"`) {
 			buf.WriteString(strconv.Quote(p))

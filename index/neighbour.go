@@ -135,7 +135,7 @@ func addDependents(ch *changes, man manifest, now int64) {
 			}
 			if !loading[next] {
 				if e, ok := man[next]; ok && e.broken == "" {
-					ch.load = append(ch.load, obs{FileStat{Path: next, Size: e.size, ModTime: e.mtime}, now})
+					ch.load = append(ch.load, obs{FileStat: FileStat{Path: next, Size: e.size, ModTime: e.mtime}, seen: now})
 					loading[next] = true
 				}
 			}

@@ -63,7 +63,7 @@ func rebuild(src Source, c *call) (st Stats, err error) {
 	files := make([]obs, 0, len(stats))
 	for _, s := range stats {
 		if IsEntryPath(s.Path) {
-			files = append(files, obs{s, statAt})
+			files = append(files, obs{FileStat: s, seen: statAt})
 		}
 	}
 	// Loading in path order keeps documents of one directory together.
