@@ -569,12 +569,22 @@ func (c *cand) hit(score float64, rank int) Hit {
 	}}
 }
 
+// hitsFor returns room for n hits (nil for none, as appending would).
+func hitsFor(n int) []Hit {
+	if n == 0 {
+		return nil
+	}
+	return make([]Hit, 0, n)
+}
+
 // fuse merges the lexical candidates (BM25 order) and the vector ones
 // (cosine order), ranks them and applies MMR.
 func fuse(r Ranking, q Query, spans []span, lex []Candidate, vecs []vecHit, vq *vecQuery, now time.Time, k int) Stages {
 	vs := vq.side.vs
 	byPath := make(map[string]*cand, len(lex)+len(vecs))
-	var all []*cand
+	// Every candidate in one allocation: there are at most this many.
+	slab := make([]cand, 0, len(lex)+len(vecs))
+	all := make([]*cand, 0, len(lex)+len(vecs))
 	// get returns the candidate of path, at row+1 vrow of the vectors
 	// (0: to be looked up, -1: none).
 	get := func(path string, vrow int) *cand {
@@ -584,7 +594,8 @@ func fuse(r Ranking, q Query, spans []span, lex []Candidate, vecs []vecHit, vq *
 		if vrow == 0 {
 			vrow = vs.find(path) + 1
 		}
-		c := &cand{Candidate: Candidate{Path: path}, row: vrow - 1}
+		slab = append(slab, cand{Candidate: Candidate{Path: path}, row: vrow - 1})
+		c := &slab[len(slab)-1]
 		if c.row >= 0 {
 			c.vec = vs.vector(c.row)
 			if c.vec != nil && vq.vec != nil {
@@ -698,7 +709,7 @@ func fuse(r Ranking, q Query, spans []span, lex []Candidate, vecs []vecHit, vq *
 		c.date = r.dateBonus(c.CreatedAt, spans)
 		c.score = r.Relevance*c.fused + r.Recency*c.recency + c.bonus + c.date
 	}
-	var st Stages
+	st := Stages{Lexical: hitsFor(len(lex)), Vector: hitsFor(len(vecs)), Fused: hitsFor(len(all)), Ranked: hitsFor(len(all))}
 	for _, l := range lex {
 		c := byPath[l.Path]
 		st.Lexical = append(st.Lexical, c.hit(c.BM25, c.lexRank))
