@@ -118,7 +118,11 @@ type recordWriter struct {
 }
 
 func newRecordWriter(w io.Writer) *recordWriter {
-	bw := bufio.NewWriterSize(w, 64<<10)
+	size := 64 << 10
+	if _, ok := w.(*bytes.Buffer); ok {
+		size = 4 << 10 // a served command's output, in memory: no system calls to save
+	}
+	bw := bufio.NewWriterSize(w, size)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	return &recordWriter{w: bw, enc: enc}

@@ -118,6 +118,13 @@ func (s *Server) Close() {
 	s.wg.Wait()
 }
 
+// readers and writers are the connections' buffers, kept from one
+// request to the next instead of allocated (and zeroed) for each.
+var (
+	readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+	writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
+)
+
 func (s *Server) serve(c net.Conn) {
 	// What changed up to now is to be in the index before the search:
 	// the client connected after every change it may look for. Taking it
@@ -129,7 +136,11 @@ func (s *Server) serve(c net.Conn) {
 		synced <- s.sync(ctx)
 	}()
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	line, err := bufio.NewReaderSize(c, 64<<10).ReadBytes('\n')
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(c)
+	line, err := br.ReadBytes('\n')
+	br.Reset(nil)
+	readers.Put(br)
 	if err != nil {
 		return
 	}
@@ -155,7 +166,9 @@ func (s *Server) serve(c net.Conn) {
 	if !ok || stuck {
 		return // no frame: the client runs the command itself
 	}
-	w := bufio.NewWriterSize(c, 64<<10)
+	w := writers.Get().(*bufio.Writer)
+	w.Reset(c)
+	defer func() { w.Reset(nil); writers.Put(w) }()
 	// stderr first: warnings belong before the results, as a terminal shows them.
 	if errb.Len() > 0 {
 		relay.WriteFrame(w, relay.Stderr, errb.Bytes())
