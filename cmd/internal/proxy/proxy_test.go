@@ -558,6 +558,50 @@ func TestOptOut(t *testing.T) {
 	}
 }
 
+// TestPlainAnswerStoredBeforeReply: a plain (not streamed) answer is
+// stored before the client has the reply, so that the client's next
+// message, sent at once, comes after it in the conversation.
+func TestPlainAnswerStoredBeforeReply(t *testing.T) {
+	up := llmtest.New(t)
+	up.Default(llmtest.Text("Noted."))
+	f := newFixture(t, nil, up.URL, nil, nil)
+	// A store that takes a while, as on a busy machine: an answer stored
+	// after the reply went out would be missed below every time.
+	f.srv.testHookStore = func() { time.Sleep(20 * time.Millisecond) }
+	var msgs []string
+	for i := range 5 {
+		text := fmt.Sprintf("question %d about the queue", i)
+		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":%q}`, text))
+		req, _ := http.NewRequest("POST", f.url+"/chat/completions",
+			strings.NewReader(fmt.Sprintf(`{"model":"m","messages":[%s]}`, strings.Join(msgs, ","))))
+		req.Header.Set(HeaderConversation, "plain")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		// What was added before this Flush is what the client's next
+		// message would come after.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := f.writer.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		got := f.turns("plain")
+		if len(got) != 2*(i+1) || got[2*i+1].Role != "assistant" {
+			t.Fatalf("call %d: %d turns stored when the client had the reply, want %d with the answer last", i, len(got), 2*(i+1))
+		}
+		var reply struct {
+			Choices []struct{ Message struct{ Content string } }
+		}
+		if err := json.Unmarshal(b, &reply); err != nil || len(reply.Choices) == 0 {
+			t.Fatalf("reply %s: %v", b, err)
+		}
+		msgs = append(msgs, fmt.Sprintf(`{"role":"assistant","content":%q}`, reply.Choices[0].Message.Content))
+	}
+}
+
 // TestSecretNotStored: a user message holding a credential is forwarded
 // (the client chose to send it to its server) but not stored, and the
 // reply says so.

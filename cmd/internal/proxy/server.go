@@ -83,6 +83,10 @@ type Server struct {
 
 	mu    sync.Mutex
 	convs map[string]*convState
+
+	// testHookStore, when set, runs before an answer is stored (a test
+	// slows the store down with it).
+	testHookStore func()
 }
 
 // convState is what the proxy keeps of a conversation between requests:
@@ -523,32 +527,62 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, re
 				return len(p), nil
 			})
 		}
-	} else {
-		tee = &limitedBuffer{b: &buf, max: 16 << 20}
 	}
-	cerr := copyFlushing(w, resp.Body, tee)
-	if stored {
+	logged := func() {
 		s.opt.Logf("POST %s conversation %s → %d (%s added, %s in all, plan %s)", r.URL.Path, x.conv, resp.StatusCode,
 			added.Round(time.Microsecond), time.Since(start).Round(time.Millisecond), cmp.Or(x.planID, "none"))
-		return
 	}
+	var cerr error
 	if !streamed {
+		// A plain reply is read whole and its answer stored before the
+		// client gets any of it, for the same reason as a stream's: the
+		// client's next message must be stored after the answer it
+		// follows. One too large to hold (no chat reply is) goes on as it
+		// comes and is stored after.
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxPlainReply+1))
+		if err == nil && len(body) <= maxPlainReply {
+			a.parseReply(body)
+			s.storeAnswer(x, a, replyStatus(r, resp, a, nil))
+			w.Write(body) // a client that went away is no error of ours
+			logged()
+			return
+		}
+		buf.Write(body[:min(len(body), maxPlainReply)])
+		if _, werr := w.Write(body); werr != nil {
+			cerr = werr
+		} else if err != nil {
+			cerr = err
+		} else {
+			cerr = copyFlushing(w, resp.Body, &limitedBuffer{b: &buf, max: maxPlainReply})
+		}
 		a.parseReply(buf.Bytes())
+	} else {
+		cerr = copyFlushing(w, resp.Body, tee)
 	}
-	status := ""
+	if !stored {
+		s.storeAnswer(x, a, replyStatus(r, resp, a, cerr))
+	}
+	logged()
+}
+
+// maxPlainReply is how much of a plain (not streamed) reply the proxy
+// holds: far more than any chat reply.
+const maxPlainReply = 16 << 20
+
+// replyStatus says how a reply ended, for its stored answer: "" when it
+// is complete, cerr the error that stopped passing it on.
+func replyStatus(r *http.Request, resp *http.Response, a *answer, cerr error) string {
 	switch {
 	case resp.StatusCode != http.StatusOK:
-		status = fmt.Sprintf("failed: the server replied %s", resp.Status)
+		return fmt.Sprintf("failed: the server replied %s", resp.Status)
 	case r.Context().Err() != nil:
-		status = "interrupted: the client went away"
+		return "interrupted: the client went away"
 	case cerr != nil:
-		status = "interrupted: " + cerr.Error()
+		return "interrupted: " + cerr.Error()
 	case !a.finished:
-		status = "interrupted: the reply ended early"
+		return "interrupted: the reply ended early"
 	}
-	s.storeAnswer(x, a, status)
-	s.opt.Logf("POST %s conversation %s → %d (%s added, %s in all, plan %s)", r.URL.Path, x.conv, resp.StatusCode,
-		added.Round(time.Microsecond), time.Since(start).Round(time.Millisecond), cmp.Or(x.planID, "none"))
+	return ""
 }
 
 // writerFunc is a function as an io.Writer.
@@ -606,6 +640,9 @@ func (s *Server) storeAnswer(x *exchange, a *answer, status string) {
 	}
 	if strings.TrimSpace(e.Body) == "" {
 		e.Body = "(empty reply)"
+	}
+	if s.testHookStore != nil {
+		s.testHookStore()
 	}
 	if err := s.opt.Writer.Add(e); err != nil {
 		s.opt.Logf("conversation %s: the assistant turn is not stored: %v", x.conv, err)
