@@ -211,13 +211,12 @@ func (ix *Index) loadVectors() (*vecSide, error) {
 			emb, _, err := ix.c.genEmbedder(ix.gen, m)
 			mc <- model{emb, err}
 		}()
-		// A process that keeps its vectors for many searches codes
-		// them from the start (see loadCodedVecStore).
-		load := loadVecStore
-		if ix.c.opt.Keep != nil {
-			load = func(gen string, m meta, _ bool) (*vecStore, error) { return loadCodedVecStore(gen, m) }
+		vs, err := loadVecStore(ix.gen, m, false)
+		if err == nil && ix.c.opt.Keep != nil {
+			// A process that keeps its vectors for many searches
+			// starts coding them at once, in the background (q8.go).
+			vs.buildCodes()
 		}
-		vs, err := load(ix.gen, m, false)
 		md := <-mc
 		emb := md.emb
 		if md.err == nil && emb == nil {

@@ -833,6 +833,9 @@ func TestKeep(t *testing.T) {
 	a := mustOpen(t, f, o)
 	want := search(a)
 	s1 := a.vec
+	if q8Enabled && s1 != nil && s1.vs != nil && !s1.vs.q8.building.Load() {
+		t.Error("a kept index's vectors did not start their codes when loaded")
+	}
 	a.Close()
 	if s1 == nil || s1.vs == nil {
 		t.Fatal("the kept vectors were closed with their Index")

@@ -275,9 +275,10 @@ func waitCodes(t *testing.T, vs *vecStore) {
 	}
 }
 
-// TestLoadCoded: a store read for a long-lived process builds its base
-// codes from the start, without waiting for a scan; it has the same vectors as one read plainly, and the same
-// nearest rows; a damaged vector is still caught by the checksum.
+// TestLoadCoded: a loaded store's base codes, built at once (as a
+// long-lived process does, TestKeep), leave its vectors as one read
+// plainly and give the same nearest rows; a damaged vector is still
+// caught by the checksum.
 func TestLoadCoded(t *testing.T) {
 	defer func(e bool) { q8Enabled = e }(q8Enabled)
 	q8Enabled = true
@@ -303,11 +304,12 @@ func TestLoadCoded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer plain.close()
-	coded, err := loadCodedVecStore(dir, m)
+	coded, err := loadVecStore(dir, m, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer coded.close()
+	coded.buildCodes()
 	if !coded.q8.building.Load() {
 		t.Fatal("the coded load did not start building the codes")
 	}
@@ -352,7 +354,7 @@ func TestLoadCoded(t *testing.T) {
 	b[0] ^= 0x40
 	f.WriteAt(b, at)
 	f.Close()
-	if _, err := loadCodedVecStore(dir, m); err == nil {
+	if _, err := loadVecStore(dir, m, false); err == nil {
 		t.Error("a damaged vector was loaded without complaint")
 	}
 }

@@ -653,18 +653,6 @@ func checkVecFiles(genDir string, m meta) error {
 // writer that crashed before its meta left: their documents are in the
 // bleve index too). With rowsOnly, the vectors themselves are not read.
 func loadVecStore(genDir string, m meta, rowsOnly bool) (*vecStore, error) {
-	return loadVecs(genDir, m, rowsOnly, false)
-}
-
-// loadCodedVecStore is loadVecStore for a long-lived process: the base's
-// 8-bit codes are built in the background from the start (see q8.go), so
-// that its searches read them soon, while the first search, which waits
-// for the load, does not wait for them too.
-func loadCodedVecStore(genDir string, m meta) (*vecStore, error) {
-	return loadVecs(genDir, m, false, true)
-}
-
-func loadVecs(genDir string, m meta, rowsOnly, codes bool) (*vecStore, error) {
 	base, log := vecFiles(genDir, m.VecSeq)
 	f, err := os.Open(base)
 	if err != nil {
@@ -718,9 +706,6 @@ func loadVecs(genDir string, m meta, rowsOnly, codes bool) (*vecStore, error) {
 		if err := vs.readBase(f, h); err != nil {
 			return nil, damaged("vectors: %w", err)
 		}
-		if codes {
-			vs.buildCodes()
-		}
 	}
 	if err := vs.replay(log, m.VecLog, rowsOnly); err != nil {
 		return nil, err
@@ -740,13 +725,12 @@ func (vs *vecStore) readBase(f *os.File, h vecHeader) error {
 	if nativeLittleEndian {
 		if data, unmap, err := mapFile(f, int(h.size)); err == nil {
 			raw := data[h.vecOff : h.vecOff+int64(n)*4]
-			floats := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n)
 			sum := binary.LittleEndian.Uint32(data[h.vecOff+int64(n)*4:])
 			if crc32.Checksum(raw, castagnoli) != sum {
 				unmap()
 				return errors.New("vectors: checksum mismatch")
 			}
-			vs.base = floats
+			vs.base = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n)
 			vs.mapped = &sharedMap{unmap: unmap}
 			vs.mapped.refs.Store(1)
 			return nil
