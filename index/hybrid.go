@@ -472,7 +472,7 @@ func (vq *vecQuery) feedback(fused []Hit, beta float64) *vecQuery {
 	if i < 0 {
 		return nil
 	}
-	v := vs.vector(i)
+	v := vs.exact(i, nil)
 	if v == nil {
 		return nil
 	}
@@ -493,8 +493,9 @@ func (vq *vecQuery) feedback(fused []Hit, beta float64) *vecQuery {
 func (vq *vecQuery) rescore(pool []vecHit, n int, minCos float64) []vecHit {
 	vs := vq.side.vs
 	top := make([]vecHit, 0, n+1)
+	buf := make([]float32, vs.dim)
 	for _, h := range pool {
-		if c := dot(vq.vec, vs.vector(h.row)); c > minCos {
+		if c := dot(vq.vec, vs.exact(h.row, buf)); c > minCos {
 			top = insertTop(top, vecHit{row: h.row, cos: c}, n)
 		}
 	}
@@ -584,6 +585,11 @@ func fuse(r Ranking, q Query, spans []span, lex []Candidate, vecs []vecHit, vq *
 	// Every candidate in one allocation: there are at most this many.
 	slab := make([]cand, 0, len(lex)+len(vecs))
 	all := make([]*cand, 0, len(lex)+len(vecs))
+	// and their floats, where they are read from the file (see exact)
+	var floats []float32
+	if vs.paged() {
+		floats = make([]float32, (len(lex)+len(vecs))*vs.dim)
+	}
 	// get returns the candidate of path, at row+1 vrow of the vectors
 	// (0: to be looked up, -1: none).
 	get := func(path string, vrow int) *cand {
@@ -596,7 +602,11 @@ func fuse(r Ranking, q Query, spans []span, lex []Candidate, vecs []vecHit, vq *
 		slab = append(slab, cand{Candidate: Candidate{Path: path}, row: vrow - 1})
 		c := &slab[len(slab)-1]
 		if c.row >= 0 {
-			c.vec = vs.vector(c.row)
+			var buf []float32
+			if floats != nil {
+				buf, floats = floats[:vs.dim:vs.dim], floats[vs.dim:]
+			}
+			c.vec = vs.exact(c.row, buf)
 			if c.vec != nil && vq.vec != nil {
 				c.cos = dot(vq.vec, c.vec)
 			}

@@ -54,6 +54,12 @@ func (vs *vecStore) buildCodes() {
 	}
 	go func() {
 		codes := quantize(floats, vs.dim)
+		if mapped != nil {
+			// From now on a scan reads a few rows' floats, and reads
+			// them from the file (see vecStore.exact).
+			mapped.paged.Store(true)
+			mapped.drop()
+		}
 		if mapped != nil && mapped.refs.Add(-1) == 0 {
 			mapped.unmap()
 		}
@@ -68,7 +74,16 @@ type q8Base struct {
 	scans    atomic.Int32
 	building atomic.Bool
 	set      atomic.Pointer[q8Set]
+	// coded counts the scans through the codes; every q8Drop-th drops
+	// the mapping's pages again (see sharedMap.drop), which what else
+	// reads the floats through it, such as a log compaction, maps back.
+	coded atomic.Int32
 }
+
+// q8Drop is how many scans through the codes come between two drops of
+// the floats' pages: with few of them resident, a drop takes a few
+// microseconds at 100,000 entries.
+const q8Drop = 64
 
 // q8Log is the codes of the vectors a store has beyond its base file's
 // (from the log): a few, built by the first scan that uses codes.
@@ -314,15 +329,19 @@ func (vq *vecQuery) nearestQ8(f *rowFilter, n int, minCos float64, base, log *q8
 		tau = all[0]
 	}
 	top := make([]vecHit, 0, n+1)
+	buf := make([]float32, vs.dim)
 	for i, u := range ub {
 		if u < tau || u == math.Inf(-1) {
 			continue
 		}
-		c := dot(vq.vec, vs.vector(i))
+		c := dot(vq.vec, vs.exact(i, buf))
 		if c <= minCos || (len(top) == n && c <= top[n-1].cos) {
 			continue
 		}
 		top = insertTop(top, vecHit{row: i, cos: c}, n)
+	}
+	if base != nil && vs.q8.coded.Add(1)%q8Drop == 0 {
+		vs.mapped.drop()
 	}
 	return top
 }

@@ -317,8 +317,11 @@ func TestLoadCoded(t *testing.T) {
 	if plain.q8.set.Load() != nil || coded.q8.set.Load() == nil || len(coded.q8.set.Load().scale) != n {
 		t.Fatal("codes: want none for the plain load, all the base's for the coded one")
 	}
+	if mapped := coded.mapped != nil; coded.paged() != mapped {
+		t.Fatalf("coded store reads rows from its file: %v, want %v (mapped)", coded.paged(), mapped)
+	}
 	for i := range n {
-		if !slices.Equal(plain.vector(i), coded.vector(i)) {
+		if !slices.Equal(plain.vector(i), coded.exact(i, nil)) {
 			t.Fatalf("vector %d differs", i)
 		}
 	}
@@ -337,6 +340,18 @@ func TestLoadCoded(t *testing.T) {
 		got, _ := (&vecQuery{side: &vecSide{vs: coded}, vec: q}).nearest(Query{}, 20, -2)
 		if !slices.Equal(got, want) {
 			t.Fatalf("nearest through the codes:\n got %v\nwant %v", got, want)
+		}
+	}
+	if coded.mapped != nil {
+		// The codes dropped the mapping's pages, and the scans since
+		// read their rows from the file: none came back.
+		if kb := residentKB(t, coded.mapped.data); kb > 0 {
+			t.Errorf("%d KB of the coded store's mapping resident after its scans, want none", kb)
+		}
+	}
+	for i := range n {
+		if !slices.Equal(plain.vector(i), coded.vector(i)) {
+			t.Fatalf("vector %d differs in the mapping", i)
 		}
 	}
 

@@ -658,7 +658,12 @@ func loadVecStore(genDir string, m meta, rowsOnly bool) (*vecStore, error) {
 	if err != nil {
 		return nil, damaged("vectors: %w", err)
 	}
-	defer f.Close()
+	var vs *vecStore
+	defer func() {
+		if vs == nil || vs.mapped == nil || vs.mapped.file != f {
+			f.Close() // else the mapping keeps it, to read rows from
+		}
+	}()
 	h, pre, err := readVecHeader(f)
 	if err != nil {
 		return nil, damaged("vectors: %s: %w", filepath.Base(base), err)
@@ -666,7 +671,7 @@ func loadVecStore(genDir string, m meta, rowsOnly bool) (*vecStore, error) {
 	if h.embedder != m.Embedder || h.dim != m.Dim {
 		return nil, damaged("vectors are of %s/%d, the meta says %s/%d", h.embedder, h.dim, m.Embedder, m.Dim)
 	}
-	vs := newVecStore(h.embedder, h.dim)
+	vs = newVecStore(h.embedder, h.dim)
 	vs.rowsOnly = rowsOnly
 	sec := make([]byte, h.rowsLen+4)
 	if _, err := f.ReadAt(sec, int64(len(pre))); err != nil {
@@ -708,6 +713,7 @@ func loadVecStore(genDir string, m meta, rowsOnly bool) (*vecStore, error) {
 		}
 	}
 	if err := vs.replay(log, m.VecLog, rowsOnly); err != nil {
+		vs.close()
 		return nil, err
 	}
 	return vs, nil
@@ -731,7 +737,10 @@ func (vs *vecStore) readBase(f *os.File, h vecHeader) error {
 				return errors.New("vectors: checksum mismatch")
 			}
 			vs.base = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n)
-			vs.mapped = &sharedMap{unmap: unmap}
+			vs.mapped = &sharedMap{data: data, file: f, off: h.vecOff, unmap: func() error {
+				f.Close()
+				return unmap()
+			}}
 			vs.mapped.refs.Store(1)
 			return nil
 		}
@@ -745,6 +754,49 @@ func (vs *vecStore) readBase(f *os.File, h vecHeader) error {
 type sharedMap struct {
 	refs  atomic.Int32
 	unmap func() error
+	data  []byte   // the whole mapping
+	file  *os.File // the file mapped, open while it is
+	off   int64    // where its vectors start
+	// paged: the pages were dropped once the vectors were coded; a row's
+	// floats are read from the file (see vecStore.exact).
+	paged atomic.Bool
+}
+
+// paged reports whether exact reads rows from the file.
+func (vs *vecStore) paged() bool { return vs.mapped != nil && vs.mapped.paged.Load() }
+
+// exact returns the floats of row i's vector, nil if it has none. Once
+// the scans of a mapped base go through its codes, the few rows a query
+// scores exactly are read from the file into buf (dim floats, or nil for
+// a new slice) rather than through the mapping: a read through it would
+// map the pages around the row as well (the kernel's fault-around, 64 KB
+// each), and a few hundred rows per query would bring back most of the
+// memory dropping the pages gave back, within a few queries.
+func (vs *vecStore) exact(i int, buf []float32) []float32 {
+	v := vs.rows[i].vec
+	if !vs.paged() || v < 0 || int(v) >= vs.nbaseVec {
+		return vs.vector(i)
+	}
+	if buf == nil {
+		buf = make([]float32, vs.dim)
+	}
+	buf = buf[:vs.dim]
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(buf))), 4*vs.dim)
+	if _, err := vs.mapped.file.ReadAt(b, vs.mapped.off+int64(v)*int64(4*vs.dim)); err != nil {
+		return vs.vector(i) // the mapping has the same bytes
+	}
+	return buf
+}
+
+// drop takes the mapped pages out of the process's resident memory (see
+// dropPages). Once a process searches codes (see q8.go) it reads the
+// floats of a few rows per query only, and keeping every page it read at
+// load, for the checksum and the codes, would cost as much memory as the
+// vectors: 168 MB at 100,000 entries. The caller holds a reference.
+func (m *sharedMap) drop() {
+	if m != nil {
+		dropPages(m.data)
+	}
 }
 
 // close releases the mapped vectors. The store's vectors must not be used
