@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"context"
 	"math"
 	"runtime/debug"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestBulkGC: a bulk command gets the default collection target and the
@@ -44,4 +47,48 @@ func TestBulkGC(t *testing.T) {
 	if gc, limit := current(); gc != 100 || limit != math.MaxInt64 {
 		t.Errorf("bulkGC(0): GOGC %d, limit %d; want 100 and no limit", gc, limit)
 	}
+}
+
+// TestReleaseWhenIdle: memory is given back once per quiet spell, after
+// the first request and not while one is under way.
+func TestReleaseWhenIdle(t *testing.T) {
+	const after = 20 * time.Millisecond
+	var last atomic.Int64 // when the last request ended; 0: none yet
+	var busy atomic.Bool
+	idle := func() time.Duration {
+		if busy.Load() {
+			return 0
+		}
+		if l := last.Load(); l != 0 {
+			return time.Since(time.Unix(0, l))
+		}
+		return time.Hour
+	}
+	var released atomic.Int32
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		releaseWhenIdle(ctx, idle, after, func() { released.Add(1) })
+	}()
+	defer func() { cancel(); <-done }()
+	waitFor := func(want int32) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); released.Load() < want && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(5 * after) // and no more after it
+		if n := released.Load(); n != want {
+			t.Fatalf("released %d times, want %d", n, want)
+		}
+	}
+
+	waitFor(0) // before any request
+	busy.Store(true)
+	waitFor(0) // during one
+	last.Store(time.Now().UnixNano())
+	busy.Store(false)
+	waitFor(1) // in the quiet after it, once
+	last.Store(time.Now().UnixNano())
+	waitFor(2) // after the next
 }

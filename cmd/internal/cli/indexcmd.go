@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strings"
 	gosync "sync"
 	"time"
@@ -165,6 +166,9 @@ func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 	if idle < 0 {
 		return usagef("--idle-exit must not be negative")
 	}
+	// A watcher catches up with the store first, which may be a rebuild,
+	// then lives on: the collection target of bulk work suits both.
+	bulkGC(rebuildMemoryLimit)
 	// The watcher's batches and the recalls it serves share what is kept
 	// open: a batch that writes must first let go of the kept index.
 	keep := new(index.Keep)
@@ -242,6 +246,7 @@ func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 			mu.Lock()
 			srv = s
 			mu.Unlock()
+			go releaseWhenIdle(ctx, s.Idle, releaseIdle, debug.FreeOSMemory)
 		}
 	}, sync)
 	if ctx.Err() != nil {

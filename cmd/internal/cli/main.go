@@ -159,6 +159,48 @@ const (
 	rebuildMemoryLimit = 400 << 20
 )
 
+// ServerGC gives a long-lived process (the MCP server, the proxy) the
+// runtime's default collection target back, unless GOGC says otherwise:
+// with the short commands' 400% its heap grows to five times what it
+// keeps between requests, for the whole of its life. The watcher, which
+// may also rebuild, takes bulkGC's instead.
+func ServerGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(100)
+	}
+}
+
+// releaseIdle is how long a server answers nothing before it gives back
+// its free memory (see releaseWhenIdle).
+const releaseIdle = time.Second
+
+// releaseWhenIdle calls release (debug.FreeOSMemory in a server) once
+// idle, how long since the last request, has reached after, and again
+// only after the next request: the memory the collector freed during a
+// burst of requests goes back to the system in the quiet that follows,
+// instead of staying with the process until the next burst. At 100,000
+// entries a watcher that had answered 100 recalls held 129 MB of heap,
+// 81 MB once released.
+func releaseWhenIdle(ctx context.Context, idle func() time.Duration, after time.Duration, release func()) {
+	tick := time.NewTicker(after / 2)
+	defer tick.Stop()
+	released := true // nothing to give back before the first request
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		switch {
+		case idle() < after:
+			released = false
+		case !released:
+			release()
+			released = true
+		}
+	}
+}
+
 // bulkGC gives a command that works through a whole store (a rebuild, a
 // bulk load) the runtime's default collection target back, unless GOGC
 // says otherwise. Such a command allocates many times what it keeps, and

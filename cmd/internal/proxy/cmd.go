@@ -76,6 +76,7 @@ func (c *Cmd) Run(ctx context.Context, o *cli.IO) error {
 	if err := c.check(); err != nil {
 		return err
 	}
+	cli.ServerGC()
 	chatCfg, err := mira.ChatConfig(c.Model, o.Config(), o.Getenv)
 	if err != nil {
 		return err
