@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/miramem/mira/index"
 )
 
 // TestBulkGC: a bulk command gets the default collection target and the
@@ -91,4 +93,32 @@ func TestReleaseWhenIdle(t *testing.T) {
 	waitFor(1) // in the quiet after it, once
 	last.Store(time.Now().UnixNano())
 	waitFor(2) // after the next
+}
+
+// TestCommandGC: a command's process collects at 400% unless GOGC says
+// otherwise; a command a server runs for a client leaves the server's
+// target as it is.
+func TestCommandGC(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
+	t.Setenv("GOGC", "")
+	current := func() int {
+		gc := debug.SetGCPercent(-1)
+		debug.SetGCPercent(gc)
+		return gc
+	}
+	commandGC(&IO{keep: new(index.Keep)})
+	if gc := current(); gc != 100 {
+		t.Errorf("a served command set the server's GOGC to %d", gc)
+	}
+	commandGC(&IO{})
+	if gc := current(); gc != 400 {
+		t.Errorf("a command's GOGC is %d, want 400", gc)
+	}
+	debug.SetGCPercent(100)
+	t.Setenv("GOGC", "100")
+	commandGC(&IO{})
+	if gc := current(); gc != 100 {
+		t.Errorf("with GOGC set, a command's GOGC is %d, want it left alone", gc)
+	}
 }
