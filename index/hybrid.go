@@ -211,11 +211,19 @@ func (ix *Index) loadVectors() (*vecSide, error) {
 			emb, _, err := ix.c.genEmbedder(ix.gen, m)
 			mc <- model{emb, err}
 		}()
-		vs, err := loadVecStore(ix.gen, m, false)
+		var (
+			vs  *vecStore
+			err error
+		)
+		if ix.c.opt.Keep != nil {
+			vs, err = loadKeptVecStore(ix.gen, m)
+		} else {
+			vs, err = loadVecStore(ix.gen, m, false)
+		}
 		if err == nil && ix.c.opt.Keep != nil {
 			// A process that keeps its vectors for many searches
-			// starts coding them at once, in the background (q8.go).
-			vs.buildCodes()
+			// codes them at once (q8.go).
+			vs.codeNow()
 		}
 		md := <-mc
 		emb := md.emb

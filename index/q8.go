@@ -3,6 +3,7 @@ package index
 import (
 	"container/heap"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -43,28 +44,57 @@ const q8Block = 32
 // background, unless they are built or being built. Scans read the floats
 // until the codes are there.
 func (vs *vecStore) buildCodes() {
+	if code := vs.coder(); code != nil {
+		go code(1)
+	}
+}
+
+// codeNow builds the codes of vs's base vectors before it returns, over
+// every processor, unless they are built or being built.
+func (vs *vecStore) codeNow() {
+	if code := vs.coder(); code != nil {
+		code(runtime.GOMAXPROCS(0))
+	}
+}
+
+// coder returns the function that builds the codes of vs's base vectors
+// in parts goroutines, nil if they are built or being built. The function
+// holds the floats (a reference to their mapping) until it has built the
+// codes and dropped the floats' pages, even if vs is closed meanwhile.
+func (vs *vecStore) coder() func(parts int) {
 	b := vs.q8
 	if !q8Enabled || b == nil || vs.nbaseVec == 0 || !b.building.CompareAndSwap(false, true) {
-		return
+		return nil
 	}
-	floats := vs.base[:vs.nbaseVec*vs.dim]
-	mapped := vs.mapped
+	floats, mapped, n, dim := vs.base[:vs.nbaseVec*vs.dim], vs.mapped, vs.nbaseVec, vs.dim
 	if mapped != nil {
-		mapped.refs.Add(1) // the floats stay mapped while coded
+		mapped.refs.Add(1)
 	}
-	go func() {
-		codes := quantize(floats, vs.dim)
+	return func(parts int) {
+		codes := newQ8Set(n, dim)
+		per := max(1, behindChunk/(4*dim))
+		var wg sync.WaitGroup
+		for p := range parts {
+			wg.Go(func() {
+				for lo := p * per; lo < n; lo += parts * per {
+					hi := min(lo+per, n)
+					codes.fill(lo, floats[lo*dim:hi*dim], dim)
+					mapped.dropVecs(lo, hi, dim)
+				}
+			})
+		}
+		wg.Wait()
 		if mapped != nil {
 			// From now on a scan reads a few rows' floats, and reads
 			// them from the file (see vecStore.exact).
 			mapped.paged.Store(true)
 			mapped.drop()
-		}
-		if mapped != nil && mapped.refs.Add(-1) == 0 {
-			mapped.unmap()
+			if mapped.refs.Add(-1) == 0 {
+				mapped.unmap()
+			}
 		}
 		b.set.Store(codes) // once the floats are let go of
-	}()
+	}
 }
 
 // q8Base is the codes of a base file's vectors, shared like its mapping

@@ -40,7 +40,7 @@ func lockFile(path string) (unlock func(), err error) {
 }
 
 // mapFile is not available here: the vectors are read instead.
-func mapFile(f *os.File, size int) ([]byte, func() error, error) {
+func mapFile(f *os.File, size int, populate bool) ([]byte, func() error, error) {
 	return nil, nil, errors.New("no memory mapping on this system")
 }
 

@@ -64,14 +64,18 @@ func lockFile(path string) (unlock func(), err error) {
 	return func() { f.Close() }, nil
 }
 
-// mapFile maps the first size bytes of f read-only, the pages read in
-// ahead where the system can, and returns them with the function that
-// unmaps them.
-func mapFile(f *os.File, size int) ([]byte, func() error, error) {
+// mapFile maps the first size bytes of f read-only, with populate the
+// pages read in at once where the system can, and returns them with the
+// function that unmaps them.
+func mapFile(f *os.File, size int, populate bool) ([]byte, func() error, error) {
 	if size == 0 {
 		return nil, nil, errors.New("empty file")
 	}
-	data, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED|mapPopulate)
+	flags := unix.MAP_SHARED
+	if populate {
+		flags |= mapPopulate
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, flags)
 	if err != nil {
 		return nil, nil, &os.PathError{Op: "mmap", Path: f.Name(), Err: err}
 	}

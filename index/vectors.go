@@ -653,6 +653,18 @@ func checkVecFiles(genDir string, m meta) error {
 // writer that crashed before its meta left: their documents are in the
 // bleve index too). With rowsOnly, the vectors themselves are not read.
 func loadVecStore(genDir string, m meta, rowsOnly bool) (*vecStore, error) {
+	return loadVecStoreFor(genDir, m, rowsOnly, false)
+}
+
+// loadKeptVecStore loads a generation's vectors for a process that keeps
+// them (a server) and codes them at once: the checksum reads their mapped
+// pages in as it comes to them, and lets go of them behind it (see
+// sharedMap.behind), rather than all read in and held at once.
+func loadKeptVecStore(genDir string, m meta) (*vecStore, error) {
+	return loadVecStoreFor(genDir, m, false, true)
+}
+
+func loadVecStoreFor(genDir string, m meta, rowsOnly, kept bool) (*vecStore, error) {
 	base, log := vecFiles(genDir, m.VecSeq)
 	f, err := os.Open(base)
 	if err != nil {
@@ -708,7 +720,7 @@ func loadVecStore(genDir string, m meta, rowsOnly bool) (*vecStore, error) {
 		// Room for every vector the log may add, so replaying it never
 		// copies the whole base again (a log record holds at most one
 		// vector of dim float32s).
-		if err := vs.readBase(f, h); err != nil {
+		if err := vs.readBase(f, h, kept); err != nil {
 			return nil, damaged("vectors: %w", err)
 		}
 	}
@@ -722,25 +734,34 @@ func loadVecStore(genDir string, m meta, rowsOnly bool) (*vecStore, error) {
 // readBase reads the base file's vectors into vs.base: mapped into memory
 // where the system can (no copy, and the pages come from the page cache),
 // else read. Either way their checksum is checked.
-func (vs *vecStore) readBase(f *os.File, h vecHeader) error {
+func (vs *vecStore) readBase(f *os.File, h vecHeader, kept bool) error {
 	n := h.nvec * h.dim
 	vs.nbaseVec = h.nvec
 	if n == 0 {
 		return nil
 	}
 	if nativeLittleEndian {
-		if data, unmap, err := mapFile(f, int(h.size)); err == nil {
+		// A command reads every page at once, in one system call; a
+		// server as it goes (see behind).
+		if data, unmap, err := mapFile(f, int(h.size), !kept); err == nil {
+			m := &sharedMap{data: data, file: f, off: h.vecOff, behind: kept, unmap: func() error {
+				f.Close()
+				return unmap()
+			}}
 			raw := data[h.vecOff : h.vecOff+int64(n)*4]
 			sum := binary.LittleEndian.Uint32(data[h.vecOff+int64(n)*4:])
-			if crc32.Checksum(raw, castagnoli) != sum {
+			crc := uint32(0)
+			for off := 0; off < len(raw); off += behindChunk {
+				end := min(off+behindChunk, len(raw))
+				crc = crc32.Update(crc, castagnoli, raw[off:end])
+				m.dropBehind(h.vecOff+int64(off), h.vecOff+int64(end))
+			}
+			if crc != sum {
 				unmap()
 				return errors.New("vectors: checksum mismatch")
 			}
 			vs.base = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n)
-			vs.mapped = &sharedMap{data: data, file: f, off: h.vecOff, unmap: func() error {
-				f.Close()
-				return unmap()
-			}}
+			vs.mapped = m
 			vs.mapped.refs.Store(1)
 			return nil
 		}
@@ -760,6 +781,41 @@ type sharedMap struct {
 	// paged: the pages were dropped once the vectors were coded; a row's
 	// floats are read from the file (see vecStore.exact).
 	paged atomic.Bool
+	// behind: the passes through all the floats at load (the checksum,
+	// the coding) let go of the pages they have read, behindChunk at a
+	// time. A server that loaded 100,000 entries held all 168 MB of them
+	// at once, for codes that, once built, need them no more.
+	behind bool
+}
+
+// behindChunk is how many bytes of floats a pass reads before it drops
+// their pages (see sharedMap.behind).
+const behindChunk = 4 << 20
+
+// dropBehind drops the pages wholly within bytes [lo, hi) of the mapping,
+// if m drops pages behind its passes.
+func (m *sharedMap) dropBehind(lo, hi int64) {
+	if m == nil || !m.behind {
+		return
+	}
+	ps := int64(os.Getpagesize())
+	lo = (lo + ps - 1) / ps * ps
+	if hi < int64(len(m.data)) {
+		hi = hi / ps * ps
+	}
+	if lo < hi {
+		dropPages(m.data[lo:hi])
+	}
+}
+
+// dropVecs is dropBehind for the floats of base vectors [lo, hi) of dim
+// floats each.
+func (m *sharedMap) dropVecs(lo, hi, dim int) {
+	if m == nil || !m.behind || lo >= hi {
+		return
+	}
+	stride := int64(4 * dim)
+	m.dropBehind(m.off+int64(lo)*stride, m.off+int64(hi)*stride)
 }
 
 // paged reports whether exact reads rows from the file.

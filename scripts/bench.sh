@@ -168,6 +168,11 @@ for f in sys.argv[2:]:
 json.dump({'results':[{'median':s.median(x)} for x in t]},open(sys.argv[1],'w'))" "$d/served-all.json" "$d"/served-q*.json
 	srvpid=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['pid'])" "$MIRA_HOME/.index/watch")
 	srvr=$(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$srvpid/status")
+	# What the server holds after those recalls, and once idle: it gives
+	# freed memory back a second after its last recall.
+	srvbusy=$(awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$srvpid/status")
+	sleep 2
+	srvidle=$(awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$srvpid/status")
 	$h --export-json "$d/rg.json" "mira-recall -k 10 '$q'" "rg -l -i -w $w1 $MIRA_HOME/entries" >/dev/null
 	rgr=$(rss rg -l -i -w "$w1" "$MIRA_HOME/entries")
 	# Remembering one memory, the index brought up to date by the server,
@@ -205,6 +210,7 @@ json.dump({'results':[{'median':s.median(x)} for x in t]},open(sys.argv[1],'w'))
 	printf '| %s | %s ms (%s MB) | %s ms (%s MB) | %s |\n' "first recall, which starts the server (its peak RSS), vs the next (served)" \
 		"$ft" "$srvr" "$served" "$recr" "$(python3 -c "print('%.1f' % ($ft/$served))")"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "first recall, starting the server, vs the next" "$ft" "$served" "$srvr" "$recr" >> "$rows"
+	printf '| %s | %s MB peak, %s MB after the recalls, %s MB idle | | |\n' "the server's RSS" "$srvr" "$srvbusy" "$srvidle"
 	for r in "index rebuild vs FTS5 table load|$bt|$s2t|$br|$s2r" "load $n memories (remember --jsonl) vs FTS5 table load|$lt|$st|$lr|$sr"; do
 		IFS='|' read -r label a b ra rb <<<"$r"
 		printf '| %s | %s ms (%s MB) | %s ms (%s MB) | %s |\n' "$label" "$a" "$ra" "$b" "$rb" "$(python3 -c "print('%.1f' % ($a/$b))")"
