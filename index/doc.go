@@ -28,6 +28,7 @@
 //	.index/g-<unixnano>/      a generation:
 //	    meta.json             format version, indexed commit, counts, times
 //	    manifest              path → size, mtime, id, sum of every indexed file
+//	    manifest.log          the entries changed since, appended
 //	    bleve/                the bleve index
 //	    vectors-<seq>         the vectors as of the last compaction
 //	    vectors-<seq>.log     the vector changes since, appended
@@ -64,6 +65,19 @@
 // or leading double quote is written as a Go-quoted string. A non-empty
 // broken reason means Source.Load failed: the file is not in the bleve
 // index and is reported by every refresh until it changes.
+//
+// An update appends the lines of the files it changed to manifest.log
+// instead of writing the manifest again (14 MB at 100,000 entries): an
+// entry line as above, or "-", a tab and the path of a file that is gone;
+// the last line for a path wins. Once the log has grown past a sixteenth of
+// the manifest, an update removes it and writes the manifest whole. A
+// reader applies the log's lines in order up to the first that is not
+// whole or not well formed (a crash during an append), and the process
+// that read it then writes the manifest whole. A version that knows
+// nothing of the log ignores it, and sees a manifest older than the index,
+// which a refresh puts right (see Concurrency); a log it leaves beside a
+// manifest it wrote whole makes entries look older still, or gone, and
+// their files are indexed again.
 //
 // # Vectors
 //
@@ -135,7 +149,7 @@
 // without the update (reporting the staleness through Options.Warn) rather
 // than wait. The bleve index, then the vector log, then the manifest, then
 // the meta are written while the exclusive lock is held, the files each by
-// an atomic rename (the log by an append and a sync); a
+// an atomic rename (the logs by an append and a sync); a
 // crash in between leaves a manifest older than the index, and the next
 // refresh redoes the difference (or, if the document counts disagree,
 // rebuilds). Only a meta whose commit moved without any file to index is

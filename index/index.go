@@ -820,7 +820,12 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 		}
 		ix.added = nil
 	}
-	if err := writeManifest(genDir, man); err != nil {
+	changed := make([]string, 0, len(ch.load)+len(ch.remove))
+	for _, o := range ch.load {
+		changed = append(changed, o.Path)
+	}
+	changed = append(changed, ch.remove...)
+	if err := writeManifest(genDir, man, changed); err != nil {
 		return st, err
 	}
 	m.Docs, m.Commit, m.Broken = int(n), ch.head, man.broken()
