@@ -198,6 +198,9 @@ func (r *Repo) rawTree(h plumbing.Hash) ([]byte, error) {
 	if h.IsZero() {
 		return nil, nil
 	}
+	if b, ok := cachedTree(h); ok {
+		return b, nil
+	}
 	read := func() ([]byte, error) {
 		o, err := r.storage.EncodedObject(plumbing.TreeObject, h)
 		if err != nil {
@@ -222,6 +225,7 @@ func (r *Repo) rawTree(h plumbing.Hash) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", h, err)
 	}
+	cacheTree(h, b)
 	return b, nil
 }
 

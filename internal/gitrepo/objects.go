@@ -89,6 +89,10 @@ func (w *objectWriter) writeEncoded(obj *plumbing.MemoryObject) (plumbing.Hash, 
 // almost always new, and a loose duplicate of a packed object is harmless.
 func (w *objectWriter) write(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
 	h := plumbing.ComputeHash(t, data)
+	if t == plumbing.TreeObject {
+		// Written or not, these are the bytes of h.
+		cacheTree(h, data)
+	}
 	if w.pack != nil {
 		// The new pack's objects cannot be pruned before the ref moves,
 		// and a copy of an object that exists elsewhere is harmless.

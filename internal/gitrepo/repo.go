@@ -244,6 +244,15 @@ func (r *Repo) Head() (string, error) {
 // pack, is not found; like git, the pack list is then read again and the
 // lookup retried once.
 func (r *Repo) tree(h plumbing.Hash) (*object.Tree, error) {
+	if b, ok := cachedTree(h); ok {
+		obj := &plumbing.MemoryObject{}
+		obj.SetType(plumbing.TreeObject)
+		obj.Write(b)
+		t := &object.Tree{}
+		if err := t.Decode(obj); err == nil {
+			return t, nil
+		}
+	}
 	t, err := object.GetTree(r.storage, h)
 	if err != nil {
 		r.storage.Reindex()
