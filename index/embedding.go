@@ -681,21 +681,24 @@ var rowsKept struct {
 	vs     *vecStore
 }
 
-// takeRows returns the kept rows if they are those of m, and forgets them:
-// the caller changes them.
+// takeRows returns a copy of the kept rows for the caller to change, if
+// they are those of m. The kept rows themselves do not change: the
+// Finders of writers read them meanwhile (see keptRows).
 func takeRows(genDir string, m meta) *vecStore {
 	rowsKept.Lock()
 	defer rowsKept.Unlock()
 	vs := rowsKept.vs
-	rowsKept.vs = nil
 	if vs == nil || rowsKept.genDir != genDir || rowsKept.seq != m.VecSeq || rowsKept.log != m.VecLog {
 		return nil
 	}
-	return vs
+	return vs.fork()
 }
 
-// keptRows returns a copy of the live kept rows if they are those of m: in
-// a process that serves the store, a writer's Finder then reads nothing.
+// keptRows returns the kept rows, the dead among them too, if they are
+// those of m: in a process that serves the store, a writer's Finder then
+// reads nothing. They never change (see takeRows). A copy of the live ones
+// for each writer cost 12 MB at 100,000 entries, and reading them from the
+// files, while a batch had taken them, 50 ms.
 func keptRows(genDir string, m meta) []vecRow {
 	rowsKept.Lock()
 	defer rowsKept.Unlock()
@@ -703,14 +706,7 @@ func keptRows(genDir string, m meta) []vecRow {
 	if vs == nil || rowsKept.genDir != genDir || rowsKept.seq != m.VecSeq || rowsKept.log != m.VecLog {
 		return nil
 	}
-	// A copy: the next update changes the kept rows in place.
-	out := make([]vecRow, 0, len(vs.rows))
-	for _, r := range vs.rows {
-		if !r.dead {
-			out = append(out, r)
-		}
-	}
-	return out
+	return vs.rows
 }
 
 // keepRows keeps the rows of the update whose meta m was just written.

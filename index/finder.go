@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 )
 
 // Finder answers a writer's lookups (which file holds an id, which files
@@ -16,7 +15,7 @@ import (
 // committed after Commit is not in it; the caller looks at that itself.
 type Finder struct {
 	commit string
-	rows   []vecRow // the live rows
+	rows   []vecRow // the rows, dead ones too; they never change
 	// The first few lookups scan the rows (a fraction of a millisecond at
 	// 100,000); later ones, as in a load of many entries, use maps built
 	// at the scanLimit'th.
@@ -58,8 +57,7 @@ func OpenFinder(dir string) (*Finder, error) {
 			last = err
 			continue
 		}
-		live := slices.DeleteFunc(vs.rows, func(r vecRow) bool { return r.dead })
-		return &Finder{commit: m.Commit, rows: live}, nil
+		return &Finder{commit: m.Commit, rows: vs.rows}, nil
 	}
 	return nil, last
 }
@@ -72,7 +70,9 @@ func (f *Finder) PathOf(id string) (string, error) {
 	if f.idLookups++; f.idLookups > scanLimit && f.byID == nil {
 		f.byID = make(map[string]int32, len(f.rows))
 		for i := range f.rows {
-			f.byID[f.rows[i].id] = int32(i)
+			if !f.rows[i].dead {
+				f.byID[f.rows[i].id] = int32(i)
+			}
 		}
 	}
 	if f.byID != nil {
@@ -81,8 +81,8 @@ func (f *Finder) PathOf(id string) (string, error) {
 		}
 	} else {
 		for i := range f.rows {
-			if f.rows[i].id == id {
-				return f.rows[i].path, nil
+			if r := &f.rows[i]; r.id == id && !r.dead {
+				return r.path, nil
 			}
 		}
 	}
@@ -97,8 +97,8 @@ func (f *Finder) ByHash(hash string) []string {
 	if f.hashLookups++; f.hashLookups > scanLimit && f.byHash == nil {
 		f.byHash = make(map[string][]int32, len(f.rows))
 		for i := range f.rows {
-			if h := f.rows[i].content; h != "" {
-				f.byHash[h] = append(f.byHash[h], int32(i))
+			if r := &f.rows[i]; r.content != "" && !r.dead {
+				f.byHash[r.content] = append(f.byHash[r.content], int32(i))
 			}
 		}
 	}
@@ -110,8 +110,8 @@ func (f *Finder) ByHash(hash string) []string {
 		return out
 	}
 	for i := range f.rows {
-		if f.rows[i].content == hash {
-			out = append(out, f.rows[i].path)
+		if r := &f.rows[i]; r.content == hash && !r.dead {
+			out = append(out, r.path)
 		}
 	}
 	return out

@@ -176,3 +176,38 @@ func openedMeta(t *testing.T, f *fakeSource) (string, meta) {
 	}
 	return genDir, m
 }
+
+// TestFinderDuringBatch: while a batch has taken the kept rows to change
+// them, a writer's Finder still answers from the kept rows, as they were,
+// without reading the files.
+func TestFinderDuringBatch(t *testing.T) {
+	f := newFake(t)
+	a := f.writeDoc(t, fdoc{id: "A", created: t0, text: "alpha text"})
+	f.writeDoc(t, fdoc{id: "B", created: t0, text: "beta text"})
+	mustOpen(t, f, opts(nil)).Close()
+	c := f.writeDoc(t, fdoc{id: "C", created: t0, text: "gamma text"})
+	genDir, m := openedMeta(t, f) // an update: its rows are kept
+	dir := filepath.Join(f.root, indexDirName)
+
+	taken := takeRows(genDir, m)
+	if taken == nil {
+		t.Fatal("no rows kept after an update")
+	}
+	taken.del(a) // the batch's changes, not yet written
+	base, _ := vecFiles(genDir, m.VecSeq)
+	if err := os.Truncate(base, 10); err != nil { // no read of the files would do
+		t.Fatal(err)
+	}
+	fi, err := OpenFinder(dir)
+	if err != nil {
+		t.Fatalf("OpenFinder while a batch has the rows: %v", err)
+	}
+	for id, want := range map[string]string{"A": a, "C": c} {
+		if got, err := fi.PathOf(id); got != want || err != nil {
+			t.Errorf("PathOf(%s) = %q, %v; want %s", id, got, err, want)
+		}
+	}
+	if got := fi.ByHash(fakeHash("alpha text")); !slices.Equal(got, []string{a}) {
+		t.Errorf("ByHash(alpha text) = %v, want [%s]", got, a)
+	}
+}

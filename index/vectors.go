@@ -867,18 +867,10 @@ func (vs *vecStore) close() {
 	}
 }
 
-// extend returns a new store: vs with the log's records that came after
-// the ones vs applied, up to committed. vs is not changed, and the two
-// share the base's vectors, so bringing a searched store up to date after
-// a few turns costs those turns, not a reload of every vector: at 10k
-// entries well under a millisecond against about fifteen.
-func (vs *vecStore) extend(log string, committed int64) (*vecStore, error) {
-	if vs.rowsOnly {
-		return nil, errors.New("a store of rows only cannot be extended")
-	}
+// fork returns a copy of a store of rows only that put, del and apply may
+// change without changing vs.
+func (vs *vecStore) fork() *vecStore {
 	nv := *vs
-	// What put and apply change in place is copied; what they only
-	// append to is clipped, so that an append copies it then.
 	nv.rows = slices.Clone(vs.rows)
 	nv.dict = slices.Clip(vs.dict)
 	nv.dictIx = maps.Clone(vs.dictIx)
@@ -889,11 +881,26 @@ func (vs *vecStore) extend(log string, committed int64) (*vecStore, error) {
 	if nv.mapped != nil {
 		nv.mapped.refs.Add(1)
 	}
+	return &nv
+}
+
+// extend returns a new store: vs with the log's records that came after
+// the ones vs applied, up to committed. vs is not changed, and the two
+// share the base's vectors, so bringing a searched store up to date after
+// a few turns costs those turns, not a reload of every vector: at 10k
+// entries well under a millisecond against about fifteen.
+func (vs *vecStore) extend(log string, committed int64) (*vecStore, error) {
+	if vs.rowsOnly {
+		return nil, errors.New("a store of rows only cannot be extended")
+	}
+	// What put and apply change in place is copied; what they only
+	// append to is clipped, so that an append copies it then.
+	nv := vs.fork()
 	if err := nv.replay(log, committed, false); err != nil {
 		nv.close()
 		return nil, err
 	}
-	return &nv, nil
+	return nv, nil
 }
 
 // readFloats reads len(dst) little-endian float32 values at off followed
