@@ -268,6 +268,42 @@ type vecQuery struct {
 	side *vecSide
 	vec  []float32 // unit length; nil when the query has no words the embedder knows
 	done func()    // called when the search is done with side; nil: nothing to do
+	// read is the rows' floats this search has read from the vector
+	// file, shared with the query feedback moves (see vecStore.exact):
+	// the rows a search scores again (the feedback's pool, the fused
+	// candidates) are mostly those it scored first.
+	read *readRows
+}
+
+// readRows keeps the floats of the rows a search read from the file.
+type readRows struct {
+	mu   sync.Mutex
+	rows map[int][]float32
+	free []float32 // room for the next rows, allocated 64 at a time
+}
+
+// exact returns row i's floats as vs.exact does, read from the file once
+// per search.
+func (vq *vecQuery) exact(i int) []float32 {
+	vs, r := vq.side.vs, vq.read
+	if !vs.paged() || r == nil {
+		return vs.exact(i, nil)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if v, ok := r.rows[i]; ok {
+		return v
+	}
+	if len(r.free) < vs.dim {
+		r.free = make([]float32, 64*vs.dim)
+	}
+	buf := r.free[:vs.dim:vs.dim]
+	v := vs.exact(i, buf)
+	if len(v) > 0 && &v[0] == &buf[0] {
+		r.free = r.free[vs.dim:]
+	}
+	r.rows[i] = v
+	return v
 }
 
 // release gives back what the query's side needs given back.
@@ -319,7 +355,7 @@ func (ix *Index) vectorQuery(text string) (*vecQuery, error) {
 		done()
 		return nil, err
 	}
-	vq := &vecQuery{side: side, done: done}
+	vq := &vecQuery{side: side, done: done, read: &readRows{rows: map[int][]float32{}}}
 	if side.vs.dim == 0 {
 		return vq, nil // an external embedder never reached: no vectors
 	}
@@ -480,7 +516,7 @@ func (vq *vecQuery) feedback(fused []Hit, beta float64) *vecQuery {
 	if i < 0 {
 		return nil
 	}
-	v := vs.exact(i, nil)
+	v := vq.exact(i)
 	if v == nil {
 		return nil
 	}
@@ -491,7 +527,7 @@ func (vq *vecQuery) feedback(fused []Hit, beta float64) *vecQuery {
 	if !normalize(q2) {
 		return nil
 	}
-	return &vecQuery{side: vq.side, vec: q2}
+	return &vecQuery{side: vq.side, vec: q2, read: vq.read}
 }
 
 // rescore ranks the rows of pool by their cosine with vq and returns the
@@ -499,11 +535,9 @@ func (vq *vecQuery) feedback(fused []Hit, beta float64) *vecQuery {
 // small), so its best rows are among the first query's best 2n: rescoring
 // them gave the same LoCoMo results as a second scan of every row.
 func (vq *vecQuery) rescore(pool []vecHit, n int, minCos float64) []vecHit {
-	vs := vq.side.vs
 	top := make([]vecHit, 0, n+1)
-	buf := make([]float32, vs.dim)
 	for _, h := range pool {
-		if c := dot(vq.vec, vs.exact(h.row, buf)); c > minCos {
+		if c := dot(vq.vec, vq.exact(h.row)); c > minCos {
 			top = insertTop(top, vecHit{row: h.row, cos: c}, n)
 		}
 	}
@@ -593,11 +627,7 @@ func fuse(r Ranking, q Query, spans []span, lex []Candidate, vecs []vecHit, vq *
 	// Every candidate in one allocation: there are at most this many.
 	slab := make([]cand, 0, len(lex)+len(vecs))
 	all := make([]*cand, 0, len(lex)+len(vecs))
-	// and their floats, where they are read from the file (see exact)
-	var floats []float32
-	if vs.paged() {
-		floats = make([]float32, (len(lex)+len(vecs))*vs.dim)
-	}
+
 	// get returns the candidate of path, at row+1 vrow of the vectors
 	// (0: to be looked up, -1: none).
 	get := func(path string, vrow int) *cand {
@@ -610,11 +640,7 @@ func fuse(r Ranking, q Query, spans []span, lex []Candidate, vecs []vecHit, vq *
 		slab = append(slab, cand{Candidate: Candidate{Path: path}, row: vrow - 1})
 		c := &slab[len(slab)-1]
 		if c.row >= 0 {
-			var buf []float32
-			if floats != nil {
-				buf, floats = floats[:vs.dim:vs.dim], floats[vs.dim:]
-			}
-			c.vec = vs.exact(c.row, buf)
+			c.vec = vq.exact(c.row)
 			if c.vec != nil && vq.vec != nil {
 				c.cos = dot(vq.vec, c.vec)
 			}

@@ -85,10 +85,12 @@ func (vs *vecStore) coder() func(parts int) {
 		}
 		wg.Wait()
 		if mapped != nil {
-			// From now on a scan reads a few rows' floats, and reads
-			// them from the file (see vecStore.exact).
-			mapped.paged.Store(true)
-			mapped.drop()
+			if mapped.behind {
+				// From now on a scan reads a few rows' floats, and
+				// reads them from the file (see vecStore.exact).
+				mapped.paged.Store(true)
+				mapped.drop()
+			}
 			if mapped.refs.Add(-1) == 0 {
 				mapped.unmap()
 			}
@@ -359,18 +361,17 @@ func (vq *vecQuery) nearestQ8(f *rowFilter, n int, minCos float64, base, log *q8
 		tau = all[0]
 	}
 	top := make([]vecHit, 0, n+1)
-	buf := make([]float32, vs.dim)
 	for i, u := range ub {
 		if u < tau || u == math.Inf(-1) {
 			continue
 		}
-		c := dot(vq.vec, vs.exact(i, buf))
+		c := dot(vq.vec, vq.exact(i))
 		if c <= minCos || (len(top) == n && c <= top[n-1].cos) {
 			continue
 		}
 		top = insertTop(top, vecHit{row: i, cos: c}, n)
 	}
-	if base != nil && vs.q8.coded.Add(1)%q8Drop == 0 {
+	if base != nil && vs.paged() && vs.q8.coded.Add(1)%q8Drop == 0 {
 		vs.mapped.drop()
 	}
 	return top

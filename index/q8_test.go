@@ -304,7 +304,20 @@ func TestLoadCoded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer plain.close()
-	coded, err := loadVecStore(dir, m, false)
+	// Small floats stay in memory, coded or not; large ones kept by a
+	// server are read from the file once coded.
+	small, err := loadKeptVecStore(dir, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.close()
+	small.codeNow()
+	if small.q8.set.Load() == nil || small.paged() {
+		t.Fatalf("small kept floats: coded %v, read from the file %v; want coded, in memory", small.q8.set.Load() != nil, small.paged())
+	}
+	defer func(p int64) { pageMin = p }(pageMin)
+	pageMin = 0
+	coded, err := loadKeptVecStore(dir, m)
 	if err != nil {
 		t.Fatal(err)
 	}
