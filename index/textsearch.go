@@ -228,7 +228,10 @@ func (ix *Index) textTop(ctx context.Context, terms []string, n int, filter *tex
 				return nil, false, nil
 			}
 			if int(d) >= len(sc.acc) {
-				grow := max(int(d)+1, 2*len(sc.acc))
+				// Room for the index's documents at once (numbers
+				// run past their count where some are deleted), not
+				// twice the highest number seen: 2 MB at 100,000.
+				grow := max(int(d)+1, int(docs), len(sc.acc)+len(sc.acc)/8)
 				sc.acc = append(sc.acc, make([]float64, grow-len(sc.acc))...)
 				sc.matched = append(sc.matched, make([]uint16, grow-len(sc.matched))...)
 			}

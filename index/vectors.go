@@ -280,7 +280,19 @@ func (vs *vecStore) put(d vecDoc) {
 		vs.vecs = append(vs.vecs, d.vec...)
 	}
 	vs.logIx[d.path] = int32(len(vs.rows))
-	vs.rows = append(vs.rows, r)
+	vs.rows = addRow(vs.rows, r)
+}
+
+// addRow appends r to rows, growing them by a sixteenth when full: the
+// log adds rows a few at a time to a base of up to 100,000 and more,
+// which append's quarter would leave 3 MB too large at 100,000 rows.
+func addRow(rows []vecRow, r vecRow) []vecRow {
+	if len(rows) == cap(rows) {
+		grown := make([]vecRow, len(rows), len(rows)+max(64, len(rows)/16))
+		copy(grown, rows)
+		rows = grown
+	}
+	return append(rows, r)
 }
 
 // unchanged reports whether path already has a live, embedded row for
@@ -1078,7 +1090,7 @@ func (vs *vecStore) apply(payload []byte, rowsOnly bool) error {
 			row.vec = 0 // rows only: "has a vector", not where
 		}
 		vs.logIx[row.path] = int32(len(vs.rows))
-		vs.rows = append(vs.rows, row)
+		vs.rows = addRow(vs.rows, row)
 		return nil
 	}
 	return fmt.Errorf("unknown record type %d", payload[0])

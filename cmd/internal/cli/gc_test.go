@@ -115,10 +115,15 @@ func TestCommandGC(t *testing.T) {
 	if gc := current(); gc != 400 {
 		t.Errorf("a command's GOGC is %d, want 400", gc)
 	}
+	serveGC()
+	if gc := current(); gc != 50 {
+		t.Errorf("a serving watcher's GOGC is %d, want 50", gc)
+	}
 	debug.SetGCPercent(100)
 	t.Setenv("GOGC", "100")
 	commandGC(&IO{})
+	serveGC()
 	if gc := current(); gc != 100 {
-		t.Errorf("with GOGC set, a command's GOGC is %d, want it left alone", gc)
+		t.Errorf("with GOGC set, a command's or a server's GOGC is %d, want it left alone", gc)
 	}
 }

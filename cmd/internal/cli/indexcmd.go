@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"strings"
 	gosync "sync"
 	"time"
@@ -246,7 +245,8 @@ func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 			mu.Lock()
 			srv = s
 			mu.Unlock()
-			go releaseWhenIdle(ctx, s.Idle, releaseIdle, debug.FreeOSMemory)
+			serveGC()
+			go releaseWhenIdle(ctx, s.Idle, releaseIdle, releaseMemory)
 		}
 	}, sync)
 	if ctx.Err() != nil {

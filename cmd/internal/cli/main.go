@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
@@ -178,6 +179,19 @@ func ServerGC() {
 	}
 }
 
+// serveGC gives a watcher that has caught up with its store and serves
+// recalls a tighter collection target, unless GOGC says otherwise: what a
+// recall leaves behind is small (about half a megabyte at 100,000
+// entries) and what the server keeps is large, so collecting at half the
+// live heap rather than all of it costs little. At 100k, after 100
+// recalls: 183 MB of RSS at 100%, 153 MB at 50%, with the server's CPU
+// per recall within the noise (12.9-14.8 ms either way).
+func serveGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
+	}
+}
+
 // releaseIdle is how long a server answers nothing before it gives back
 // its free memory (see releaseWhenIdle).
 const releaseIdle = time.Second
@@ -207,6 +221,15 @@ func releaseWhenIdle(ctx context.Context, idle func() time.Duration, after time.
 			released = true
 		}
 	}
+}
+
+// releaseMemory gives the memory the process does not use back to the
+// system. The collection before FreeOSMemory's own empties the scratch
+// buffers kept in sync.Pools (a search's, a connection's), which outlive
+// one collection: 5 MB more at 100,000 entries.
+func releaseMemory() {
+	runtime.GC()
+	debug.FreeOSMemory()
 }
 
 // bulkGC gives a command that works through a whole store (a rebuild, a
