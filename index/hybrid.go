@@ -222,8 +222,15 @@ func (ix *Index) loadVectors() (*vecSide, error) {
 		}
 		if err == nil && ix.c.opt.Keep != nil {
 			// A process that keeps its vectors for many searches
-			// codes them at once (q8.go).
-			vs.codeNow()
+			// codes them at once (q8.go): before its first search
+			// where it drops their pages behind it (a search beside
+			// the coding would read them back, page fault by page
+			// fault: 3-10 times slower), else in the background.
+			if vs.mapped != nil && vs.mapped.behind {
+				vs.codeNow()
+			} else {
+				vs.buildCodes()
+			}
 		}
 		md := <-mc
 		emb := md.emb
