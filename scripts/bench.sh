@@ -186,7 +186,7 @@ json.dump({'results':[{'median':s.median(x)} for x in t]},open(sys.argv[1],'w'))
 	mcpline=
 	if [ "$n" -lt 100000 ]; then
 		nq=$(wc -l < "$d/queries.txt")
-		mcpline=$("$work/mcpbench" -bin "$root/bin/mira-mcp" -home "$MIRA_HOME" -k 10 \
+		mcpline=$("$work/mcpbench" -rss -bin "$root/bin/mira-mcp" -home "$MIRA_HOME" -k 10 \
 			-rounds $(( (SERVED_RUNS + nq - 1) / nq )) "$d/queries.txt")
 	fi
 	stop_server

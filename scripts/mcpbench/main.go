@@ -32,6 +32,7 @@ func main() {
 	rounds := flag.Int("rounds", 10, "times each query is recalled")
 	warmup := flag.Int("warmup", 5, "untimed calls first")
 	k := flag.Int("k", 10, "memories per recall")
+	rss := flag.Bool("rss", false, "also print the server's RSS after the calls and two seconds later (Linux)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: mcpbench [flags] QUERIES (one query a line)\n")
 		flag.PrintDefaults()
@@ -45,7 +46,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	if err := run(*bin, *home, queries, *rounds, *warmup, *k); err != nil {
+	if err := run(*bin, *home, queries, *rounds, *warmup, *k, *rss); err != nil {
 		fail(err)
 	}
 }
@@ -77,7 +78,7 @@ func readQueries(path string) ([]string, error) {
 	return qs, nil
 }
 
-func run(bin, home string, queries []string, rounds, warmup, k int) error {
+func run(bin, home string, queries []string, rounds, warmup, k int, rss bool) error {
 	ctx := context.Background()
 	cmd := exec.Command(bin)
 	cmd.Env = os.Environ()
@@ -142,7 +143,30 @@ func run(bin, home string, queries []string, rounds, warmup, k int) error {
 	}
 	fmt.Printf("mcp recall (stdio, warm server): p50 %.2f ms, p90 %.2f ms, mean %.2f ms, n=%d\n",
 		ms(quantile(times, 0.5)), ms(quantile(times, 0.9)), ms(sum/time.Duration(len(times))), len(times))
+	if rss && cmd.Process != nil {
+		after := status(cmd.Process.Pid, "VmRSS")
+		time.Sleep(2 * time.Second)
+		fmt.Printf("mcp server RSS: %s peak, %s after the calls, %s two seconds later\n",
+			status(cmd.Process.Pid, "VmHWM"), after, status(cmd.Process.Pid, "VmRSS"))
+	}
 	return nil
+}
+
+// status returns a field of /proc/PID/status in MB, "?" if it cannot.
+func status(pid int, field string) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			var kb int
+			if _, err := fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), &kb); err == nil {
+				return fmt.Sprintf("%.1f MB", float64(kb)/1024)
+			}
+		}
+	}
+	return "?"
 }
 
 // quantile interpolates linearly between the closest ranks of sorted.

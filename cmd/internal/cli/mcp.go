@@ -47,7 +47,11 @@ func (c *MCPCmd) run(ctx context.Context, o *IO) error {
 	if c.Verbose {
 		logf = func(format string, args ...any) { o.Warnf(format, args...) }
 	}
-	newServer := func() *mcp.Server { return mcpserver.New(m, mcpserver.Options{Version: version(), Log: logf}) }
+	newServer := func() *mcp.Server {
+		s := mcpserver.New(m, mcpserver.Options{Version: version(), Log: logf})
+		releaseMCPWhenIdle(ctx, s)
+		return s
+	}
 	if c.HTTP == "" {
 		err := newServer().Run(ctx, &mcp.StdioTransport{})
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {

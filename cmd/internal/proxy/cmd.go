@@ -138,7 +138,7 @@ func (c *Cmd) Run(ctx context.Context, o *cli.IO) error {
 	if err != nil {
 		return cli.Usagef("--upstream: %v", err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	hs := &http.Server{Handler: cli.ReleaseWhenIdle(ctx, srv), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	o.Warnf("serving http://%s/v1 in front of %s", ln.Addr(), upstream)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
