@@ -215,12 +215,9 @@ func (ix *Index) loadVectors() (*vecSide, error) {
 			vs  *vecStore
 			err error
 		)
-		if ix.c.opt.Keep != nil {
-			vs, err = loadKeptVecStore(ix.gen, m)
-		} else {
+		if ix.c.opt.Keep == nil {
 			vs, err = loadVecStore(ix.gen, m, false)
-		}
-		if err == nil && ix.c.opt.Keep != nil {
+		} else if vs, err = loadKeptVecStore(ix.gen, m); err == nil {
 			// A process that keeps its vectors for many searches
 			// codes them at once (q8.go): before its first search
 			// where it drops their pages behind it (a search beside

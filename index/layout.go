@@ -223,8 +223,8 @@ func manifestState(name string) (os.FileInfo, int64, error) {
 	return fi, li.Size(), nil
 }
 
-// unchanged reports whether the manifest name is still as this process
-// last knew it. The caller holds manifests' lock.
+// manifestUnchanged reports whether the manifest name is still as this
+// process last knew it. The caller holds manifests' lock.
 func manifestUnchanged(name string) bool {
 	if manifests.name != name || manifests.fi == nil || manifests.logSize < 0 {
 		return false
@@ -257,7 +257,7 @@ func readManifest(genDir string) (manifest, error) {
 	}
 	// The state first: a file changed after it is caught by the next
 	// write's check.
-	fi, _, statErr := manifestState(name)
+	fi, statErr := os.Stat(name)
 	b, err := os.ReadFile(name)
 	if err != nil {
 		return nil, damaged("read manifest: %w", err)

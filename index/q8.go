@@ -26,7 +26,7 @@ import (
 // is at most e + f·m in size (Cauchy–Schwarz, ‖q‖ = 1), and u·c is an
 // integer the processor sums exactly (dotQ8SIMD). A command that searches
 // once never builds codes: building them costs more than one scan of the
-// floats (see q8Base.scanned).
+// floats (see q8Scans).
 
 // q8Set is the 8-bit codes of a run of vectors.
 type q8Set struct {
@@ -100,8 +100,9 @@ func (vs *vecStore) coder() func(parts int) {
 }
 
 // q8Base is the codes of a base file's vectors, shared like its mapping
-// by every store extended from the one that read it. They are built in
-// the background once the vectors have been scanned twice.
+// by every store extended from the one that read it. A process that keeps
+// the index builds them as it loads the vectors, another once it has
+// scanned them twice (codesFor).
 type q8Base struct {
 	scans    atomic.Int32
 	building atomic.Bool

@@ -669,9 +669,9 @@ func loadVecStore(genDir string, m meta, rowsOnly bool) (*vecStore, error) {
 }
 
 // loadKeptVecStore loads a generation's vectors for a process that keeps
-// them (a server) and codes them at once: the checksum reads their mapped
-// pages in as it comes to them, and lets go of them behind it (see
-// sharedMap.behind), rather than all read in and held at once.
+// them (a server). Where they are large, the checksum reads their mapped
+// pages in as it comes to them and lets go of them behind it, rather than
+// all read in and held at once (see sharedMap.behind).
 func loadKeptVecStore(genDir string, m meta) (*vecStore, error) {
 	return loadVecStoreFor(genDir, m, false, true)
 }
@@ -891,8 +891,8 @@ func (vs *vecStore) close() {
 	}
 }
 
-// fork returns a copy of a store of rows only that put, del and apply may
-// change without changing vs.
+// fork returns a copy of vs that put, del and apply may change without
+// changing vs; the two share the base's vectors.
 func (vs *vecStore) fork() *vecStore {
 	nv := *vs
 	nv.rows = slices.Clone(vs.rows)

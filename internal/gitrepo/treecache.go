@@ -13,8 +13,9 @@ import (
 // directory it adds to, which the diffs after it (a writer's duplicate
 // check, a watcher's update) read back, inflate and walk: at 100,000
 // entries four reads of 1.5 MB trees per remember, a sixth of a server's
-// time. The cache holds up to treeCacheMax bytes and forgets the oldest
-// first.
+// time. Those reads want the last two or three trees written, so the cache
+// is small (it stays with a server for its life): it holds up to
+// treeCacheMax bytes and forgets the oldest first.
 var trees struct {
 	sync.Mutex
 	byHash map[plumbing.Hash][]byte
@@ -25,7 +26,7 @@ var trees struct {
 // treeCacheMax bounds the bytes the tree cache holds; treeCacheMin is the
 // size of the smallest tree worth keeping (a small one is read at once).
 const (
-	treeCacheMax = 32 << 20
+	treeCacheMax = 8 << 20
 	treeCacheMin = 16 << 10
 )
 
@@ -40,7 +41,7 @@ func cachedTree(h plumbing.Hash) ([]byte, bool) {
 
 // cacheTree keeps the encoded tree h, which must not change afterwards.
 func cacheTree(h plumbing.Hash, data []byte) {
-	if len(data) < treeCacheMin || len(data) > treeCacheMax/4 {
+	if len(data) < treeCacheMin || len(data) > treeCacheMax/2 {
 		return
 	}
 	trees.Lock()

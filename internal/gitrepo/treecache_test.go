@@ -24,13 +24,13 @@ func TestTreeCache(t *testing.T) {
 	}
 	small, sb := tree(1, treeCacheMin-1)
 	cacheTree(small, sb)
-	huge, hb := tree(2, treeCacheMax/4+1)
+	huge, hb := tree(2, treeCacheMax/2+1)
 	cacheTree(huge, hb)
 	if _, ok := cachedTree(small); ok {
 		t.Error("a tree under the minimum was kept")
 	}
 	if _, ok := cachedTree(huge); ok {
-		t.Error("a tree over a quarter of the bound was kept")
+		t.Error("a tree over half the bound was kept")
 	}
 	const size = treeCacheMax / 8
 	var hs []plumbing.Hash

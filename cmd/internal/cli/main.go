@@ -168,11 +168,11 @@ func commandGC(o *IO) {
 	}
 }
 
-// ServerGC gives a long-lived process (the proxy) the
-// runtime's default collection target back, unless GOGC says otherwise:
-// with the short commands' 400% its heap grows to five times what it
-// keeps between requests, for the whole of its life. The watcher, which
-// may also rebuild, takes bulkGC's instead.
+// ServerGC gives a long-lived process (the proxy) the runtime's default
+// collection target back, unless GOGC says otherwise: with the short
+// commands' 400% its heap grows to five times what it keeps between
+// requests, for the whole of its life. The watcher and the MCP server
+// take serveGC's.
 func ServerGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(100)
@@ -198,7 +198,7 @@ func serveGC() {
 // its free memory (see releaseWhenIdle).
 const releaseIdle = time.Second
 
-// releaseWhenIdle calls release (debug.FreeOSMemory in a server) once
+// releaseWhenIdle calls release (releaseMemory in a server) once
 // idle, how long since the last request, has reached after, and again
 // only after the next request: the memory the collector freed during a
 // burst of requests goes back to the system in the quiet that follows,
