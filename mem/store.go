@@ -300,7 +300,7 @@ func (s *Store) NewID(t time.Time) string {
 
 // Read parses the entry file at rel (slash path relative to the root).
 func (s *Store) Read(rel string) (*Entry, error) {
-	data, err := os.ReadFile(filepath.Join(s.Root, filepath.FromSlash(rel)))
+	data, err := readFile(filepath.Join(s.Root, filepath.FromSlash(rel)))
 	if err != nil {
 		return nil, err
 	}
