@@ -75,7 +75,9 @@ func BenchmarkSearch(b *testing.B) {
 			{"words", Query{Text: vocabulary[3] + " " + vocabulary[40] + " " + vocabulary[700]}},
 			{"question", Query{Text: "what did we decide about " + vocabulary[5] + " and " + vocabulary[90] + "?"}},
 			{"filtered", Query{Text: vocabulary[3] + " " + vocabulary[40], Kinds: []string{"fact", "decision"}, Scopes: []string{"shop"}}},
+			{"since", Query{Text: vocabulary[3] + " " + vocabulary[40], Since: time.Date(2026, 10, 12, 7, 30, 0, 0, time.UTC)}},
 			{"empty", Query{Kinds: []string{"note"}}},
+			{"empty-since", Query{Since: time.Date(2026, 10, 12, 7, 30, 0, 0, time.UTC)}},
 			// The corpus spans October 2026: seen from its last day, the
 			// newest entries are recent.
 			{"empty-recent", Query{Now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}},

@@ -179,7 +179,7 @@ func (d fdoc) encode() string {
 	if len(d.tags) > 0 {
 		fmt.Fprintf(&b, "tags: %s\n", strings.Join(d.tags, ","))
 	}
-	fmt.Fprintf(&b, "created: %s\n---\n%s\n", d.created.UTC().Format(time.RFC3339), d.text)
+	fmt.Fprintf(&b, "created: %s\n---\n%s\n", d.created.UTC().Format(time.RFC3339Nano), d.text)
 	return b.String()
 }
 

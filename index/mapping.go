@@ -2,7 +2,9 @@ package index
 
 import (
 	"errors"
+	"fmt"
 	"log"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -29,6 +31,11 @@ const (
 	fieldTags    = "tags"
 	fieldCreated = "created_at"
 	fieldPin     = "pin"
+	// fieldTime is created_at as a term that sorts as the time does, with
+	// doc values for sorting; fieldSpan is its first hex digits, the span
+	// of about five hours it falls in. See timeRange.
+	fieldTime = "time"
+	fieldSpan = "span"
 )
 
 // textAnalyzer analyses bodies and query text alike: English, with
@@ -39,8 +46,9 @@ const textAnalyzer = en.AnalyzerName
 // newMapping is the lean mapping: one analysed text field with term
 // frequencies and norms (BM25 needs them) but no term vectors (those serve
 // phrase queries and highlighting); keyword fields for the filters without
-// norms; created_at as a date with doc values, the one field results are
-// sorted by. No _all field, nothing dynamic. Stored are only what ranking
+// norms; created_at as a time key with doc values, the one field results
+// are sorted by, and the span it falls in (timeRange). No _all field,
+// nothing dynamic. Stored are only what ranking
 // needs and the path does not tell: the entry id, its project and
 // created_at (the path is the bleve id); callers read the file for the rest.
 // Storing those three costs about 6% of the index's size and a tenth of a
@@ -78,8 +86,11 @@ func newMapping() mapping.IndexMapping {
 
 	created := bleve.NewDateTimeFieldMapping()
 	created.Store = true
+	created.Index = false
 	created.IncludeInAll = false
-	created.DocValues = true
+	created.DocValues = false
+	timeField := keyword(false)
+	timeField.DocValues = true // the sort of searches without text
 
 	dm := bleve.NewDocumentStaticMapping()
 	dm.AddFieldMappingsAt(fieldID, id)
@@ -91,6 +102,8 @@ func newMapping() mapping.IndexMapping {
 	dm.AddFieldMappingsAt(fieldTags, keyword(false))
 	dm.AddFieldMappingsAt(fieldCreated, created)
 	dm.AddFieldMappingsAt(fieldPin, keyword(false))
+	dm.AddFieldMappingsAt(fieldTime, timeField)
+	dm.AddFieldMappingsAt(fieldSpan, keyword(false))
 	dm.AddSubDocumentMapping("_all", bleve.NewDocumentDisabledMapping())
 	im.DefaultMapping = dm
 	return im
@@ -119,6 +132,8 @@ func bleveDoc(d Doc) map[string]any {
 	}
 	if !d.CreatedAt.IsZero() {
 		m[fieldCreated] = d.CreatedAt.UTC()
+		k := timeKey(d.CreatedAt)
+		m[fieldTime], m[fieldSpan] = k, k[:spanDigits]
 	}
 	return m
 }
@@ -207,3 +222,26 @@ func (w *bleveLogFilter) Write(p []byte) (int, error) {
 	}
 	return w.next.Write(p)
 }
+
+// spanDigits is how many hex digits of a time key name its span: 2^44 ns,
+// about 4.9 hours.
+const spanDigits = 5
+
+// timeKey is t as 16 hex digits that sort as the times do: its Unix
+// nanoseconds with the sign bit flipped.
+func timeKey(t time.Time) string {
+	ns := int64(math.MinInt64) // before 1678: the first key
+	switch {
+	case t.After(maxKeyTime):
+		ns = math.MaxInt64
+	case !t.Before(minKeyTime):
+		ns = t.UnixNano()
+	}
+	return fmt.Sprintf("%016x", uint64(ns)^1<<63)
+}
+
+// The times Unix nanoseconds can hold; a time key outside is the nearest.
+var (
+	minKeyTime = time.Unix(0, math.MinInt64)
+	maxKeyTime = time.Unix(0, math.MaxInt64)
+)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -538,7 +540,7 @@ func (ix *Index) sorted(q Query, n int) (*bleve.SearchResult, error) {
 		top = query.NewMatchAllQuery()
 	}
 	req := bleve.NewSearchRequestOptions(top, n, 0, false)
-	req.SortBy([]string{"-" + fieldCreated, "_id"})
+	req.SortBy([]string{"-" + fieldTime, "_id"})
 	return ix.run(req)
 }
 
@@ -582,13 +584,81 @@ func filterQuery(q Query) query.Query {
 	anyOf(fieldScope, q.Scopes)
 	anyOf(fieldTags, q.Tags)
 	if !q.Since.IsZero() || !q.until.IsZero() {
-		inclusive, exclusive := true, false
-		r := query.NewDateRangeInclusiveQuery(q.Since, q.until, &inclusive, &exclusive)
-		r.SetField(fieldCreated)
-		parts = append(parts, r)
+		parts = append(parts, timeRange(q.Since, q.until))
 	}
 	if len(parts) == 0 {
 		return nil
 	}
 	return query.NewConjunctionQuery(parts)
+}
+
+// timeRange matches the entries created at or after since and before
+// until (a zero time: no bound). Each entry has two terms for its time
+// (bleveDoc): its time key, and the span of about five hours the key's
+// first digits name. The spans wholly inside the range are one range of
+// span terms; only the partial spans at its ends are ranges of time keys,
+// one term per entry in them. A date field would do the same with sixteen
+// terms per entry, most of them unique: a quarter of a rebuild's time.
+func timeRange(since, until time.Time) query.Query {
+	yes, no := true, false
+	keys := func(from, to string) query.Query {
+		r := query.NewTermRangeInclusiveQuery(from, to, &yes, &no)
+		r.SetField(fieldTime)
+		return r
+	}
+	spans := func(from, to string, fromIn bool) query.Query {
+		r := query.NewTermRangeInclusiveQuery(from, to, &fromIn, &no)
+		r.SetField(fieldSpan)
+		return r
+	}
+	// The span a key falls in, and the first key of the next span. An
+	// empty string is no bound.
+	var lo, hi string
+	if !since.IsZero() {
+		lo = timeKey(since)
+	}
+	if !until.IsZero() {
+		hi = timeKey(until)
+	}
+	switch {
+	case lo != "" && hi != "" && lo >= hi:
+		return keys(lo, lo) // an empty range: matches nothing
+	case lo != "" && hi != "" && lo[:spanDigits] == hi[:spanDigits]:
+		return keys(lo, hi)
+	}
+	var parts []query.Query
+	if lo != "" {
+		// From since to the end of its span, then whole spans.
+		next, ok := nextSpan(lo[:spanDigits])
+		if !ok {
+			return keys(lo, hi)
+		}
+		parts = append(parts, keys(lo, next+zeros), spans(next, spanOf(hi), true))
+	} else {
+		parts = append(parts, spans("", spanOf(hi), true))
+	}
+	if hi != "" && hi[spanDigits:] != zeros {
+		// The start of until's span, up to until.
+		parts = append(parts, keys(hi[:spanDigits]+zeros, hi))
+	}
+	return query.NewDisjunctionQuery(parts)
+}
+
+// zeros pads a span to the first time key in it.
+var zeros = strings.Repeat("0", 16-spanDigits)
+
+func spanOf(key string) string {
+	if key == "" {
+		return ""
+	}
+	return key[:spanDigits]
+}
+
+// nextSpan is the span after s, false after the last.
+func nextSpan(s string) (string, bool) {
+	n, err := strconv.ParseUint(s, 16, 64)
+	if err != nil || n+1 >= 1<<(4*spanDigits) {
+		return "", false
+	}
+	return fmt.Sprintf("%0*x", spanDigits, n+1), true
 }
