@@ -115,15 +115,34 @@ func TestCommandGC(t *testing.T) {
 	if gc := current(); gc != 400 {
 		t.Errorf("a command's GOGC is %d, want 400", gc)
 	}
-	serveGC()
-	if gc := current(); gc != 50 {
-		t.Errorf("a serving watcher's GOGC is %d, want 50", gc)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	serveGC(ctx)
+	if gc := current(); gc < 10 || gc > 50 {
+		t.Errorf("a serving watcher's GOGC is %d, want 10-50", gc)
 	}
 	debug.SetGCPercent(100)
 	t.Setenv("GOGC", "100")
 	commandGC(&IO{})
-	serveGC()
+	serveGC(ctx)
 	if gc := current(); gc != 100 {
 		t.Errorf("with GOGC set, a command's or a server's GOGC is %d, want it left alone", gc)
+	}
+}
+
+// TestServePercent: about 12 MB of garbage above the live heap, within
+// 10-50%, in steps of 5.
+func TestServePercent(t *testing.T) {
+	const mb = 1 << 20
+	for _, tc := range []struct {
+		live uint64
+		want int
+	}{
+		{0, 50}, {1 * mb, 50}, {12 * mb, 50}, {24 * mb, 50}, {30 * mb, 40},
+		{78 * mb, 15}, {100 * mb, 10}, {120 * mb, 10}, {2000 * mb, 10},
+	} {
+		if got := servePercent(tc.live); got != tc.want {
+			t.Errorf("live heap %d MB: %d%%, want %d%%", tc.live/mb, got, tc.want)
+		}
 	}
 }

@@ -245,7 +245,7 @@ func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 			mu.Lock()
 			srv = s
 			mu.Unlock()
-			serveGC()
+			serveGC(ctx)
 			go releaseWhenIdle(ctx, s.Idle, releaseIdle, releaseMemory)
 		}
 	}, sync)

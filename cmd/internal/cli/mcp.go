@@ -37,7 +37,7 @@ func (c *MCPCmd) run(ctx context.Context, o *IO) error {
 			return err
 		}
 	}
-	serveGC()
+	serveGC(ctx)
 	m, err := c.openWith(ctx, o, "mira-mcp", project(o, c.Project), openOptions{warm: true})
 	if err != nil {
 		return err
