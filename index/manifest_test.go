@@ -3,6 +3,7 @@ package index
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -71,7 +72,19 @@ func TestRowsKept(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	for step := range 6 {
+	for step := range 8 {
+		if step%2 == 1 {
+			// A server that wrote nothing for a while lets go of them:
+			// the next update reads them again.
+			ForgetKept()
+			rowsKept.Lock()
+			manifests.Lock()
+			if rowsKept.vs != nil || manifests.man != nil {
+				t.Fatal("ForgetKept kept the rows or the manifest")
+			}
+			manifests.Unlock()
+			rowsKept.Unlock()
+		}
 		switch step % 3 {
 		case 0:
 			paths = append(paths, f.writeDoc(t, fdoc{id: fmt.Sprintf("N%d", step), created: t0.Add(time.Hour), text: fmt.Sprintf("new document %d", step)}))
@@ -96,7 +109,32 @@ func TestRowsKept(t *testing.T) {
 		if got, want := live(kept), live(disk); !slices.Equal(got, want) {
 			t.Fatalf("step %d: kept rows\n%v\nthe files' rows\n%v", step, got, want)
 		}
+		manifests.Lock()
+		keptMan := maps.Clone(manifests.man)
+		manifests.Unlock()
+		if fresh := manifestOnDisk(t, genDir); !maps.Equal(keptMan, fresh) {
+			t.Fatalf("step %d: kept manifest\n%v\nthe files'\n%v", step, keptMan, fresh)
+		}
 	}
+}
+
+// manifestOnDisk parses the manifest of genDir from its files, leaving
+// what the process keeps alone.
+func manifestOnDisk(t *testing.T, genDir string) manifest {
+	t.Helper()
+	name := filepath.Join(genDir, manifestName)
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := parseManifest(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := applyManifestLog(m, name+manifestLogSuffix); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // readManifestFresh parses the manifest of genDir from its files, past

@@ -62,3 +62,11 @@ func cacheTree(h plumbing.Hash, data []byte) {
 	trees.order = append(trees.order, h)
 	trees.size += len(data)
 }
+
+// ForgetTrees empties the tree cache: a server calls it once it has
+// written nothing for a while.
+func ForgetTrees() {
+	trees.Lock()
+	defer trees.Unlock()
+	trees.byHash, trees.order, trees.size = nil, nil, 0
+}

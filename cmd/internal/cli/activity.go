@@ -38,10 +38,11 @@ func (a *activity) idle() time.Duration {
 
 // ReleaseWhenIdle returns h, its requests counted, and until ctx ends
 // gives the memory the process has freed back to the system a second
-// after the last request ends, as the watcher does (releaseWhenIdle).
+// after the last request ends, and what it keeps for writes half a minute
+// after, as the watcher does (releaseWhenQuiet).
 func ReleaseWhenIdle(ctx context.Context, h http.Handler) http.Handler {
 	a := new(activity)
-	go releaseWhenIdle(ctx, a.idle, releaseIdle, releaseMemory)
+	releaseWhenQuiet(ctx, a.idle)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a.begin()
 		defer a.end()
@@ -50,9 +51,9 @@ func ReleaseWhenIdle(ctx context.Context, h http.Handler) http.Handler {
 }
 
 // releaseMCPWhenIdle counts the MCP server's requests and, until ctx ends,
-// gives freed memory back a second after the last one.
+// gives memory back when they stop (releaseWhenQuiet).
 func releaseMCPWhenIdle(ctx context.Context, s *mcp.Server) {
-	go releaseWhenIdle(ctx, trackMCP(s).idle, releaseIdle, releaseMemory)
+	releaseWhenQuiet(ctx, trackMCP(s).idle)
 }
 
 // trackMCP counts the requests s receives.

@@ -246,7 +246,7 @@ func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 			srv = s
 			mu.Unlock()
 			serveGC(ctx)
-			go releaseWhenIdle(ctx, s.Idle, releaseIdle, releaseMemory)
+			releaseWhenQuiet(ctx, s.Idle)
 		}
 	}, sync)
 	if ctx.Err() != nil {

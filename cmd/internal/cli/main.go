@@ -12,6 +12,9 @@ import (
 	"runtime/pprof"
 	"syscall"
 	"time"
+
+	"github.com/miramem/mira/index"
+	"github.com/miramem/mira/internal/gitrepo"
 )
 
 // Common holds the options every command takes.
@@ -242,8 +245,34 @@ func servePercent(live uint64) int {
 }
 
 // releaseIdle is how long a server answers nothing before it gives back
-// its free memory (see releaseWhenIdle).
-const releaseIdle = time.Second
+// its free memory, forgetIdle before it also lets go of what it keeps for
+// the next write (see releaseWhenQuiet).
+const (
+	releaseIdle = time.Second
+	forgetIdle  = 2 * time.Minute
+)
+
+// releaseWhenQuiet gives a server's memory back when its requests stop
+// (idle says how long since the last ended), until ctx ends: the memory
+// it freed after releaseIdle, and after forgetIdle what it keeps from one
+// index update for the next as well (index.ForgetKept, the tree cache).
+// At 100,000 entries a watcher kept those, 60 MB, for as long as it
+// lived: it idled at 162 MB after 30 remembers, and at 102 MB once it let
+// go of them. They save each write of a burst about 0.35 s there: the
+// first remember after letting go took 0.87 s against 0.52 s, which is
+// why they go only after two minutes without a request.
+func releaseWhenQuiet(ctx context.Context, idle func() time.Duration) {
+	go releaseWhenIdle(ctx, idle, releaseIdle, releaseMemory)
+	go releaseWhenIdle(ctx, idle, forgetIdle, forgetKept)
+}
+
+// forgetKept lets go of what a server keeps for its next write, then
+// gives the memory back.
+func forgetKept() {
+	index.ForgetKept()
+	gitrepo.ForgetTrees()
+	releaseMemory()
+}
 
 // releaseWhenIdle calls release (releaseMemory in a server) once
 // idle, how long since the last request, has reached after, and again
