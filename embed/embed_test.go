@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -571,5 +573,33 @@ func TestFitSample(t *testing.T) {
 	}
 	if m.Docs() != 1024 || m.ID() != want.ID() {
 		t.Errorf("Fit(3000 texts, MaxTexts 1024) = %s on %d texts, want %s on 1024", m.ID(), m.Docs(), want.ID())
+	}
+}
+
+// TestSortKeys: sortKeys sorts as slices.Sort does, for keys spread as
+// hashes are and for keys that crowd a few buckets or repeat.
+func TestSortKeys(t *testing.T) {
+	var fs featureSet
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 63, 64, 65, 100, 1000, 5000, 70000} {
+		for _, spread := range []string{"hashes", "crowded", "repeats"} {
+			keys := make([]uint64, n)
+			for i := range keys {
+				switch spread {
+				case "hashes":
+					keys[i] = r.Uint64()
+				case "crowded":
+					keys[i] = r.Uint64() >> 40 // every key in the first bucket
+				case "repeats":
+					keys[i] = uint64(r.IntN(7)) << 61
+				}
+			}
+			want := slices.Clone(keys)
+			slices.Sort(want)
+			fs.sortKeys(keys)
+			if !slices.Equal(keys, want) {
+				t.Fatalf("%d %s keys: not sorted as slices.Sort sorts them", n, spread)
+			}
+		}
 	}
 }

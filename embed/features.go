@@ -2,6 +2,7 @@ package embed
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"unicode/utf8"
 )
@@ -75,6 +76,8 @@ func mix(h uint64) uint64 {
 // featureSet is the reusable scratch space of one text's feature extraction.
 type featureSet struct {
 	keys  []uint64
+	tmp   []uint64 // sortKeys' scratch
+	count []int32  // sortKeys' buckets
 	feats []feature
 	runes []int // rune start offsets of the bracketed word, for n-grams
 	gram  []byte
@@ -113,7 +116,7 @@ func (fs *featureSet) extract(toks []token, p *params) {
 			keys = fs.charGrams(keys, t.word, p)
 		}
 	}
-	slices.Sort(keys)
+	fs.sortKeys(keys)
 	fs.keys = keys
 	f := fs.feats[:0]
 	for _, k := range keys {
@@ -124,6 +127,59 @@ func (fs *featureSet) extract(toks []token, p *params) {
 		f = append(f, feature{h: k, kind: kind(k & 3), stop: k&4 != 0, tf: 1})
 	}
 	fs.feats = f
+}
+
+// sortKeys sorts keys in place, as slices.Sort does. The keys are
+// hashes, their top bits spread evenly: one pass counts them into buckets
+// by those bits, about two keys to a bucket, a second moves them to their
+// buckets, and each bucket is sorted by insertion (a crowded one by
+// slices.Sort). A text's thousand or so keys sort in a third of pdqsort's
+// time; a 100k rebuild had spent 1.5 s of CPU sorting them.
+func (fs *featureSet) sortKeys(keys []uint64) {
+	n := len(keys)
+	if n < 64 {
+		slices.Sort(keys)
+		return
+	}
+	nb := min(uint(bits.Len(uint(n))), 12)
+	shift := 64 - nb
+	if cap(fs.count) < 1<<nb {
+		fs.count = make([]int32, 1<<12)
+	}
+	c := fs.count[:1<<nb]
+	clear(c)
+	for _, k := range keys {
+		c[k>>shift]++
+	}
+	start := int32(0)
+	for i, m := range c {
+		c[i] = start
+		start += m
+	}
+	if cap(fs.tmp) < n {
+		fs.tmp = make([]uint64, n)
+	}
+	tmp := fs.tmp[:n]
+	for _, k := range keys {
+		b := k >> shift
+		tmp[c[b]] = k
+		c[b]++
+	}
+	from := 0 // c[b] is now the end of bucket b
+	for _, end := range c {
+		b := tmp[from:end]
+		if len(b) > 16 {
+			slices.Sort(b)
+		} else {
+			for i := 1; i < len(b); i++ {
+				for j := i; j > 0 && b[j] < b[j-1]; j-- {
+					b[j], b[j-1] = b[j-1], b[j]
+				}
+			}
+		}
+		from = int(end)
+	}
+	copy(keys, tmp)
 }
 
 // charGrams appends the keys of the MinGram..MaxGram character n-grams of
