@@ -92,7 +92,7 @@ func (h *Hashing) Embed(ctx context.Context, texts []string) ([][]float32, error
 	err := parallelChunks(ctx, len(texts), func(lo, hi int) {
 		var fs featureSet
 		for i := lo; i < hi; i++ {
-			fs.extract(tokenize(texts[i]), &h.p)
+			fs.extract(fs.tokenize(texts[i]), &h.p)
 			lexical(fs.feats, &h.p, nil, out[i])
 			normalize(out[i])
 		}

@@ -603,3 +603,21 @@ func TestSortKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenizeCached: a featureSet's tokens, its cache of words warm or
+// cold, are tokenize's.
+func TestTokenizeCached(t *testing.T) {
+	texts := []string{
+		"Caroline's dog didn't bark; the dogs were barking at Café Müller.",
+		"the dogs were barking", "DON'T panic — don’t", "", "naïve naive NAÏVE 42 x42",
+		"Caroline's dog didn't bark; the dogs were barking at Café Müller.",
+	}
+	var fs featureSet
+	for round := range 2 {
+		for _, text := range texts {
+			if got, want := fs.tokenize(text), tokenize(text); !slices.Equal(got, want) {
+				t.Fatalf("round %d, %q: %v, want %v", round, text, got, want)
+			}
+		}
+	}
+}

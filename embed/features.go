@@ -78,6 +78,8 @@ type featureSet struct {
 	keys  []uint64
 	tmp   []uint64 // sortKeys' scratch
 	count []int32  // sortKeys' buckets
+	toks  []token
+	words map[string]token // tokenize's cache
 	feats []feature
 	runes []int // rune start offsets of the bracketed word, for n-grams
 	gram  []byte

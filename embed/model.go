@@ -251,7 +251,7 @@ func (m *Model) countFeatures(texts []string, workers int) ([]docWords, []uint32
 			pt := part{counts: make([]uint32, size), df: make(map[uint64]uint32)}
 			var fs featureSet
 			for i := lo; i < hi; i++ {
-				fs.extract(tokenize(texts[i]), &m.p)
+				fs.extract(fs.tokenize(texts[i]), &m.p)
 				var dw docWords
 				for _, f := range fs.feats {
 					a, b := m.probes(f.h)
@@ -383,7 +383,7 @@ func (m *Model) EmbedSequenceWindow(ctx context.Context, texts []string, window 
 		found := make([]bool, to-from)
 		var fs featureSet
 		for i := from; i < to; i++ {
-			fs.extract(tokenize(texts[i]), &m.p)
+			fs.extract(fs.tokenize(texts[i]), &m.p)
 			feats[i-from] = slices.Clone(fs.feats)
 			found[i-from] = m.semSum(fs.feats, sums[(i-from)*k:(i-from+1)*k])
 		}
