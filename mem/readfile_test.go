@@ -8,9 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestReadFile(t *testing.T) {
@@ -46,7 +47,7 @@ func TestReadFile(t *testing.T) {
 
 func TestReadFileFIFO(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "pipe.md")
-	if err := syscall.Mkfifo(p, 0o644); err != nil {
+	if err := unix.Mkfifo(p, 0o644); err != nil {
 		t.Skip("cannot make a FIFO here:", err)
 	}
 	done := make(chan error, 1)
