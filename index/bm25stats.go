@@ -59,7 +59,10 @@ func (s *bm25Stats) preSearch(bi bleve.Index) *search.BM25Stats {
 	// (a filter on pins before any pin). "*" is what the filters of a
 	// boolean query are scored against.
 	card := map[string]int{fieldID: 0, fieldText: 0, fieldKind: 0, fieldScope: 0, fieldProject: 0,
-		fieldRole: 0, fieldTags: 0, fieldCreated: 0, fieldPin: 0, fieldTime: 0, fieldSpan: 0, "*": 0}
+		fieldRole: 0, fieldTags: 0, fieldCreated: 0, fieldPin: 0, fieldTime: 0, "*": 0}
+	for _, l := range spans {
+		card[l.field] = 0
+	}
 	for _, f := range fields {
 		card[f] = 0
 	}

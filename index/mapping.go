@@ -32,10 +32,9 @@ const (
 	fieldCreated = "created_at"
 	fieldPin     = "pin"
 	// fieldTime is created_at as a term that sorts as the time does, with
-	// doc values for sorting; fieldSpan is its first hex digits, the span
-	// of about five hours it falls in. See timeRange.
+	// doc values for sorting; spans names the fields of its prefixes, the
+	// spans of time it falls in. See timeRange.
 	fieldTime = "time"
-	fieldSpan = "span"
 )
 
 // textAnalyzer analyses bodies and query text alike: English, with
@@ -103,7 +102,9 @@ func newMapping() mapping.IndexMapping {
 	dm.AddFieldMappingsAt(fieldCreated, created)
 	dm.AddFieldMappingsAt(fieldPin, keyword(false))
 	dm.AddFieldMappingsAt(fieldTime, timeField)
-	dm.AddFieldMappingsAt(fieldSpan, keyword(false))
+	for _, l := range spans {
+		dm.AddFieldMappingsAt(l.field, keyword(false))
+	}
 	dm.AddSubDocumentMapping("_all", bleve.NewDocumentDisabledMapping())
 	im.DefaultMapping = dm
 	return im
@@ -133,7 +134,10 @@ func bleveDoc(d Doc) map[string]any {
 	if !d.CreatedAt.IsZero() {
 		m[fieldCreated] = d.CreatedAt.UTC()
 		k := timeKey(d.CreatedAt)
-		m[fieldTime], m[fieldSpan] = k, k[:spanDigits]
+		m[fieldTime] = k
+		for _, l := range spans {
+			m[l.field] = k[:l.digits]
+		}
 	}
 	return m
 }
@@ -223,9 +227,14 @@ func (w *bleveLogFilter) Write(p []byte) (int, error) {
 	return w.next.Write(p)
 }
 
-// spanDigits is how many hex digits of a time key name its span: 2^44 ns,
-// about 4.9 hours.
-const spanDigits = 5
+// spans are the prefixes of its time key an entry is also indexed under,
+// longest first: the first 2, 3, 4 and 5 hex digits, spans of 2^56 ns
+// (2.3 years), 2^52 (52 days), 2^48 (3.3 days) and 2^44 (4.9 hours). See
+// timeRange.
+var spans = [...]struct {
+	field  string
+	digits int
+}{{"span2y", 2}, {"span52d", 3}, {"span3d", 4}, {"span5h", 5}}
 
 // timeKey is t as 16 hex digits that sort as the times do: its Unix
 // nanoseconds with the sign bit flipped.

@@ -593,72 +593,86 @@ func filterQuery(q Query) query.Query {
 }
 
 // timeRange matches the entries created at or after since and before
-// until (a zero time: no bound). Each entry has two terms for its time
-// (bleveDoc): its time key, and the span of about five hours the key's
-// first digits name. The spans wholly inside the range are one range of
-// span terms; only the partial spans at its ends are ranges of time keys,
-// one term per entry in them. A date field would do the same with sixteen
-// terms per entry, most of them unique: a quarter of a rebuild's time.
+// until (a zero time: no bound). Each entry has a term for its time key
+// and one for each of its prefixes (spans, bleveDoc), the spans of time
+// it falls in. A range is covered by the longest spans that fit in it,
+// then, at each end, by the shorter spans that fit in what is left, and
+// at last by the time keys left over: at most 15 spans of each length at
+// each end, and the entries of two spans of 4.9 hours, however long the
+// range. A bleve date field does the same with sixteen terms an entry,
+// most of them unique: a quarter of a rebuild's time. With one length of
+// span, 4.9 hours, a filter of nine years over ten years of entries took
+// 34 ms instead of 2.6 ms (BenchmarkLongTimeRange).
 func timeRange(since, until time.Time) query.Query {
-	yes, no := true, false
-	keys := func(from, to string) query.Query {
-		r := query.NewTermRangeInclusiveQuery(from, to, &yes, &no)
-		r.SetField(fieldTime)
-		return r
-	}
-	spans := func(from, to string, fromIn bool) query.Query {
-		r := query.NewTermRangeInclusiveQuery(from, to, &fromIn, &no)
-		r.SetField(fieldSpan)
-		return r
-	}
-	// The span a key falls in, and the first key of the next span. An
-	// empty string is no bound.
-	var lo, hi string
+	var lo, hi string // time keys; empty: no bound
 	if !since.IsZero() {
 		lo = timeKey(since)
 	}
 	if !until.IsZero() {
 		hi = timeKey(until)
 	}
-	switch {
-	case lo != "" && hi != "" && lo >= hi:
-		return keys(lo, lo) // an empty range: matches nothing
-	case lo != "" && hi != "" && lo[:spanDigits] == hi[:spanDigits]:
-		return keys(lo, hi)
+	if lo != "" && hi != "" && lo >= hi {
+		return keyRange(fieldTime, lo, lo) // matches nothing
 	}
-	var parts []query.Query
-	if lo != "" {
-		// From since to the end of its span, then whole spans.
-		next, ok := nextSpan(lo[:spanDigits])
-		if !ok {
-			return keys(lo, hi)
-		}
-		parts = append(parts, keys(lo, next+zeros), spans(next, spanOf(hi), true))
-	} else {
-		parts = append(parts, spans("", spanOf(hi), true))
-	}
-	if hi != "" && hi[spanDigits:] != zeros {
-		// The start of until's span, up to until.
-		parts = append(parts, keys(hi[:spanDigits]+zeros, hi))
+	parts := coverRange(lo, hi, 0)
+	if len(parts) == 1 {
+		return parts[0]
 	}
 	return query.NewDisjunctionQuery(parts)
 }
 
-// zeros pads a span to the first time key in it.
-var zeros = strings.Repeat("0", 16-spanDigits)
-
-func spanOf(key string) string {
-	if key == "" {
-		return ""
+// coverRange covers the time keys from lo up to hi (exclusive; an empty
+// bound is none) with ranges of the terms of spans[level] and after.
+func coverRange(lo, hi string, level int) []query.Query {
+	if level == len(spans) {
+		return []query.Query{keyRange(fieldTime, lo, hi)}
 	}
-	return key[:spanDigits]
+	d, field := spans[level].digits, spans[level].field
+	if lo != "" && hi != "" && lo[:d] == hi[:d] {
+		return coverRange(lo, hi, level+1) // within one span
+	}
+	var parts []query.Query
+	first := "" // the first whole span; empty: from the first there is
+	if lo != "" {
+		first = lo[:d]
+		if strings.TrimLeft(lo[d:], "0") != "" {
+			// lo's span is partial: its end, then the spans after it.
+			next, ok := nextSpan(first)
+			if !ok {
+				return coverRange(lo, hi, level+1)
+			}
+			parts = coverRange(lo, next+strings.Repeat("0", 16-d), level+1)
+			first = next
+		}
+	}
+	end := "" // the span after the last whole one; empty: to the last
+	if hi != "" {
+		end = hi[:d]
+		if strings.TrimLeft(hi[d:], "0") != "" {
+			parts = append(parts, coverRange(end+strings.Repeat("0", 16-d), hi, level+1)...)
+		}
+	}
+	if first == "" || end == "" || first < end {
+		parts = append(parts, keyRange(field, first, end))
+	}
+	return parts
 }
 
-// nextSpan is the span after s, false after the last.
+// keyRange matches the terms of field from from up to to, exclusive (an
+// empty bound is none).
+func keyRange(field, from, to string) query.Query {
+	yes, no := true, false
+	r := query.NewTermRangeInclusiveQuery(from, to, &yes, &no)
+	r.SetField(field)
+	return r
+}
+
+// nextSpan is the span after s, of as many hex digits; false after the
+// last.
 func nextSpan(s string) (string, bool) {
 	n, err := strconv.ParseUint(s, 16, 64)
-	if err != nil || n+1 >= 1<<(4*spanDigits) {
+	if err != nil || n+1 >= 1<<(4*len(s)) {
 		return "", false
 	}
-	return fmt.Sprintf("%0*x", spanDigits, n+1), true
+	return fmt.Sprintf("%0*x", len(s), n+1), true
 }

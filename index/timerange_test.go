@@ -12,13 +12,19 @@ import (
 // every pair of bounds from times just before, at and after each entry.
 func TestTimeRange(t *testing.T) {
 	f := newFake(t)
-	span := time.Duration(1) << (64 - 4*spanDigits)
-	b := time.Unix(0, 100000*int64(span)).UTC() // a span starts here
+	span := time.Duration(1) << (64 - 4*spans[len(spans)-1].digits)
+	long := time.Duration(1) << 52                       // 52 days
+	huge := int64(1) << 56                               // 2.3 years
+	b := time.Unix(0, 100000*int64(span)).UTC()          // a span starts here
+	lb := time.Unix(0, (b.UnixNano()/huge+1)*huge).UTC() // every span starts here
 	times := []time.Time{
 		b.Add(-time.Nanosecond), b, b.Add(time.Nanosecond), b.Add(time.Hour),
 		b.Add(span - 1), b.Add(span), b.Add(2*span + 7), b.Add(-3 * span),
 		b.Add(40 * 24 * time.Hour), b.Add(-40 * 24 * time.Hour),
 		time.Date(1950, 3, 1, 12, 0, 0, 0, time.UTC), // before 1970: a negative time
+		b.Add(long - 1), b.Add(long), b.Add(long + span + 3), b.Add(-long + 5),
+		b.Add(5 * long), b.Add(-7*long - span), b.Add(40 * long), b.Add(-60 * long),
+		lb.Add(-time.Nanosecond), lb, lb.Add(time.Nanosecond), lb.Add(span), lb.Add(long + 1),
 	}
 	for i, c := range times {
 		f.writeDoc(t, fdoc{id: fmt.Sprintf("E%02d", i), created: c, text: fmt.Sprintf("alpha entry %d", i)})
@@ -78,5 +84,33 @@ func TestTimeKeyOrder(t *testing.T) {
 		if a > b || a == b && !clamped {
 			t.Errorf("%v → %s is not before %v → %s", ts[i-1], a, ts[i], b)
 		}
+	}
+}
+
+// BenchmarkLongTimeRange searches a store of 10,000 entries made over ten
+// years with filters of a year and of nine: a range covers its whole
+// spans with few terms however long it is.
+func BenchmarkLongTimeRange(b *testing.B) {
+	f := newFake(b)
+	end := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	step := 10 * 365 * 24 * time.Hour / 10000
+	for i := range 10000 {
+		f.writeDoc(b, fdoc{id: fmt.Sprintf("L%05d", i), created: end.Add(-time.Duration(i)*step - 17*time.Second),
+			text: fmt.Sprintf("entry %d of the long store, about %s", i, vocabulary[i%len(vocabulary)])})
+	}
+	ix, err := Open(f, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	for _, years := range []int{1, 9} {
+		q := Query{Text: "long store " + vocabulary[7], Since: end.Add(-time.Duration(years) * 365 * 24 * time.Hour), Mode: ModeLexical}
+		b.Run(fmt.Sprintf("%dy", years), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := ix.Search(q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
