@@ -78,12 +78,14 @@ func TestRowsKept(t *testing.T) {
 			// the next update reads them again.
 			ForgetKept()
 			rowsKept.Lock()
+			rows := rowsKept.vs
+			rowsKept.Unlock()
 			manifests.Lock()
-			if rowsKept.vs != nil || manifests.man != nil {
+			man := manifests.man
+			manifests.Unlock()
+			if rows != nil || man != nil {
 				t.Fatal("ForgetKept kept the rows or the manifest")
 			}
-			manifests.Unlock()
-			rowsKept.Unlock()
 		}
 		switch step % 3 {
 		case 0:

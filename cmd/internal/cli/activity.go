@@ -38,7 +38,7 @@ func (a *activity) idle() time.Duration {
 
 // ReleaseWhenIdle returns h, its requests counted, and until ctx ends
 // gives the memory the process has freed back to the system a second
-// after the last request ends, and what it keeps for writes half a minute
+// after the last request ends, and what it keeps for writes two minutes
 // after, as the watcher does (releaseWhenQuiet).
 func ReleaseWhenIdle(ctx context.Context, h http.Handler) http.Handler {
 	a := new(activity)
