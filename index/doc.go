@@ -82,26 +82,32 @@
 // # Vectors
 //
 // Every live document has a row in the vector store: what the filters and
-// the ranking need (path, id, kind, scope, project, tags, creation time),
-// the first 16 bytes of the SHA-256 of its embedded text, the store's hash
-// of its text (for the duplicate check of writers, see Finder), and its vector
-// unless its text has no words or its embedding failed. All integers are
-// little-endian; a string is a uvarint length and its bytes. The base file
-// vectors-<seq> is
+// the ranking need (path, id, kind, scope, project, role, pin, tags,
+// creation time, the length of its BM25 text), the first 16 bytes of the
+// SHA-256 of its embedded text, the store's hash of its text (for the
+// duplicate check of writers, see Finder), and its vector unless its text
+// has no words or its embedding failed. The postings of the rows' terms
+// are kept with them (see Words). All integers are little-endian; a string
+// is a uvarint length and its bytes. The base file vectors-<seq> is
 //
-//	"MIRAVEC\x00", u32 version (3), u32 dim, u32 rows, u32 vectors,
-//	u32 length of the row section, string embedder ID,
-//	rows (sorted by path), u32 CRC-32C of everything before,
+//	"MIRAVEC\x00", u32 version (4), u32 dim, u32 rows, u32 vectors,
+//	u32 length of the row section, u32 length of the postings section,
+//	string embedder ID, rows (sorted by path), postings,
+//	u32 CRC-32C of everything before,
 //	0 to 3 zero bytes, so that the vectors start at a multiple of 4,
 //	vectors × dim float32, u32 CRC-32C of the vectors
 //
 // where a row is path, id, kind, scope, project, uvarint tag count and the
 // tags, a flags byte (1: has a vector, 2: pending, 4: creation time known),
 // the creation time as a zig-zag varint of Unix nanoseconds, the text
-// hash and the content hash (Doc.Hash, a string); the vectors follow in
+// hash, the content hash (Doc.Hash, a string), role, pin, the uvarint
+// length of the BM25 text in terms and a u64 hash of that text, role and
+// pin (what tells an update that the row is unchanged); the vectors follow in
 // the order of the rows that have one. The log vectors-<seq>.log is a sequence of records: u32 payload length, u32
-// CRC-32C of the payload, payload; a payload is 1 and a row followed by
-// its vector (a document added or changed) or 2 and a path (removed).
+// CRC-32C of the payload, payload; a payload is 1, a row, its terms
+// (uvarint count, then each term, sorted, as a string and its uvarint
+// frequency) and its vector (a document added or changed), or 2 and a path
+// (removed).
 // Readers apply the base, then the log; a torn record after the committed
 // length (meta's vec_log) is what a writer that crashed left, ignored by
 // readers and cut off by the next writer, while a bad record before it is
@@ -130,6 +136,27 @@
 // is never sent twice, even across rebuilds; when such an embedder fails,
 // its documents are kept as "pending", searched by words, and embedded
 // again by a later Open.
+//
+// # Words
+//
+// A document's BM25 text is its body and, for a conversation turn, the
+// turn before it, analysed as English (textAnalyzer). The postings section
+// of a base file is
+//
+//	u32 terms, u32 term offsets (terms+1), u32 postings offsets (terms+1),
+//	the terms' bytes, the postings
+//
+// with the terms sorted; a term's postings are its uvarint document count,
+// then for each document the uvarint difference of its row from the one
+// before and the uvarint frequency of the term in it. A reader keeps the
+// section as it is and finds a term by binary search, and keeps the
+// postings of the log's rows in a map. A text search decodes the postings
+// of its terms, skips dead rows, and scores the rest by BM25 (k1 1.2, b
+// 0.75, the square root of the frequency as bleve takes it, the live
+// documents' count and mean length) into an array by row, weighted by the
+// query norm and by the share of the query's terms a row has; the rows'
+// own fields filter. A compaction writes the postings of the live rows
+// again, read back from the old postings and the log.
 //
 // # Freshness
 //

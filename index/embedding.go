@@ -63,10 +63,12 @@ type vecInput struct {
 	text string
 }
 
-func newVecInput(d Doc) vecInput {
+func newVecInput(d Doc, lx lexed) vecInput {
 	return vecInput{vecDoc: vecDoc{
 		path: d.Path, id: d.ID, kind: d.Kind, scope: d.Scope, project: d.Project,
+		role: d.Role, pin: d.Pin,
 		tags: d.Tags, created: d.CreatedAt, hash: hashText(d.Text), content: d.Hash,
+		terms: lx.terms, flen: lx.flen, lsum: lx.lsum,
 	}, text: d.Text}
 }
 
@@ -651,8 +653,13 @@ func (c *call) updateVectors(indexDir, genDir string, m meta, added []vecInput, 
 		if err != nil {
 			return m, err
 		}
+		docs, err := full.liveDocs()
+		if err != nil {
+			full.close()
+			return m, damaged("vectors: %w", err)
+		}
 		base, _ := vecFiles(genDir, m.VecSeq+1)
-		err = writeVecBase(base, m.Embedder, m.Dim, full.liveDocs())
+		err = writeVecBase(base, m.Embedder, m.Dim, docs)
 		full.close()
 		if err != nil {
 			return m, err

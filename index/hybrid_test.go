@@ -680,8 +680,9 @@ func TestLogCompaction(t *testing.T) {
 func TestVecStoreRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	docs := []vecDoc{
-		{path: "b", id: "B", kind: "fact", scope: "s", project: "p", tags: []string{"x", "y"}, created: t0, hash: hashText("b"), vec: []float32{0.6, 0.8}},
-		{path: "a", id: "A", kind: "note", scope: "s", vec: nil},
+		{path: "b", id: "B", kind: "fact", scope: "s", project: "p", tags: []string{"x", "y"}, created: t0, hash: hashText("b"), vec: []float32{0.6, 0.8},
+			role: "user", pin: "sticky", terms: appendTerms(nil, []termFreq{{"deploi", 2}, {"friday", 1}}), flen: 3, lsum: 7},
+		{path: "a", id: "A", kind: "note", scope: "s", vec: nil, terms: appendTerms(nil, []termFreq{{"friday", 1}}), flen: 1},
 		{path: "c", id: "C", kind: "note", scope: "t", pending: true},
 	}
 	base, log := vecFiles(dir, 1)
@@ -690,7 +691,8 @@ func TestVecStoreRoundTrip(t *testing.T) {
 	}
 	var recs []byte
 	recs = logRecord(recs, &vecDoc{path: "a"}, true)
-	d := vecDoc{path: "d", id: "D", kind: "fact", scope: "t", created: t0.Add(time.Hour), vec: []float32{1, 0}}
+	d := vecDoc{path: "d", id: "D", kind: "fact", scope: "t", created: t0.Add(time.Hour), vec: []float32{1, 0},
+		role: "assistant", terms: appendTerms(nil, []termFreq{{"deploi", 1}, {"monday", 3}}), flen: 4, lsum: 1 << 60}
 	recs = logRecord(recs, &d, false)
 	n, err := appendLog(log, 0, recs)
 	if err != nil {
@@ -705,12 +707,17 @@ func TestVecStoreRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]vecDoc{}
-	for _, doc := range vs.liveDocs() {
+	live, err2 := vs.liveDocs()
+	if err2 != nil {
+		t.Fatal(err2)
+	}
+	for _, doc := range live {
 		got[doc.path] = doc
 	}
 	want := map[string]vecDoc{"b": docs[0], "c": docs[2], "d": d}
-	want["b"] = vecDoc{path: "b", id: "B", kind: "fact", scope: "s", project: "p", tags: []string{"x", "y"}, created: t0, hash: hashText("b"), vec: []float32{0.6, 0.8}}
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(vecDoc{})); diff != "" {
+	want["b"] = vecDoc{path: "b", id: "B", kind: "fact", scope: "s", project: "p", tags: []string{"x", "y"}, created: t0, hash: hashText("b"), vec: []float32{0.6, 0.8},
+		role: "user", pin: "sticky", terms: appendTerms(nil, []termFreq{{"deploi", 2}, {"friday", 1}}), flen: 3, lsum: 7}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(vecDoc{}, termFreq{})); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 	if live, vecs, pending := vs.counts(); live != 3 || vecs != 2 || pending != 1 {

@@ -727,7 +727,7 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 	}
 	defer inflight.Wait()
 	var gone []string // paths whose vectors go
-	err := loadAll(ix.src, ch.load, ix.c.progress, func(o obs, d Doc, err error) error {
+	err := loadAll(ix.src, ch.load, ix.c.progress, func(o obs, d Doc, lx lexed, err error) error {
 		st.Loaded++
 		p := o.Path
 		racy := o.ModTime > o.seen-int64(RacyWindow)
@@ -765,7 +765,7 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 			if err := batch.Index(p, bleveDoc(d)); err != nil {
 				return fmt.Errorf("index %s: %w", p, err)
 			}
-			ix.added = append(ix.added, newVecInput(d))
+			ix.added = append(ix.added, newVecInput(d, lx))
 			man[p] = entry{size: o.Size, mtime: o.ModTime, racy: racy, id: d.ID, sum: sum}
 			st.Indexed++
 		}
@@ -884,10 +884,11 @@ func settle(bi bleve.Index, always bool) {
 	_ = s.ForceMerge(context.Background(), &opts)
 }
 
-// loadAll loads files through the source, in parallel when there are many,
-// and hands each result to fn in the calling goroutine (bleve batches are
-// not safe for concurrent use). It stops at fn's first error.
-func loadAll(src Source, files []obs, progress func(done, total int), fn func(obs, Doc, error) error) error {
+// loadAll loads files through the source and analyses their text, in
+// parallel when there are many, and hands each result to fn in the calling
+// goroutine (bleve batches are not safe for concurrent use). It stops at
+// fn's first error.
+func loadAll(src Source, files []obs, progress func(done, total int), fn func(obs, Doc, lexed, error) error) error {
 	total := len(files)
 	step := max(total/100, 256)
 	report := func(done int) {
@@ -898,7 +899,7 @@ func loadAll(src Source, files []obs, progress func(done, total int), fn func(ob
 	if total < parallelLoad {
 		for i, f := range files {
 			d, err := src.Load(f.Path)
-			if err := fn(f, d, err); err != nil {
+			if err := fn(f, d, lexOf(&d, err), err); err != nil {
 				return err
 			}
 			report(i + 1)
@@ -908,6 +909,7 @@ func loadAll(src Source, files []obs, progress func(done, total int), fn func(ob
 	type result struct {
 		f   obs
 		d   Doc
+		lx  lexed
 		err error
 	}
 	workers := runtime.GOMAXPROCS(0)
@@ -930,7 +932,7 @@ func loadAll(src Source, files []obs, progress func(done, total int), fn func(ob
 			for f := range next {
 				d, err := src.Load(f.Path)
 				select {
-				case out <- result{f, d, err}:
+				case out <- result{f, d, lexOf(&d, err), err}:
 				case <-stop:
 					return
 				}
@@ -940,7 +942,7 @@ func loadAll(src Source, files []obs, progress func(done, total int), fn func(ob
 	go func() { wg.Wait(); close(out) }()
 	done := 0
 	for r := range out {
-		if err := fn(r.f, r.d, r.err); err != nil {
+		if err := fn(r.f, r.d, r.lx, r.err); err != nil {
 			close(stop)
 			for range out {
 			}

@@ -19,7 +19,7 @@ import (
 
 // FormatVersion is the version of the on-disk index: mapping, meta,
 // manifest and vector files. A generation with another version is rebuilt.
-const FormatVersion = 9
+const FormatVersion = 10
 
 // RacyWindow is how close to the moment a file was looked at its
 // modification time may be before a later rewrite of the same size could

@@ -232,11 +232,10 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 // times and the days around them (Ranking.DateWindow) are candidates too, so that the date
 // bonus has them to lift.
 func (ix *Index) lexicalCandidates(q Query, n int, spans []span, r Ranking, fields bool, vs *vecStore) ([]Candidate, error) {
-	res, err := ix.lexical(q, n, fields, vs)
+	lex, err := ix.lexical(q, n, fields, vs)
 	if err != nil {
 		return nil, err
 	}
-	lex := bleveCandidates(res, true)
 	if len(spans) == 0 || r.DateBonus <= 0 || r.DateWindow <= 0 {
 		return lex, nil
 	}
@@ -258,14 +257,15 @@ func (ix *Index) lexicalCandidates(q Query, n int, spans []span, r Ranking, fiel
 	if !wq.until.After(wq.Since) {
 		return lex, nil
 	}
-	if res, err = ix.lexical(wq, n, fields, vs); err != nil {
+	more, err := ix.lexical(wq, n, fields, vs)
+	if err != nil {
 		return nil, err
 	}
 	seen := make(map[string]bool, len(lex))
 	for _, c := range lex {
 		seen[c.Path] = true
 	}
-	for _, c := range bleveCandidates(res, true) {
+	for _, c := range more {
 		if !seen[c.Path] {
 			lex = append(lex, c)
 		}
@@ -312,11 +312,32 @@ func (ix *Index) rowFields(lex []Candidate, vs *vecStore) error {
 	return nil
 }
 
-// lexical returns the n best BM25 matches that pass the filters, with
-// their stored fields when fields is set. Given the vector rows, a filter
-// that lets most documents through (broadFilter) is applied to the hits of
-// an unfiltered search instead (see broadly).
-func (ix *Index) lexical(q Query, n int, fields bool, vs *vecStore) (*bleve.SearchResult, error) {
+// lexical returns the n best BM25 matches that pass the filters, best
+// first, with their fields when fields is set. Given the vector store, its
+// rows and postings answer (vecStore.textTop).
+func (ix *Index) lexical(q Query, n int, fields bool, vs *vecStore) ([]Candidate, error) {
+	if vs != nil {
+		hits, err := vs.textTop(ix.textTerms(q.Text), n, newRowFilter(vs, q))
+		if err != nil {
+			return nil, ix.markDamaged(damaged("vectors: %w", err))
+		}
+		lex := make([]Candidate, len(hits))
+		for i, h := range hits {
+			c := &lex[i]
+			c.Path, c.BM25, c.vrow = vs.rows[h.row].path, h.score, h.row+1
+			vs.fields(h.row, c)
+		}
+		return lex, nil
+	}
+	res, err := ix.bleveLexical(q, n, fields, vs)
+	if err != nil {
+		return nil, err
+	}
+	return bleveCandidates(res, true), nil
+}
+
+// bleveLexical is lexical by bleve's index.
+func (ix *Index) bleveLexical(q Query, n int, fields bool, vs *vecStore) (*bleve.SearchResult, error) {
 	filter := filterQuery(q)
 	if filter == nil && !fields {
 		return ix.textSearch(q.Text, n, nil)

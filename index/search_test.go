@@ -398,11 +398,11 @@ func TestBroadFilter(t *testing.T) {
 			for _, n := range []int{1, 10, 30} {
 				q := tc.q
 				q.Text = text
-				want, err := ix.lexical(q, n, false, nil)
+				want, err := ix.bleveLexical(q, n, false, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := ix.lexical(q, n, false, vs)
+				got, err := ix.bleveLexical(q, n, false, vs)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -422,7 +422,7 @@ func TestBroadFilter(t *testing.T) {
 					t.Fatalf("%+v %q n=%d: %d hits, want %d", tc.q, text, n, len(got.Hits), len(want.Hits))
 				}
 				if tc.broad && text == texts[0] {
-					all, err := ix.lexical(Query{Text: text}, n, false, nil)
+					all, err := ix.bleveLexical(Query{Text: text}, n, false, nil)
 					if err != nil {
 						t.Fatal(err)
 					}

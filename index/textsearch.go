@@ -38,7 +38,7 @@ import (
 // textTerms returns the analysed terms of a text query, one per clause of
 // the disjunction textQuery builds (repeats included, as there).
 func (ix *Index) textTerms(text string) []string {
-	a := ix.bi.Mapping().AnalyzerNamed(textAnalyzer)
+	a := textAnalysis()
 	var terms []string
 	for _, tok := range a.Analyze([]byte(text)) {
 		terms = append(terms, string(tok.Term))
@@ -52,6 +52,7 @@ type textScratch struct {
 	matched []uint16  // terms matched, by document number
 	touched []uint32  // document numbers with a match, in the order found
 	dropped []uint64  // a bit per document number the filter drops
+	posts   []lexPost // the live postings of a query's terms (vecStore.textTop)
 }
 
 // dropped marks in sc the documents whose value of field (a keyword field

@@ -126,8 +126,8 @@ func TestBroadlyNeedsEveryKindAndScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, h := range res.Hits {
-		if strings.Contains(h.ID, "NOKIND") {
+	for _, h := range res {
+		if strings.Contains(h.Path, "NOKIND") {
 			t.Errorf("the document of no kind passed a filter of kinds")
 		}
 	}

@@ -30,7 +30,7 @@ import (
 
 const (
 	vecMagic   = "MIRAVEC\x00"
-	vecVersion = 3
+	vecVersion = 4
 	vecPrefix  = "vectors-"
 	logSuffix  = ".log"
 
@@ -60,7 +60,10 @@ type vecRow struct {
 	created              int64    // unix ns, valid when hasCreated
 	hasCreated           bool
 	kind, scope, project int32 // indexes into vecStore.dict
+	role, pin            int32
 	tags                 []int32
+	flen                 uint32 // the number of terms of its BM25 text (lexical.go)
+	lsum                 uint64 // lexSum of its BM25 text, role and pin
 	vec                  int32 // vector ordinal, -1: none (no words, or pending)
 	pending              bool  // the embedder failed; embedded again later
 	dead                 bool  // removed or replaced by a later log record
@@ -100,6 +103,11 @@ type vecStore struct {
 	// store's own (see codesFor).
 	q8    *q8Base
 	q8log *q8Log
+	// lex is the base's postings, lexLog those of the rows the log and
+	// updates added (lexical.go).
+	lex     *lexBase
+	lexLog  map[string][]lexPost
+	lexNorm *lexNorms // nil: not kept (a store changed in place)
 }
 
 // counted returns the live rows counted by scope and kind, counting them
@@ -145,7 +153,7 @@ type rowCounts struct {
 
 func newVecStore(embedder string, dim int) *vecStore {
 	return &vecStore{embedder: embedder, dim: dim, dictIx: map[string]int32{}, logIx: map[string]int32{}, byScope: &rowCounts{},
-		q8: &q8Base{}, q8log: &q8Log{}}
+		q8: &q8Base{}, q8log: &q8Log{}, lexNorm: &lexNorms{}}
 }
 
 // shareOf returns the share of the live rows that f lets through when f
@@ -248,22 +256,30 @@ func (vs *vecStore) counts() (live, vectors, pending int) {
 // none).
 type vecDoc struct {
 	path, id, kind, scope, project string
+	role, pin                      string
 	tags                           []string
 	created                        time.Time
 	hash                           textHash
 	content                        string // Doc.Hash
 	vec                            []float32
 	pending                        bool
+	// The BM25 text's terms (as appendTerms encodes them; nil: none) and
+	// length, and lexSum of it, role and pin.
+	terms []byte
+	flen  uint32
+	lsum  uint64
 }
 
 // put adds or replaces the row of d.
 func (vs *vecStore) put(d vecDoc) {
+	vs.lexNorm = &lexNorms{}
 	if i := vs.find(d.path); i >= 0 {
 		vs.rows[i].dead = true
 	}
 	r := vecRow{
 		path: d.path, id: d.id, hash: d.hash, content: d.content,
 		kind: vs.intern(d.kind), scope: vs.intern(d.scope), project: vs.intern(d.project),
+		role: vs.intern(d.role), pin: vs.intern(d.pin), flen: d.flen, lsum: d.lsum,
 		vec: -1, pending: d.pending,
 	}
 	if !d.created.IsZero() {
@@ -280,6 +296,7 @@ func (vs *vecStore) put(d vecDoc) {
 		vs.vecs = append(vs.vecs, d.vec...)
 	}
 	vs.logIx[d.path] = int32(len(vs.rows))
+	vs.addTerms(len(vs.rows), decodeTerms(d.terms))
 	vs.rows = addRow(vs.rows, r)
 }
 
@@ -308,6 +325,7 @@ func (vs *vecStore) unchanged(d *vecDoc) bool {
 	r := &vs.rows[i]
 	if r.dead || r.pending || r.vec < 0 || r.hash != d.hash || r.id != d.id || r.content != d.content ||
 		vs.dict[r.kind] != d.kind || vs.dict[r.scope] != d.scope || vs.dict[r.project] != d.project ||
+		vs.dict[r.role] != d.role || vs.dict[r.pin] != d.pin || r.flen != d.flen || r.lsum != d.lsum ||
 		len(r.tags) != len(d.tags) || r.hasCreated == d.created.IsZero() ||
 		(r.hasCreated && r.created != d.created.UnixNano()) {
 		return false
@@ -322,6 +340,7 @@ func (vs *vecStore) unchanged(d *vecDoc) bool {
 
 // del removes the row of path, if any.
 func (vs *vecStore) del(p string) {
+	vs.lexNorm = &lexNorms{}
 	if i := vs.find(p); i >= 0 {
 		vs.rows[i].dead = true
 	}
@@ -333,6 +352,7 @@ func (vs *vecStore) doc(i int) vecDoc {
 	d := vecDoc{
 		path: r.path, id: r.id, hash: r.hash, content: r.content, pending: r.pending,
 		kind: vs.dict[r.kind], scope: vs.dict[r.scope], project: vs.dict[r.project],
+		role: vs.dict[r.role], pin: vs.dict[r.pin], flen: r.flen, lsum: r.lsum,
 		vec: vs.vector(i),
 	}
 	if r.hasCreated {
@@ -346,13 +366,14 @@ func (vs *vecStore) doc(i int) vecDoc {
 
 // maxRowSize bounds the length of d's encoded row (appendRow).
 func maxRowSize(d *vecDoc) int {
-	n := len(d.path) + len(d.id) + len(d.kind) + len(d.scope) + len(d.project) + len(d.content) + len(d.hash)
+	n := len(d.path) + len(d.id) + len(d.kind) + len(d.scope) + len(d.project) + len(d.role) + len(d.pin) +
+		len(d.content) + len(d.hash) + 8
 	for _, t := range d.tags {
 		n += len(t)
 	}
-	// A uvarint length per string and the tag count, the flags byte and
-	// the creation time's varint.
-	return n + (7+len(d.tags))*binary.MaxVarintLen64 + 1
+	// A uvarint length per string and the tag count, the flags byte, the
+	// creation time's and the length's varints.
+	return n + (10+len(d.tags))*binary.MaxVarintLen64 + 1
 }
 
 // appendRow encodes a document's row (without its vector).
@@ -386,7 +407,10 @@ func appendRow(b []byte, d *vecDoc, hasVec bool) []byte {
 	b = binary.AppendVarint(b, created)
 	b = append(b, d.hash[:]...)
 	str(d.content)
-	return b
+	str(d.role)
+	str(d.pin)
+	b = binary.AppendUvarint(b, uint64(d.flen))
+	return binary.LittleEndian.AppendUint64(b, d.lsum)
 }
 
 // rowReader decodes rows. Strings are cut from src, which the caller makes
@@ -493,6 +517,18 @@ func (r *rowReader) row(vs *vecStore) (vecRow, bool) {
 	r.off += n
 	copy(row.hash[:], r.bytes(len(row.hash)))
 	row.content = r.str()
+	row.role = vs.intern(r.str())
+	row.pin = vs.intern(r.str())
+	if fl := r.uvarint(); fl > math.MaxUint32 {
+		r.err = errors.New("bad length")
+	} else {
+		row.flen = uint32(fl)
+	}
+	if s := r.bytes(8); r.err == nil {
+		for i := range 8 {
+			row.lsum |= uint64(s[i]) << (8 * i)
+		}
+	}
 	row.pending = flags[0]&flagPending != 0
 	if flags[0]&flagCreated != 0 {
 		row.created, row.hasCreated = created, true
@@ -507,7 +543,7 @@ func vecFiles(genDir string, seq int) (base, log string) {
 }
 
 // vecHeaderSize is the fixed part of a base file's header.
-const vecHeaderSize = 8 + 4*5
+const vecHeaderSize = 8 + 4*6
 
 // writeVecBase writes a base file holding docs (sorted by path here), with
 // their vectors, and syncs it.
@@ -530,14 +566,16 @@ func writeVecBase(name, embedder string, dim int, docs []vecDoc) error {
 			nvec++
 		}
 	}
-	head := make([]byte, 0, vecHeaderSize+len(embedder)+len(rows)+8)
+	lex := appendLexSection(nil, docs)
+	head := make([]byte, 0, vecHeaderSize+len(embedder)+len(rows)+len(lex)+8)
 	head = append(head, vecMagic...)
-	for _, v := range []int{vecVersion, dim, len(docs), nvec, len(rows)} {
+	for _, v := range []int{vecVersion, dim, len(docs), nvec, len(rows), len(lex)} {
 		head = binary.LittleEndian.AppendUint32(head, uint32(v))
 	}
 	head = binary.AppendUvarint(head, uint64(len(embedder)))
 	head = append(head, embedder...)
 	head = append(head, rows...)
+	head = append(head, lex...)
 	head = binary.LittleEndian.AppendUint32(head, crc32.Checksum(head, castagnoli))
 	head = append(head, make([]byte, vecPad(len(head)))...)
 	return atomicfile.WriteWith(name, 0o644, true, func(w io.Writer) error {
@@ -570,6 +608,7 @@ func writeVecBase(name, embedder string, dim int, docs []vecDoc) error {
 type vecHeader struct {
 	embedder                 string
 	dim, rows, nvec, rowsLen int
+	lexLen                   int // the postings section's, after the rows
 	vecOff                   int64 // where the vectors start
 	size                     int64 // the file's size the header implies
 }
@@ -601,7 +640,7 @@ func readVecHeader(f *os.File) (vecHeader, []byte, error) {
 	if v := u(0); v != vecVersion {
 		return h, nil, fmt.Errorf("vector file version %d, want %d", v, vecVersion)
 	}
-	h.dim, h.rows, h.nvec, h.rowsLen = u(1), u(2), u(3), u(4)
+	h.dim, h.rows, h.nvec, h.rowsLen, h.lexLen = u(1), u(2), u(3), u(4), u(5)
 	idLen, k := binary.Uvarint(head[vecHeaderSize:])
 	// A dimension of 0 is an external embedder's that was never reached:
 	// there are no vectors then.
@@ -609,7 +648,7 @@ func readVecHeader(f *os.File) (vecHeader, []byte, error) {
 		return h, nil, errors.New("bad vector file header")
 	}
 	start := int64(vecHeaderSize + k)
-	h.vecOff = start + int64(idLen) + int64(h.rowsLen) + 4
+	h.vecOff = start + int64(idLen) + int64(h.rowsLen) + int64(h.lexLen) + 4
 	h.vecOff += int64(vecPad(int(h.vecOff)))
 	h.size = h.vecOff + int64(h.nvec)*int64(h.dim)*4 + 4
 	if fi.Size() != h.size {
@@ -697,17 +736,20 @@ func loadVecStoreFor(genDir string, m meta, rowsOnly, kept bool) (*vecStore, err
 	}
 	vs = newVecStore(h.embedder, h.dim)
 	vs.rowsOnly = rowsOnly
-	sec := make([]byte, h.rowsLen+4)
+	secLen := h.rowsLen + h.lexLen
+	sec := make([]byte, secLen+4)
 	if _, err := f.ReadAt(sec, int64(len(pre))); err != nil {
 		return nil, damaged("vectors: read rows: %w", err)
 	}
-	crc := crc32.Update(crc32.Checksum(pre, castagnoli), castagnoli, sec[:h.rowsLen])
-	if crc != binary.LittleEndian.Uint32(sec[h.rowsLen:]) {
+	crc := crc32.Update(crc32.Checksum(pre, castagnoli), castagnoli, sec[:secLen])
+	if crc != binary.LittleEndian.Uint32(sec[secLen:]) {
 		return nil, damaged("vectors: rows: checksum mismatch")
 	}
 	// sec is not written to again: the rows' strings are cut from it
-	// without a copy of the whole section.
-	rr := rowReader{src: unsafe.String(unsafe.SliceData(sec), h.rowsLen)}
+	// without a copy of the whole section, and the postings are read in
+	// place.
+	all := unsafe.String(unsafe.SliceData(sec), secLen)
+	rr := rowReader{src: all[:h.rowsLen]}
 	vs.rows = make([]vecRow, 0, h.rows)
 	nvec := int32(0)
 	for range h.rows {
@@ -728,6 +770,9 @@ func loadVecStoreFor(genDir string, m meta, rowsOnly, kept bool) (*vecStore, err
 		return nil, damaged("vectors: row section does not add up")
 	}
 	vs.nbase = len(vs.rows)
+	if vs.lex, err = parseLexSection(all[h.rowsLen:]); err != nil {
+		return nil, damaged("vectors: %w", err)
+	}
 	if !rowsOnly {
 		// Room for every vector the log may add, so replaying it never
 		// copies the whole base again (a log record holds at most one
@@ -902,6 +947,14 @@ func (vs *vecStore) fork() *vecStore {
 	nv.vecs = slices.Clip(vs.vecs)
 	nv.byScope = &rowCounts{}
 	nv.q8log = &q8Log{}
+	nv.lexNorm = &lexNorms{}
+	if vs.lexLog != nil {
+		// Clipped, so that an append to a term's postings copies them.
+		nv.lexLog = make(map[string][]lexPost, len(vs.lexLog))
+		for t, ps := range vs.lexLog {
+			nv.lexLog[t] = slices.Clip(ps)
+		}
+	}
 	if nv.mapped != nil {
 		nv.mapped.refs.Add(1)
 	}
@@ -1054,6 +1107,7 @@ func nextRecord(b []byte) (payload []byte, n int, err error) {
 
 // apply applies one log record.
 func (vs *vecStore) apply(payload []byte, rowsOnly bool) error {
+	vs.lexNorm = &lexNorms{}
 	if len(payload) == 0 {
 		return errors.New("empty record")
 	}
@@ -1070,6 +1124,7 @@ func (vs *vecStore) apply(payload []byte, rowsOnly bool) error {
 		return nil
 	case opPut:
 		row, hasVec := rr.row(vs)
+		terms := rr.terms()
 		if rr.err != nil {
 			return fmt.Errorf("bad put record: %w", rr.err)
 		}
@@ -1090,6 +1145,7 @@ func (vs *vecStore) apply(payload []byte, rowsOnly bool) error {
 			row.vec = 0 // rows only: "has a vector", not where
 		}
 		vs.logIx[row.path] = int32(len(vs.rows))
+		vs.addTerms(len(vs.rows), terms)
 		vs.rows = addRow(vs.rows, row)
 		return nil
 	}
@@ -1108,6 +1164,10 @@ func logRecord(b []byte, d *vecDoc, del bool) []byte {
 	} else {
 		b = append(b, opPut)
 		b = appendRow(b, d, d.vec != nil)
+		if len(d.terms) == 0 {
+			b = append(b, 0)
+		}
+		b = append(b, d.terms...)
 		for _, x := range d.vec {
 			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
 		}
@@ -1169,15 +1229,79 @@ func appendLog(log string, committed int64, records []byte) (int64, error) {
 	return end + int64(len(records)), nil
 }
 
-// liveDocs returns every live row as a document, for a new base file.
-func (vs *vecStore) liveDocs() []vecDoc {
+// liveDocs returns every live row as a document with its terms, for a
+// new base file.
+func (vs *vecStore) liveDocs() ([]vecDoc, error) {
+	terms, err := vs.baseTerms()
+	if err != nil {
+		return nil, err
+	}
+	terms = append(terms, make([][]termFreq, len(vs.rows)-len(terms))...)
+	for t, ps := range vs.lexLog {
+		for _, p := range ps {
+			terms[p.row] = append(terms[p.row], termFreq{t, p.freq})
+		}
+	}
 	docs := make([]vecDoc, 0, len(vs.rows))
 	for i := range vs.rows {
 		if !vs.rows[i].dead {
-			docs = append(docs, vs.doc(i))
+			d := vs.doc(i)
+			slices.SortFunc(terms[i], func(a, b termFreq) int { return strings.Compare(a.term, b.term) })
+			if len(terms[i]) > 0 {
+				d.terms = appendTerms(nil, terms[i])
+			}
+			docs = append(docs, d)
 		}
 	}
-	return docs
+	return docs, nil
+}
+
+// appendTerms encodes a document's terms for a log record: their count,
+// then each term and its frequency.
+func appendTerms(b []byte, terms []termFreq) []byte {
+	b = binary.AppendUvarint(b, uint64(len(terms)))
+	for _, t := range terms {
+		b = binary.AppendUvarint(b, uint64(len(t.term)))
+		b = append(b, t.term...)
+		b = binary.AppendUvarint(b, uint64(t.freq))
+	}
+	return b
+}
+
+// decodeTerms decodes terms that appendTerms encoded, which are known to
+// be sound (a document's own).
+func decodeTerms(b []byte) []termFreq {
+	if len(b) == 0 {
+		return nil
+	}
+	r := rowReader{src: string(b)}
+	return r.terms()
+}
+
+// terms decodes what appendTerms encoded.
+func (r *rowReader) terms() []termFreq {
+	n := r.uvarint()
+	if r.err != nil || n == 0 {
+		return nil
+	}
+	if n > uint64(len(r.src)-r.off) {
+		r.err = errors.New("bad term count")
+		return nil
+	}
+	out := make([]termFreq, n)
+	for i := range out {
+		out[i].term = r.str()
+		f := r.uvarint()
+		if r.err != nil {
+			return nil
+		}
+		if f == 0 || f > math.MaxUint32 {
+			r.err = errors.New("bad term frequency")
+			return nil
+		}
+		out[i].freq = uint32(f)
+	}
+	return out
 }
 
 // removeVecFiles removes the vector files of other sequence numbers than

@@ -1,0 +1,517 @@
+package index
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/registry"
+	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/scorer"
+	"github.com/blevesearch/bleve/v2/search/searcher"
+)
+
+// The lexical index lives in the vector store beside the rows: every row
+// knows the length of its BM25 text, a base file holds the postings of its
+// rows' terms, and a log record the terms of its row. A text search
+// decodes the postings of its few terms and scores them into an array by
+// row; filters are the rows' own (rowFilter). See "Words" in doc.go.
+
+// termFreq is one distinct analysed term of a text and how often it occurs.
+type termFreq struct {
+	term string
+	freq uint32
+}
+
+var (
+	analyzerOnce sync.Once
+	analyzerVal  analysis.Analyzer
+	analyzerErr  error
+)
+
+// textAnalysis returns the analyser of entries and queries (textAnalyzer).
+func textAnalysis() analysis.Analyzer {
+	analyzerOnce.Do(func() {
+		analyzerVal, analyzerErr = registry.NewCache().AnalyzerNamed(textAnalyzer)
+	})
+	if analyzerErr != nil {
+		panic(fmt.Sprintf("index: the %s analyser: %v", textAnalyzer, analyzerErr))
+	}
+	return analyzerVal
+}
+
+// lexText is the text a document is found by: its body and the turn
+// before it.
+func lexText(d *Doc) string {
+	if d.Context != "" {
+		return d.Text + "\n" + d.Context
+	}
+	return d.Text
+}
+
+// analyse returns the distinct terms of text, sorted, with their
+// frequencies, encoded as appendTerms does (nil: none), and its number of
+// terms counted with repeats (the length BM25 normalises by). The encoding
+// is one allocation without pointers: a rebuild holds the terms of every
+// document until it writes them, and a hundred thousand documents' worth
+// of term strings cost the collector more than the analysis.
+func analyse(text string) ([]byte, uint32) {
+	toks := textAnalysis().Analyze([]byte(text))
+	if len(toks) == 0 {
+		return nil, 0
+	}
+	slices.SortFunc(toks, func(a, b *analysis.Token) int { return bytes.Compare(a.Term, b.Term) })
+	distinct, size := 0, 0
+	for i, t := range toks {
+		if i == 0 || !bytes.Equal(t.Term, toks[i-1].Term) {
+			distinct++
+			size += len(t.Term) + 2*binary.MaxVarintLen32
+		}
+	}
+	b := make([]byte, 0, size+binary.MaxVarintLen32)
+	b = binary.AppendUvarint(b, uint64(distinct))
+	for i := 0; i < len(toks); {
+		j := i + 1
+		for j < len(toks) && bytes.Equal(toks[j].Term, toks[i].Term) {
+			j++
+		}
+		b = binary.AppendUvarint(b, uint64(len(toks[i].Term)))
+		b = append(b, toks[i].Term...)
+		b = binary.AppendUvarint(b, uint64(j-i))
+		i = j
+	}
+	return b, uint32(len(toks))
+}
+
+// lexed is what the lexical index keeps of a document: its BM25 text's
+// terms and length, and lexSum.
+type lexed struct {
+	terms []byte
+	flen  uint32
+	lsum  uint64
+}
+
+// lexOf analyses a loaded document (none when it failed to load).
+func lexOf(d *Doc, err error) lexed {
+	if err != nil {
+		return lexed{}
+	}
+	text := lexText(d)
+	terms, n := analyse(text)
+	return lexed{terms, n, lexSum(text, d.Role, d.Pin)}
+}
+
+// lexSum identifies what a row's lexical fields were made from.
+func lexSum(text, role, pin string) uint64 {
+	h := fnv.New64a()
+	for _, s := range []string{text, role, pin} {
+		var n [binary.MaxVarintLen64]byte
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+		h.Write([]byte(s))
+	}
+	return h.Sum64()
+}
+
+// The postings section of a base file, after its rows:
+//
+//	u32 terms, u32 term offsets (terms+1), u32 postings offsets (terms+1),
+//	the terms' bytes, the postings
+//
+// The terms are sorted; term i is bytes [termOff[i], termOff[i+1]) of the
+// terms' bytes and its postings bytes [postOff[i], postOff[i+1]) of the
+// postings: uvarint document count, then per document the uvarint
+// difference of its row from the one before (from 0 for the first) and
+// the uvarint frequency. Rows are the base file's, in its order.
+
+// appendLexSection encodes the postings of docs, which are the base
+// file's rows in order.
+func appendLexSection(b []byte, docs []vecDoc) []byte {
+	type post struct{ row, freq uint32 }
+	byTerm := map[string][]post{}
+	for i := range docs {
+		r := rowReader{src: unsafe.String(unsafe.SliceData(docs[i].terms), len(docs[i].terms))}
+		if len(docs[i].terms) == 0 {
+			continue
+		}
+		n := r.uvarint()
+		for range n {
+			term := r.str()
+			freq := r.uvarint()
+			if r.err != nil {
+				break // not so: the terms are the document's own
+			}
+			ps, ok := byTerm[term]
+			if !ok {
+				term = strings.Clone(term) // docs[i].terms may go
+			}
+			byTerm[term] = append(ps, post{uint32(i), uint32(freq)})
+		}
+	}
+	terms := make([]string, 0, len(byTerm))
+	for t := range byTerm {
+		terms = append(terms, t)
+	}
+	slices.Sort(terms)
+	var postings []byte
+	termOff := make([]uint32, 0, len(terms)+1)
+	postOff := make([]uint32, 0, len(terms)+1)
+	tlen := 0
+	for _, t := range terms {
+		termOff = append(termOff, uint32(tlen))
+		tlen += len(t)
+		postOff = append(postOff, uint32(len(postings)))
+		ps := byTerm[t]
+		postings = binary.AppendUvarint(postings, uint64(len(ps)))
+		prev := uint32(0)
+		for _, p := range ps {
+			postings = binary.AppendUvarint(postings, uint64(p.row-prev))
+			postings = binary.AppendUvarint(postings, uint64(p.freq))
+			prev = p.row
+		}
+	}
+	termOff = append(termOff, uint32(tlen))
+	postOff = append(postOff, uint32(len(postings)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(terms)))
+	for _, o := range termOff {
+		b = binary.LittleEndian.AppendUint32(b, o)
+	}
+	for _, o := range postOff {
+		b = binary.LittleEndian.AppendUint32(b, o)
+	}
+	for _, t := range terms {
+		b = append(b, t...)
+	}
+	return append(b, postings...)
+}
+
+// lexBase is a base file's postings section, read in place.
+type lexBase struct {
+	n              int
+	termOff        string // n+1 u32s
+	postOff        string // n+1 u32s
+	terms, posting string
+}
+
+// parseLexSection checks the shape of a postings section and returns it.
+// The postings themselves are checked as a search decodes them.
+func parseLexSection(s string) (*lexBase, error) {
+	if len(s) < 4 {
+		return nil, errors.New("postings section cut short")
+	}
+	l := &lexBase{}
+	n := l.u32(s, 0)
+	if n > (len(s)-12)/8 {
+		return nil, errors.New("bad term count")
+	}
+	l.n = n
+	off := 4
+	l.termOff, off = s[off:off+4*(n+1)], off+4*(n+1)
+	l.postOff, off = s[off:off+4*(n+1)], off+4*(n+1)
+	tlen, plen := l.u32(l.termOff, n), l.u32(l.postOff, n)
+	if l.u32(l.termOff, 0) != 0 || l.u32(l.postOff, 0) != 0 || off+tlen+plen != len(s) {
+		return nil, errors.New("postings section does not add up")
+	}
+	for i := range n {
+		if l.u32(l.termOff, i) > l.u32(l.termOff, i+1) || l.u32(l.postOff, i) >= l.u32(l.postOff, i+1) {
+			return nil, errors.New("postings offsets out of order")
+		}
+	}
+	l.terms, l.posting = s[off:off+tlen], s[off+tlen:]
+	for i := 1; i < n; i++ {
+		if l.term(i-1) >= l.term(i) {
+			return nil, errors.New("terms out of order")
+		}
+	}
+	return l, nil
+}
+
+func (l *lexBase) u32(tab string, i int) int {
+	return int(uint32(tab[4*i]) | uint32(tab[4*i+1])<<8 | uint32(tab[4*i+2])<<16 | uint32(tab[4*i+3])<<24)
+}
+
+func (l *lexBase) term(i int) string {
+	return l.terms[l.u32(l.termOff, i):l.u32(l.termOff, i+1)]
+}
+
+// postings returns the encoded postings of term, "" when no base row has
+// it.
+func (l *lexBase) postings(term string) string {
+	if l == nil {
+		return ""
+	}
+	i, ok := sortSearch(l.n, func(i int) int { return strings.Compare(l.term(i), term) })
+	if !ok {
+		return ""
+	}
+	return l.posting[l.u32(l.postOff, i):l.u32(l.postOff, i+1)]
+}
+
+// sortSearch finds the index cmp says is 0 among n sorted ones.
+func sortSearch(n int, cmp func(int) int) (int, bool) {
+	lo, hi := 0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if cmp(m) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < n && cmp(lo) == 0
+}
+
+// lexPost is a posting of a row the log added.
+type lexPost struct {
+	row  int32
+	freq uint32
+}
+
+// eachPosting calls fn with every posting of term: the base's, then the
+// log's, dead rows included. An error means the base's are damaged.
+func (vs *vecStore) eachPosting(term string, fn func(row int, freq uint32)) error {
+	if p := vs.lex.postings(term); p != "" {
+		df, n := uvarintString(p)
+		if n <= 0 || df > uint64(len(p)) {
+			return errors.New("bad postings")
+		}
+		p = p[n:]
+		row := uint64(0)
+		for range df {
+			d, n := uvarintString(p)
+			if n <= 0 {
+				return errors.New("bad postings")
+			}
+			f, m := uvarintString(p[n:])
+			if m <= 0 || f == 0 || f > math.MaxUint32 {
+				return errors.New("bad postings")
+			}
+			p = p[n+m:]
+			row += d
+			if row >= uint64(vs.nbase) {
+				return errors.New("a posting past the rows")
+			}
+			fn(int(row), uint32(f))
+		}
+		if p != "" {
+			return errors.New("postings longer than their count")
+		}
+	}
+	for _, lp := range vs.lexLog[term] {
+		fn(int(lp.row), lp.freq)
+	}
+	return nil
+}
+
+// addTerms records the terms of the log's row.
+func (vs *vecStore) addTerms(row int, terms []termFreq) {
+	if len(terms) == 0 {
+		return
+	}
+	if vs.lexLog == nil {
+		vs.lexLog = map[string][]lexPost{}
+	}
+	for _, t := range terms {
+		vs.lexLog[t.term] = append(vs.lexLog[t.term], lexPost{int32(row), t.freq})
+	}
+}
+
+// termsOf returns the terms of every base row, from the postings, for a
+// compaction.
+func (vs *vecStore) baseTerms() ([][]termFreq, error) {
+	out := make([][]termFreq, vs.nbase)
+	l := vs.lex
+	if l == nil {
+		return out, nil
+	}
+	for i := range l.n {
+		term := strings.Clone(l.term(i))
+		p := l.posting[l.u32(l.postOff, i):l.u32(l.postOff, i+1)]
+		df, n := uvarintString(p)
+		if n <= 0 {
+			return nil, errors.New("bad postings")
+		}
+		p = p[n:]
+		row := uint64(0)
+		for range df {
+			d, n := uvarintString(p)
+			f, m := uvarintString(p[max(n, 0):])
+			if n <= 0 || m <= 0 {
+				return nil, errors.New("bad postings")
+			}
+			p = p[n+m:]
+			row += d
+			if row >= uint64(vs.nbase) {
+				return nil, errors.New("a posting past the rows")
+			}
+			out[row] = append(out[row], termFreq{term, uint32(f)})
+		}
+	}
+	return out, nil
+}
+
+// lexNorms is what BM25 needs of every row, computed once per store:
+// the live documents, and for each row the term k1·(1 − b + b·length/avg)
+// of its score's denominator, or -1 for a dead row. A search reads it for
+// every posting of its terms, a few hundred thousand at 100,000 entries:
+// 8 bytes a row in a row of their own, rather than the rows' fields, which
+// lie 150 bytes apart.
+type lexNorms struct {
+	once sync.Once
+	docs int
+	k    []float64
+}
+
+// norms returns the store's lexNorms.
+func (vs *vecStore) norms() *lexNorms {
+	ln := vs.lexNorm
+	if ln == nil {
+		ln = &lexNorms{} // a store that is not searched twice
+	}
+	ln.once.Do(func() {
+		var length uint64
+		for i := range vs.rows {
+			if r := &vs.rows[i]; !r.dead {
+				ln.docs++
+				length += uint64(r.flen)
+			}
+		}
+		ln.k = make([]float64, len(vs.rows))
+		avg := float64(length) / float64(max(ln.docs, 1))
+		for i := range vs.rows {
+			ln.k[i] = -1
+			if r := &vs.rows[i]; !r.dead && avg > 0 {
+				ln.k[i] = search.BM25_k1 * (1 - search.BM25_b + (search.BM25_b * float64(r.flen) / avg))
+			}
+		}
+	})
+	return ln
+}
+
+// lexHit is a row found by words and its BM25 score.
+type lexHit struct {
+	row   int
+	score float64
+}
+
+// textTop returns the n best live rows that f lets through (nil: all) for
+// the terms OR-ed, by BM25 as bleve scores a disjunction of term queries:
+// each term's score weighted by the query norm, summed over the terms a
+// row has, and scaled by the share of the query's terms it has. Ties go
+// to the earlier row.
+func (vs *vecStore) textTop(terms []string, n int, f *rowFilter) ([]lexHit, error) {
+	if len(terms) == 0 || len(terms) > math.MaxUint16 || n <= 0 {
+		return nil, nil
+	}
+	ln := vs.norms()
+	docs := ln.docs
+	if docs == 0 {
+		return nil, nil
+	}
+	sc := textScratchPool.Get().(*textScratch)
+	defer func() {
+		for _, d := range sc.touched {
+			sc.acc[d], sc.matched[d] = 0, 0
+		}
+		sc.touched = sc.touched[:0]
+		sc.posts = sc.posts[:0]
+		textScratchPool.Put(sc)
+	}()
+	if len(sc.acc) < len(vs.rows) {
+		grow := len(vs.rows) + len(vs.rows)/16
+		sc.acc = make([]float64, grow)
+		sc.matched = make([]uint16, grow)
+	}
+	// Each term's live postings, then its document count and weight.
+	type clause struct {
+		posts      []lexPost
+		df         int
+		idf, tfidf float64
+	}
+	clauses := make([]clause, len(terms))
+	for i, t := range terms {
+		start := len(sc.posts)
+		err := vs.eachPosting(t, func(row int, freq uint32) {
+			if ln.k[row] >= 0 {
+				sc.posts = append(sc.posts, lexPost{int32(row), freq})
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		clauses[i].posts = sc.posts[start:len(sc.posts):len(sc.posts)]
+		df := len(sc.posts) - start
+		clauses[i].df = df
+		clauses[i].idf = math.Log(1 + (float64(docs)-float64(df)+0.5)/(float64(df)+0.5))
+	}
+	if len(clauses) <= searcher.DisjunctionHeapTakeover {
+		// bleve's slice searcher adds a document's terms in the order of
+		// their document counts.
+		slices.SortStableFunc(clauses, func(a, b clause) int { return a.df - b.df })
+	}
+	sumSq := 0.0
+	for _, c := range clauses {
+		sumSq += c.idf * c.idf
+	}
+	norm := 1.0 / math.Sqrt(sumSq)
+	for _, c := range clauses {
+		weight := c.idf * norm
+		for _, p := range c.posts {
+			var tf float64
+			if p.freq < scorer.MaxSqrtCache {
+				tf = scorer.SqrtCache[int(p.freq)]
+			} else {
+				tf = math.Sqrt(float64(p.freq))
+			}
+			score := c.idf * (tf * search.BM25_k1) / (tf + ln.k[p.row])
+			d := p.row
+			if sc.matched[d] == 0 {
+				sc.touched = append(sc.touched, uint32(d))
+			}
+			sc.acc[d] += score * weight
+			sc.matched[d]++
+		}
+	}
+	better := func(a, b lexHit) int {
+		if a.score != b.score {
+			if a.score > b.score {
+				return -1
+			}
+			return 1
+		}
+		return a.row - b.row
+	}
+	total := float64(len(terms))
+	insert := n <= 256
+	top := make([]lexHit, 0, min(n, len(sc.touched))+1)
+	for _, d := range sc.touched {
+		if f != nil && !f.pass(&vs.rows[d]) {
+			continue
+		}
+		h := lexHit{int(d), sc.acc[d] * (float64(sc.matched[d]) / total)}
+		if !insert {
+			top = append(top, h)
+			continue
+		}
+		if len(top) == n && better(h, top[n-1]) >= 0 {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(top, h, better)
+		top = slices.Insert(top, i, h)
+		if len(top) > n {
+			top = top[:n]
+		}
+	}
+	if !insert {
+		slices.SortFunc(top, better)
+		top = top[:min(n, len(top))]
+	}
+	return top, nil
+}
