@@ -64,9 +64,9 @@ type vecRow struct {
 	tags                 []int32
 	flen                 uint32 // the number of terms of its BM25 text (lexical.go)
 	lsum                 uint64 // lexSum of its BM25 text, role and pin
-	vec                  int32 // vector ordinal, -1: none (no words, or pending)
-	pending              bool  // the embedder failed; embedded again later
-	dead                 bool  // removed or replaced by a later log record
+	vec                  int32  // vector ordinal, -1: none (no words, or pending)
+	pending              bool   // the embedder failed; embedded again later
+	dead                 bool   // removed or replaced by a later log record
 }
 
 // textHash identifies an embedded text: the first 16 bytes of its SHA-256.
@@ -608,7 +608,7 @@ func writeVecBase(name, embedder string, dim int, docs []vecDoc) error {
 type vecHeader struct {
 	embedder                 string
 	dim, rows, nvec, rowsLen int
-	lexLen                   int // the postings section's, after the rows
+	lexLen                   int   // the postings section's, after the rows
 	vecOff                   int64 // where the vectors start
 	size                     int64 // the file's size the header implies
 }
