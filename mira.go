@@ -451,8 +451,8 @@ func (m *Memory) headKnown() bool {
 
 // lagIndex is an index opened read-only as the watcher left it, searched
 // by every lagging read that comes while it is young: concurrent reads
-// share one open (bleve's files mapped once, one shared lock) instead of
-// each opening and mapping the generation for itself.
+// share one open (one shared lock, one load of the rows) instead of each
+// opening the generation for itself.
 type lagIndex struct {
 	ready  chan struct{} // closed once ix or err is set
 	ix     *index.Index

@@ -307,7 +307,7 @@ func BenchmarkRefreshParts(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("%dk/open-close", n/1000), func(b *testing.B) {
 			for b.Loop() {
-				bi, err := openBleve(filepath.Join(genDir, bleveDirName), true, time.Second)
+				bi, err := lockGen(genDir, false, time.Second)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -381,13 +381,17 @@ func BenchmarkFinder(b *testing.B) {
 	}
 }
 
-// BenchmarkTextSearch is the BM25 stage alone, for 45 hits: textTop beside
-// bleve's disjunction searcher on the same index, for a question of a few
+// BenchmarkTextSearch is the BM25 stage alone, for 45 hits, from the
+// rows and postings of a loaded vector store: for a question of a few
 // words and for a long message, as the proxy searches for.
 func BenchmarkTextSearch(b *testing.B) {
 	for _, n := range sizes() {
 		f := corpus(b, n)
 		ix, err := Open(f, Options{SkipStat: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		vs, done, err := ix.rowsFor()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -397,18 +401,15 @@ func BenchmarkTextSearch(b *testing.B) {
 			{"question", "what did we decide about " + vocabulary[5] + " and " + vocabulary[90] + "?"},
 			{"message", long},
 		} {
-			for _, how := range []string{"textTop", "bleve"} {
-				b.Run(fmt.Sprintf("%dk/%s/%s", n/1000, q.name, how), func(b *testing.B) {
-					textByBleve = how == "bleve"
-					defer func() { textByBleve = false }()
-					for b.Loop() {
-						if _, err := ix.textSearch(q.text, 45, nil); err != nil {
-							b.Fatal(err)
-						}
+			b.Run(fmt.Sprintf("%dk/%s", n/1000, q.name), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := ix.lexical(Query{Text: q.text}, 45, vs); err != nil {
+						b.Fatal(err)
 					}
-				})
-			}
+				}
+			})
 		}
+		done()
 		ix.Close()
 	}
 }

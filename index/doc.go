@@ -1,5 +1,6 @@
 // Package index is Mira's search index over the store's entry files: a
-// disposable BM25 index (bleve, scorch) and a vector per entry, brought up
+// disposable store of one row per entry (its fields, the postings of its
+// words for BM25, and its vector), brought up
 // to date with the files on every Open, rebuilt when it is missing,
 // damaged or of an older format, and kept fresh by Watch while a watcher
 // runs. Search is hybrid: lexical and vector candidates, fused, the query
@@ -29,9 +30,9 @@
 //	    meta.json             format version, indexed commit, counts, times
 //	    manifest              path → size, mtime, id, sum of every indexed file
 //	    manifest.log          the entries changed since, appended
-//	    bleve/                the bleve index
-//	    vectors-<seq>         the vectors as of the last compaction
-//	    vectors-<seq>.log     the vector changes since, appended
+//	    lock                  locked by every process that uses the generation
+//	    vectors-<seq>         the rows, postings and vectors as of the last compaction
+//	    vectors-<seq>.log     the changes since, appended
 //	    model                 the built-in embedder's fitted model (embed.ReadModel)
 //	    damaged               left by a search that found the vectors damaged
 //
@@ -63,8 +64,8 @@
 // large import leaves) whose document has the same sum is not indexed
 // again; only its flags change. A path containing a tab, newline, backslash
 // or leading double quote is written as a Go-quoted string. A non-empty
-// broken reason means Source.Load failed: the file is not in the bleve
-// index and is reported by every refresh until it changes.
+// broken reason means Source.Load failed: the file has no row and is
+// reported by every refresh until it changes.
 //
 // An update appends the lines of the files it changed to manifest.log
 // instead of writing the manifest again (14 MB at 100,000 entries): an
@@ -168,18 +169,20 @@
 //
 // # Concurrency
 //
-// Processes coordinate through the lock bbolt takes on the bleve index
-// (shared for readers, exclusive for writers), always with a timeout: an
+// Processes coordinate through a lock (flock) on the generation's lock
+// file (shared for readers, exclusive for writers), always with a timeout: an
 // Open that has nothing to update opens the index read-only; one that has
 // changes to apply opens it for writing, retries with backoff while another
 // process holds it, and falls back to searching the current generation
 // without the update (reporting the staleness through Options.Warn) rather
-// than wait. The bleve index, then the vector log, then the manifest, then
-// the meta are written while the exclusive lock is held, the files each by
-// an atomic rename (the logs by an append and a sync); a
+// than wait. The vector log (or a compacted base file), then the
+// manifest, then the meta are written while the exclusive lock is held,
+// the files each by an atomic rename (the logs by an append and a sync); a
 // crash in between leaves a manifest older than the index, and the next
 // refresh redoes the difference (or, if the document counts disagree,
-// rebuilds). Only a meta whose commit moved without any file to index is
+// rebuilds). A search that finds the rows damaged leaves the "damaged"
+// mark and answers from what it could read: the base file's rows and the
+// log up to its first bad record. Only a meta whose commit moved without any file to index is
 // written under the shared lock: every process that can hold it then would
 // write the same thing.
 //
@@ -197,7 +200,7 @@
 // cookie's: the kernel queues them in order. Such a process also passes
 // Options.Keep, to its own batches too: it keeps the vectors and the model
 // loaded from one Open to the next while the generation is unchanged, and
-// the bleve index open read-only. That holds bolt's shared lock, so the
-// handle goes before any writer could wait on it: before this process
-// opens the generation for writing, and after half a second unused.
+// the generation's lock held shared. The lock goes before any writer could
+// wait on it: before this process opens the generation for writing, and
+// after half a second unused.
 package index

@@ -572,15 +572,15 @@ func findRunsSorted(vs *vecStore, docs []vecInput, changed, scopes map[string]bo
 // generation's vectors: embeds what was loaded, appends the changes to the
 // log, and folds the log into a new base file when it has grown. It
 // returns the meta to write.
-func (c *call) updateVectors(indexDir, genDir string, m meta, added []vecInput, removed []string) (meta, error) {
+func (c *call) updateVectors(indexDir, genDir string, m meta, added []vecInput, removed []string) (meta, int, error) {
 	if len(added) == 0 && len(removed) == 0 {
-		return m, nil
+		return m, m.Docs, nil
 	}
 	vs := takeRows(genDir, m)
 	if vs == nil {
 		var err error
 		if vs, err = loadVecStore(genDir, m, true); err != nil {
-			return m, err
+			return m, 0, err
 		}
 	}
 	// Rows read past the committed length (a writer that died before its
@@ -598,7 +598,7 @@ func (c *call) updateVectors(indexDir, genDir string, m meta, added []vecInput, 
 	if len(added) > 0 {
 		e, model, err := c.genEmbedder(genDir, m)
 		if err != nil {
-			return m, err
+			return m, 0, err
 		}
 		slices.SortFunc(added, func(a, b vecInput) int { return storeOrder(&a.vecDoc, &b.vecDoc) })
 		var (
@@ -613,13 +613,13 @@ func (c *call) updateVectors(indexDir, genDir string, m meta, added []vecInput, 
 				runs = findRuns(vs, added)
 			}
 			if vecs, failed, err = c.embedDocs(filepath.Dir(genDir), e, model, added, runs); err != nil {
-				return m, err
+				return m, 0, err
 			}
 			if !failed && e.ID() != m.Embedder {
 				// The configured embedder could not tell its ID at
 				// Open; now that it has embedded, it turns out to be
 				// another than the vectors' one.
-				return m, outdated("its vectors are from %s, the configured embedder is %s", m.Embedder, e.ID())
+				return m, 0, outdated("its vectors are from %s, the configured embedder is %s", m.Embedder, e.ID())
 			}
 		}
 		for i := range added {
@@ -627,7 +627,7 @@ func (c *call) updateVectors(indexDir, genDir string, m meta, added []vecInput, 
 			d.vec = vecs[i]
 			d.pending = d.vec == nil && failed
 			if d.vec != nil && len(d.vec) != m.Dim {
-				return m, outdated("the embedder gives %d dimensions, its vectors have %d", len(d.vec), m.Dim)
+				return m, 0, outdated("the embedder gives %d dimensions, its vectors have %d", len(d.vec), m.Dim)
 			}
 			records = logRecord(records, &d, false)
 			vs.put(d)
@@ -637,12 +637,13 @@ func (c *call) updateVectors(indexDir, genDir string, m meta, added []vecInput, 
 		if clean {
 			c.rows = vs // nothing changed: still the rows of m
 		}
-		return m, nil
+		live, _, _ := vs.counts()
+		return m, live, nil
 	}
 	_, log := vecFiles(genDir, m.VecSeq)
 	var err error
 	if m.VecLog, err = appendLog(log, m.VecLog, records); err != nil {
-		return m, err
+		return m, 0, err
 	}
 	live, vectors, pending := vs.counts()
 	m.Vectors, m.Pending = vectors, pending
@@ -651,27 +652,27 @@ func (c *call) updateVectors(indexDir, genDir string, m meta, added []vecInput, 
 	if logged := vs.logged; logged > compactMin && float64(logged) > compactShare*float64(live) {
 		full, err := loadVecStore(genDir, m, false)
 		if err != nil {
-			return m, err
+			return m, 0, err
 		}
 		docs, err := full.liveDocs()
 		if err != nil {
 			full.close()
-			return m, damaged("vectors: %w", err)
+			return m, 0, damaged("vectors: %w", err)
 		}
 		base, _ := vecFiles(genDir, m.VecSeq+1)
 		err = writeVecBase(base, m.Embedder, m.Dim, docs)
 		full.close()
 		if err != nil {
-			return m, err
+			return m, 0, err
 		}
 		m.VecSeq++
 		m.VecLog = 0
-		return m, nil
+		return m, live, nil
 	}
 	if clean {
 		c.rows = vs // kept once the meta says so (see keepRows)
 	}
-	return m, nil
+	return m, live, nil
 }
 
 // rowsKept is the vector rows (loaded without their vectors) that this

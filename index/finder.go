@@ -8,7 +8,7 @@ import (
 
 // Finder answers a writer's lookups (which file holds an id, which files
 // hold a text) from the rows of the current generation's vector store
-// alone. It opens no bleve index and takes no lock: a base file never
+// alone. It takes no lock: a base file never
 // changes once written and its log is only appended to, so the meta and
 // then the files it names give one consistent state, and a writer beside a
 // server that is busy updating the index does not wait for it. What was

@@ -87,7 +87,7 @@ func TestFinderTakesNoLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unlock, err := lockFile(filepath.Join(dir, gen, bleveDirName, "store", "root.bolt"))
+	unlock, err := lockFile(filepath.Join(dir, gen, lockName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,14 +54,14 @@ var keepMu sync.Mutex
 // fresh Index: at 10k entries several milliseconds, against a fraction of
 // one for the scan. They are kept only for the built-in embedder, whose
 // query embedder comes from the generation itself; an external embedder
-// carries each caller's own settings. The bleve index is kept open too,
-// for every embedder (see keptBleve). The zero Keep is ready to use; the
+// carries each caller's own settings. The generation's lock is kept too,
+// for every embedder (see keptLock). The zero Keep is ready to use; the
 // Opens that write in the same process must be given the same Keep.
 type Keep struct {
 	key  string
 	base string // key's part that a new side can extend (see sideFor)
 	side *vecSide
-	bl   *keptBleve // the bleve index, for every embedder
+	held *keptLock // the generation's lock, for every embedder
 	// opening is closed when a writer of this process has opened the
 	// generation for writing (see writerFor).
 	opening chan struct{}
@@ -317,13 +317,56 @@ func (vq *vecQuery) release() {
 	}
 }
 
+// rowsFor returns the rows and postings a search without a query vector
+// reads, and what to call when it is done with them: the vector side when
+// this Index has it loaded or a Keep keeps it, else the rows alone (their
+// vectors not read), once per Index. The side's floats may be damaged
+// where its rows are not: the rows are read alone then.
+func (ix *Index) rowsFor() (*vecStore, func(), error) {
+	if ix.c.opt.Keep != nil || (ix.vec != nil && ix.vec.loaded.Load()) {
+		side, done, err := ix.searchSide()
+		if err == nil && side.vs != nil {
+			side.rw.RLock()
+			return side.vs, func() { side.rw.RUnlock(); done() }, nil
+		}
+		done()
+	}
+	ix.rowsOnce.Do(func() {
+		vs, err := loadVecStore(ix.gen, ix.meta, true)
+		if err == nil {
+			if live, _, _ := vs.counts(); live != ix.meta.Docs {
+				vs.close()
+				err = damaged("%d documents have rows, the meta says %d", live, ix.meta.Docs)
+			}
+		}
+		if err == nil {
+			ix.rows = vs
+			return
+		}
+		ix.rowsErr = ix.markDamaged(err)
+		if !IsDamaged(err) {
+			return
+		}
+		// The next Open rebuilds; this search makes do with what can be
+		// read: the base file's rows and the log up to its first bad
+		// record.
+		m := ix.meta
+		m.VecLog = 0
+		if vs, lerr := loadVecStore(ix.gen, m, true); lerr == nil {
+			ix.c.warn(ix.dir, fmt.Errorf("searching what could be read: %w", err))
+			ix.rows, ix.rowsErr = vs, nil
+		}
+	})
+	return ix.rows, func() {}, ix.rowsErr
+}
+
 // vectorQuery embeds the query text.
 // LoadVectors reads the generation's vectors and its query embedder now,
 // as the first hybrid search would: a server calls it when it starts, so
 // that its first requests do not wait for them. With a Keep they stay
 // for the Indexes opened after.
 func (ix *Index) LoadVectors() error {
-	if ix.bi == nil || ix.closed {
+	if ix.lk == nil || ix.closed {
 		return errors.New("index is closed")
 	}
 	_, err := ix.loadVectors()
@@ -409,7 +452,7 @@ type rowFilter struct {
 }
 
 // newRowFilter compiles the query's filters, nil when it has none. A value
-// the store has never seen matches nothing, as in bleve.
+// the store has never seen matches nothing.
 func newRowFilter(vs *vecStore, q Query) *rowFilter {
 	f := &rowFilter{}
 	set := func(values []string) map[int32]bool {

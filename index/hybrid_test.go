@@ -1060,7 +1060,7 @@ func TestKeepLetsWritersElsewhereIn(t *testing.T) {
 	f.writeDoc(t, fdoc{id: "D9", created: t0, text: "one more note about herons"})
 	f.commit()
 	ix := mustOpen(t, f, o) // takes in the change: the kept handle is writable
-	writable := keep.bl != nil && keep.bl.writable
+	writable := keep.held != nil && keep.held.writable
 	ix.Close()
 	if !writable {
 		t.Fatal("the update left no writable handle kept; the test proves nothing")
@@ -1082,7 +1082,7 @@ func TestKeepLetsWritersElsewhereIn(t *testing.T) {
 	readOnly := func() bool {
 		keepMu.Lock()
 		defer keepMu.Unlock()
-		return keep.bl != nil && !keep.bl.writable
+		return keep.held != nil && !keep.held.writable
 	}
 	for deadline := time.Now().Add(5 * time.Second); !readOnly(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -1093,7 +1093,7 @@ func TestKeepLetsWritersElsewhereIn(t *testing.T) {
 	if ix.Commit() == "" {
 		t.Error("the search side opened no index")
 	}
-	kept := keep.bl
+	kept := keep.held
 	ix.Close()
 	if kept == nil || kept.writable {
 		t.Errorf("the next Open used %+v, want the kept read-only handle", kept)

@@ -1,7 +1,6 @@
 package index
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -14,12 +13,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 	"github.com/miramem/mira/embed"
 	"github.com/miramem/mira/mem"
 )
@@ -33,12 +28,8 @@ var ErrBusy = errors.New("index is locked by another process")
 const DefaultLockTimeout = 500 * time.Millisecond
 
 const (
-	lockAttempts = 3    // attempts to open the index, with backoff between
-	batchSize    = 1000 // documents per bleve batch: one segment each
-	// rebuildBatchSize is batchSize while a new generation is built.
-	rebuildBatchSize = 3000
-	maxSegments      = 10 // segments that trigger a merge after an update
-	parallelLoad     = 16 // changed files above which they are loaded in parallel
+	lockAttempts = 3  // attempts to take the index's lock, with backoff between
+	parallelLoad = 16 // changed files above which they are loaded in parallel
 )
 
 // Options tune Open, Rebuild and Watch. The zero value is usable.
@@ -80,7 +71,7 @@ type Options struct {
 	// searched through an index elsewhere.
 	Dir string
 	// Keep, when set, keeps the loaded vectors and query embedder, and
-	// the bleve index, from one Index to the next Index of the same
+	// the generation's lock, from one Index to the next Index of the same
 	// unchanged generation (a long-running process that serves searches).
 	// Nil loads them for every Index.
 	Keep *Keep
@@ -176,20 +167,24 @@ type Index struct {
 	c     *call
 	dir   string // <root>/.index
 	gen   string // active generation directory
-	bi    bleve.Index
-	kb    *keptBleve // bi is Options.Keep's, given back at Close
+	lk    *genLock
+	kb    *keptLock // lk is Options.Keep's, given back at Close
 	meta  meta
 	last  Stats
 	stale int // changes known and not applied (busy index)
-	// unsafeBatches: bleve batches return before they are on disk (a
-	// generation being built, which nobody reads before it is complete).
-	unsafeBatches bool
-	closed        bool // Close was called
+	// building: a new generation, whose vectors are built once all its
+	// documents are loaded (rebuild).
+	building bool
+	closed   bool // Close was called
 	// added holds the documents apply loaded, for the vectors.
 	added []vecInput
 	// vec is the vectors, loaded by the first search that needs them.
 	vec     *vecSide
 	vecOnce sync.Once
+	// rows is the rows alone, for searches without vectors (rowsFor).
+	rows     *vecStore
+	rowsErr  error
+	rowsOnce sync.Once
 }
 
 // Open opens the store's index and brings it up to date with the files:
@@ -505,14 +500,14 @@ func (ix *Index) refresh(want probe) error {
 		}
 		writable := !ch.empty()
 		var (
-			bi bleve.Index
-			kb *keptBleve
+			bi *genLock
+			kb *keptLock
 		)
 		if writable {
-			bi, kb, err = ix.c.opt.Keep.writerFor(genDir, func() (bleve.Index, error) { return ix.openGen(genDir, false) },
-				func() (bleve.Index, error) { return ix.openGen(genDir, true) })
+			bi, kb, err = ix.c.opt.Keep.writerFor(genDir, func() (*genLock, error) { return ix.openGen(genDir, false) },
+				func() (*genLock, error) { return ix.openGen(genDir, true) })
 		} else {
-			bi, kb, err = ix.c.opt.Keep.bleveFor(genDir, func() (bleve.Index, error) { return ix.openGen(genDir, true) })
+			bi, kb, err = ix.c.opt.Keep.lockFor(genDir, func() (*genLock, error) { return ix.openGen(genDir, true) })
 		}
 		if errors.Is(err, errBusy) && writable {
 			bi, err = ix.openGen(genDir, true)
@@ -538,36 +533,30 @@ func (ix *Index) refresh(want probe) error {
 			}
 			return err
 		}
-		if err := kb.gated(writable, func() error { return ix.underLock(bi, kb, genDir, m, man, head, pr, ch, writable) }); err != nil {
+		if err := kb.gated(writable, func() error { return ix.underLock(kb, genDir, m, man, head, pr, ch, writable) }); err != nil {
 			if kb != nil {
-				ix.c.opt.Keep.dropBleve(genDir)
-				ix.c.opt.Keep.releaseBleve(kb)
+				ix.c.opt.Keep.dropLock(genDir)
+				ix.c.opt.Keep.releaseLock(kb)
 			} else {
-				closeBleve(bi, filepath.Join(genDir, bleveDirName))
+				bi.Close()
 			}
 			return err
 		}
-		ix.bi, ix.kb, ix.gen = bi, kb, genDir
+		ix.lk, ix.kb, ix.gen = bi, kb, genDir
 		ix.tidy(gen)
 		return nil
 	}
 }
 
-// underLock finishes a refresh while the bleve lock is held: it checks the
-// generation against its meta, plans again if another process updated it
-// meanwhile, and applies the plan. The meta found matching the index, at
-// the start and once the plan is applied, is recorded in kb (setKnown).
-func (ix *Index) underLock(bi bleve.Index, kb *keptBleve, genDir string, m meta, man manifest, head string, pr probe, ch changes, writable bool) error {
+// underLock finishes a refresh while the generation's lock is held: it
+// checks the generation against its meta, plans again if another process
+// updated it meanwhile, and applies the plan. The meta found matching the
+// index, at the start and once the plan is applied, is recorded in kb
+// (setKnown).
+func (ix *Index) underLock(kb *keptLock, genDir string, m meta, man manifest, head string, pr probe, ch changes, writable bool) error {
 	m2, err := readMeta(genDir)
 	if err != nil {
 		return err
-	}
-	n, err := bi.DocCount()
-	if err != nil {
-		return damaged("count documents: %w", err)
-	}
-	if int(n) != m2.Docs {
-		return damaged("%d documents in the index, %d in its meta", n, m2.Docs)
 	}
 	if err := checkVecFiles(genDir, m2); err != nil {
 		return err
@@ -588,7 +577,7 @@ func (ix *Index) underLock(bi bleve.Index, kb *keptBleve, genDir string, m meta,
 		ix.c.warn(p, brokenError(p, man[p].broken))
 	}
 	if writable && !ch.empty() {
-		st, err := ix.apply(bi, genDir, m, man, ch)
+		st, err := ix.apply(genDir, m, man, ch)
 		ix.last = st
 		if err != nil {
 			return err
@@ -618,12 +607,12 @@ func (ix *Index) underLock(bi bleve.Index, kb *keptBleve, genDir string, m meta,
 	return nil
 }
 
-// openGen opens a generation's bleve index, retrying with backoff while
-// another process holds it.
-func (ix *Index) openGen(genDir string, readOnly bool) (bleve.Index, error) {
+// openGen takes a generation's lock, shared for reading, retrying with
+// backoff while another process holds it.
+func (ix *Index) openGen(genDir string, readOnly bool) (*genLock, error) {
 	backoff := 50 * time.Millisecond
 	for i := 1; ; i++ {
-		bi, err := openBleve(filepath.Join(genDir, bleveDirName), readOnly, ix.c.opt.LockTimeout)
+		bi, err := lockGen(genDir, !readOnly, ix.c.opt.LockTimeout)
 		if !errors.Is(err, errBusy) || i == lockAttempts {
 			return bi, err
 		}
@@ -655,7 +644,7 @@ func (ix *Index) attachCurrent() error {
 
 // attach opens the generation genDir read-only as it is.
 func (ix *Index) attach(genDir string) error {
-	bi, kb, err := ix.c.opt.Keep.bleveFor(genDir, func() (bleve.Index, error) { return ix.openGen(genDir, true) })
+	bi, kb, err := ix.c.opt.Keep.lockFor(genDir, func() (*genLock, error) { return ix.openGen(genDir, true) })
 	if errors.Is(err, errBusy) {
 		return ErrBusy
 	}
@@ -665,68 +654,26 @@ func (ix *Index) attach(genDir string) error {
 	m, err := kb.attachMeta(genDir)
 	if err != nil {
 		if kb != nil {
-			ix.c.opt.Keep.releaseBleve(kb)
+			ix.c.opt.Keep.releaseLock(kb)
 		} else {
-			closeBleve(bi, filepath.Join(genDir, bleveDirName))
+			bi.Close()
 		}
 		return err
 	}
-	ix.bi, ix.kb, ix.gen, ix.meta = bi, kb, genDir, m
+	ix.lk, ix.kb, ix.gen, ix.meta = bi, kb, genDir, m
 	ix.last = Stats{Docs: m.Docs, Commit: m.Commit}
 	return nil
 }
 
-// apply loads the planned files and updates the bleve index, then the
-// manifest and the meta, in that order: a crash in between leaves a
-// manifest that is older than the index, and the next refresh redoes the
-// difference.
-func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch changes) (Stats, error) {
+// apply loads the planned files and updates the vector store (rows,
+// postings and vectors), then the manifest and the meta, in that order: a
+// crash in between leaves a manifest that is older than the index, and the
+// next refresh redoes the difference. While a generation is built, its
+// documents wait in ix.added for rebuild to write them.
+func (ix *Index) apply(genDir string, m meta, man manifest, ch changes) (Stats, error) {
 	start := time.Now()
 	st := Stats{Commit: ch.head}
-	bleveDir := filepath.Join(genDir, bleveDirName)
-	batch := bi.NewBatch()
-	// Building a segment from a batch takes one core; while building a
-	// new generation two batches are built at once to use both.
-	var (
-		inflight sync.WaitGroup
-		slots    = make(chan struct{}, 2)
-		errMu    sync.Mutex
-		asyncErr error
-	)
-	failed := func() error {
-		errMu.Lock()
-		defer errMu.Unlock()
-		return asyncErr
-	}
-	flush := func() error {
-		if batch.Size() == 0 {
-			return nil
-		}
-		if !ix.unsafeBatches {
-			err := runBatch(bi, bleveDir, batch)
-			// A new batch, not Reset: scorch's queueing goroutine may
-			// still be ranging over the old one's operations.
-			batch = bi.NewBatch()
-			if err != nil {
-				return fmt.Errorf("update the index: %w", err)
-			}
-			return nil
-		}
-		b := batch
-		batch = bi.NewBatch()
-		slots <- struct{}{}
-		inflight.Go(func() {
-			defer func() { <-slots }()
-			if err := runBatch(bi, bleveDir, b); err != nil {
-				errMu.Lock()
-				asyncErr = cmp.Or(asyncErr, fmt.Errorf("update the index: %w", err))
-				errMu.Unlock()
-			}
-		})
-		return failed()
-	}
-	defer inflight.Wait()
-	var gone []string // paths whose vectors go
+	var gone []string // paths whose rows go
 	err := loadAll(ix.src, ch.load, ix.c.progress, func(o obs, d Doc, lx lexed, err error) error {
 		st.Loaded++
 		p := o.Path
@@ -736,7 +683,6 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 		case errors.Is(err, fs.ErrNotExist):
 			if had {
 				if prev.broken == "" {
-					batch.Delete(p)
 					gone = append(gone, p)
 				}
 				delete(man, p)
@@ -744,7 +690,6 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 			}
 		case err != nil:
 			if had && prev.broken == "" {
-				batch.Delete(p)
 				gone = append(gone, p)
 			}
 			man[p] = entry{size: o.Size, mtime: o.ModTime, racy: racy, broken: err.Error()}
@@ -762,15 +707,9 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 				st.Unchanged++
 				break
 			}
-			if err := batch.Index(p, bleveDoc(d)); err != nil {
-				return fmt.Errorf("index %s: %w", p, err)
-			}
 			ix.added = append(ix.added, newVecInput(d, lx))
 			man[p] = entry{size: o.Size, mtime: o.ModTime, racy: racy, id: d.ID, sum: sum}
 			st.Indexed++
-		}
-		if batch.Size() >= ix.batchSize() {
-			return flush()
 		}
 		return nil
 	})
@@ -780,42 +719,16 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 	for _, p := range ch.remove {
 		if e, ok := man[p]; ok {
 			if e.broken == "" {
-				batch.Delete(p)
 				gone = append(gone, p)
 			}
 			delete(man, p)
 			st.Removed++
 		}
 	}
-	if ix.unsafeBatches {
-		// The batches so far returned before they were on disk; the
-		// last one, applied after all of them, reports when it is, and
-		// snapshots are persisted in order, so then everything is.
-		inflight.Wait()
-		if err := failed(); err != nil {
-			return st, err
-		}
-		persisted := make(chan error, 1)
-		batch.SetPersistedCallback(func(err error) { persisted <- err })
-		batch.SetInternal([]byte("mira-built"), []byte(m.BuiltAt.Format(time.RFC3339Nano)))
-		if err := runBatch(bi, bleveDir, batch); err != nil {
-			return st, fmt.Errorf("update the index: %w", err)
-		}
-		if err := waitPersisted(bleveDir, persisted); err != nil {
-			return st, fmt.Errorf("write the index: %w", err)
-		}
-	} else if err := flush(); err != nil {
-		return st, err
-	}
-	n, err := bi.DocCount()
-	if err != nil {
-		return st, fmt.Errorf("count documents: %w", err)
-	}
 	seq := m.VecSeq
-	if !ix.unsafeBatches {
-		// A new generation gets its vectors once all its documents are
-		// in (rebuild); an update changes them here.
-		if m, err = ix.c.updateVectors(ix.dir, genDir, m, ix.added, gone); err != nil {
+	live := len(ix.added) // a new generation's: its vectors come once all its documents are in (rebuild)
+	if !ix.building {
+		if m, live, err = ix.c.updateVectors(ix.dir, genDir, m, ix.added, gone); err != nil {
 			return st, err
 		}
 		ix.added = nil
@@ -828,7 +741,7 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 	if err := writeManifest(genDir, man, changed); err != nil {
 		return st, err
 	}
-	m.Docs, m.Commit, m.Broken = int(n), ch.head, man.broken()
+	m.Docs, m.Commit, m.Broken = live, ch.head, man.broken()
 	m.UpdatedAt = ix.c.opt.Now().UTC()
 	if err := writeMeta(genDir, m); err != nil {
 		return st, err
@@ -837,57 +750,16 @@ func (ix *Index) apply(bi bleve.Index, genDir string, m meta, man manifest, ch c
 	if m.VecSeq != seq {
 		removeVecFiles(genDir, m.VecSeq) // compacted
 	}
-	st.Docs = int(n)
+	st.Docs = live
 	st.Vectors, st.Pending = m.Vectors, m.Pending
 	st.Embedded, st.Cached = ix.c.embedded, ix.c.cached
-	settle(bi, ix.unsafeBatches)
 	st.Took = time.Since(start)
 	return st, nil
 }
 
-// batchSize is the documents per bleve batch, each one segment. A new
-// generation takes bigger batches: scorch merges small segments into
-// bigger ones over and over. At 100,000 entries, rebuilds with batches of
-// 1,000, 3,000 and 10,000 documents took 63.4, 62.4 and 64.4 s of CPU and
-// peaked at 580, 545 and 1051 MB (run side by side on 2 loaded cores):
-// big batches are held in memory twice over while scorch builds them.
-func (ix *Index) batchSize() int {
-	if ix.unsafeBatches {
-		return rebuildBatchSize
-	}
-	return batchSize
-}
-
-// settle runs scorch's tiered merge plan (segments of similar size are
-// merged, big ones are left alone) once to completion: always after a
-// rebuild, so that a new generation starts out steady, and after an update
-// when more than maxSegments segments have piled up. Scorch's background
-// merger keeps the count down while a writer has the index open, but
-// processes hold it open only for a moment, and a merge cut short by Close
-// leaves its segments for the next writer.
-func settle(bi bleve.Index, always bool) {
-	adv, err := bi.Advanced()
-	if err != nil {
-		return
-	}
-	s, ok := adv.(*scorch.Scorch)
-	if !ok {
-		return
-	}
-	if !always {
-		st, ok := s.Stats().(*scorch.Stats)
-		if !ok || atomic.LoadUint64(&st.TotFileSegmentsAtRoot) <= maxSegments {
-			return
-		}
-	}
-	opts := mergeplan.DefaultMergePlanOptions
-	_ = s.ForceMerge(context.Background(), &opts)
-}
-
 // loadAll loads files through the source and analyses their text, in
 // parallel when there are many, and hands each result to fn in the calling
-// goroutine (bleve batches are not safe for concurrent use). It stops at
-// fn's first error.
+// goroutine. It stops at fn's first error.
 func loadAll(src Source, files []obs, progress func(done, total int), fn func(obs, Doc, lexed, error) error) error {
 	total := len(files)
 	step := max(total/100, 256)
@@ -960,7 +832,7 @@ func (ix *Index) LastUpdate() Stats { return ix.last }
 
 // Close releases the index. It is safe to call more than once.
 func (ix *Index) Close() error {
-	if ix.closed || ix.bi == nil {
+	if ix.closed || ix.lk == nil {
 		ix.closed = true
 		return nil
 	}
@@ -968,13 +840,10 @@ func (ix *Index) Close() error {
 	ix.vecOnce.Do(func() {}) // no search starts loading them now
 	ix.vec.release()
 	if ix.kb != nil {
-		ix.c.opt.Keep.releaseBleve(ix.kb)
+		ix.c.opt.Keep.releaseLock(ix.kb)
 		return nil
 	}
-	if err := closeBleve(ix.bi, filepath.Join(ix.gen, bleveDirName)); err != nil {
-		return fmt.Errorf("close index: %w", err)
-	}
-	return nil
+	return ix.lk.Close()
 }
 
 // short abbreviates a commit hash for messages.

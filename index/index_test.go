@@ -8,11 +8,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -116,7 +114,7 @@ func TestRebuildFromNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	gen := strings.TrimSpace(string(cur))
-	for _, name := range []string{"meta.json", "manifest", "bleve/index_meta.json"} {
+	for _, name := range []string{"meta.json", "manifest", "lock", "vectors-1"} {
 		if _, err := os.Stat(filepath.Join(f.root, ".index", gen, name)); err != nil {
 			t.Errorf("generation lacks %s: %v", name, err)
 		}
@@ -191,15 +189,6 @@ func TestManyUpdates(t *testing.T) {
 			t.Fatalf("round %d: LastUpdate() = %+v, warnings %v; want %d docs, no rebuild", i, st, w.got, i+2)
 		}
 		ix.Close()
-	}
-	ix := mustOpen(t, f, opts(nil))
-	adv, err := ix.bi.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := adv.(*scorch.Scorch).Stats().(*scorch.Stats)
-	if n := atomic.LoadUint64(&st.TotFileSegmentsAtRoot); n > maxSegments+1 {
-		t.Errorf("%d segments after 40 updates, want at most %d", n, maxSegments+1)
 	}
 }
 
@@ -365,20 +354,14 @@ func TestDamagedIndexIsRebuilt(t *testing.T) {
 		name   string
 		damage func(t *testing.T, root, gen string)
 	}{
-		{"garbage bolt file", func(t *testing.T, root, gen string) {
-			write(t, filepath.Join(gen, "bleve", "store", "root.bolt"), strings.Repeat("garbage!", 1000))
+		{"garbage vector file", func(t *testing.T, root, gen string) {
+			write(t, filepath.Join(gen, "vectors-1"), strings.Repeat("garbage!", 1000))
 		}},
-		{"garbage segments", func(t *testing.T, root, gen string) {
-			zaps, _ := filepath.Glob(filepath.Join(gen, "bleve", "store", "*.zap"))
-			if len(zaps) == 0 {
-				t.Fatal("no segment files")
-			}
-			for _, z := range zaps {
-				write(t, z, "not a segment")
-			}
+		{"vector file gone", func(t *testing.T, root, gen string) {
+			os.Remove(filepath.Join(gen, "vectors-1"))
 		}},
-		{"bleve directory gone", func(t *testing.T, root, gen string) {
-			os.RemoveAll(filepath.Join(gen, "bleve"))
+		{"lock file gone", func(t *testing.T, root, gen string) {
+			os.Remove(filepath.Join(gen, "lock"))
 		}},
 		{"wrong version", func(t *testing.T, root, gen string) {
 			b, _ := os.ReadFile(filepath.Join(gen, "meta.json"))
@@ -435,43 +418,6 @@ func TestDamagedIndexIsRebuilt(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestWriterFailed: when scorch's own goroutines fail while a change is
-// written (bolt pages with other bytes make its persister panic, and a
-// Batch then waits forever for a persistence that never comes), the
-// update is answered as damage: the generation is rebuilt and the change
-// found, and nothing waits forever.
-func TestWriterFailed(t *testing.T) {
-	f := newFake(t)
-	f.writeDoc(t, fdoc{id: "A", created: t0, text: "sturdy walrus"})
-	mustOpen(t, f, opts(nil)).Close()
-	old := currentGen(t, f.root)
-	b := f.writeDoc(t, fdoc{id: "B", created: t0, text: "fragile teacup"})
-	asyncFailed(errors.New("persister: panic: page 3 already freed"), filepath.Join(old, "bleve", "store"))
-
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var w warnings
-		ix := mustOpen(t, f, opts(&w))
-		defer ix.Close()
-		if !ix.LastUpdate().Rebuilt {
-			t.Errorf("LastUpdate() = %+v, want a rebuild", ix.LastUpdate())
-		}
-		hits, err := ix.Search(Query{Text: "teacup"})
-		if err != nil || len(hits) != 1 || hits[0].Path != b {
-			t.Errorf("Search = %+v, %v; want %s", hits, err, b)
-		}
-		if len(w.got) != 1 {
-			t.Errorf("warnings %v, want one", w.got)
-		}
-	}()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("open with a failed writer did not return")
 	}
 }
 
@@ -648,15 +594,6 @@ func TestManifestRoundTrip(t *testing.T) {
 		if _, err := parseManifest([]byte(bad)); err == nil {
 			t.Errorf("parseManifest(%q) succeeded", bad)
 		}
-	}
-}
-
-func TestBleveLogsFiltered(t *testing.T) {
-	var b strings.Builder
-	w := &bleveLogFilter{next: &b}
-	w.Write([]byte("ours\n"))
-	if b.String() != "ours\n" {
-		t.Errorf("filter dropped a line logged outside bleve: %q", b.String())
 	}
 }
 

@@ -35,7 +35,6 @@ const (
 	manifestName = "manifest"
 	// manifestLogSuffix makes the name of the manifest's log from its own.
 	manifestLogSuffix = ".log"
-	bleveDirName      = "bleve"
 	genPrefix         = "g-"
 	manifestMagic     = "mira-index-manifest 2"
 )
@@ -173,7 +172,7 @@ type entry struct {
 	racy   bool
 	id     string
 	sum    uint64 // docSum of what was indexed; 0 for a broken file
-	broken string // Load's error; the file is not in the bleve index
+	broken string // Load's error; the file has no row
 }
 
 // manifest maps store-relative paths to what was indexed for them.

@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/registry"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/scorer"
@@ -24,6 +25,11 @@ import (
 // rows' terms, and a log record the terms of its row. A text search
 // decodes the postings of its few terms and scores them into an array by
 // row; filters are the rows' own (rowFilter). See "Words" in doc.go.
+
+// textAnalyzer analyses bodies and query text alike: English, with
+// possessives and stop words removed and Porter stemming, so that
+// "deploying" finds "deployed" and a question finds statements.
+const textAnalyzer = en.AnalyzerName
 
 // termFreq is one distinct analysed term of a text and how often it occurs.
 type termFreq struct {
@@ -514,4 +520,47 @@ func (vs *vecStore) textTop(terms []string, n int, f *rowFilter) ([]lexHit, erro
 		top = top[:min(n, len(top))]
 	}
 	return top, nil
+}
+
+// newest returns the n newest live rows that pass the query's filters as
+// candidates, newest first; rows without a creation time come last, and
+// ties go by path.
+func (vs *vecStore) newest(q Query, n int) []Candidate {
+	f := newRowFilter(vs, q)
+	before := func(a, b int) bool {
+		ra, rb := &vs.rows[a], &vs.rows[b]
+		if ra.hasCreated != rb.hasCreated {
+			return ra.hasCreated
+		}
+		if ra.created != rb.created {
+			return ra.created > rb.created
+		}
+		return ra.path < rb.path
+	}
+	var top []int
+	for i := range vs.rows {
+		r := &vs.rows[i]
+		if r.dead || f != nil && !f.pass(r) {
+			continue
+		}
+		if len(top) == n && !before(i, top[n-1]) {
+			continue
+		}
+		at, _ := slices.BinarySearchFunc(top, i, func(a, b int) int {
+			if before(a, b) {
+				return -1
+			}
+			return 1
+		})
+		top = slices.Insert(top, at, i)
+		if len(top) > n {
+			top = top[:n]
+		}
+	}
+	out := make([]Candidate, len(top))
+	for i, r := range top {
+		out[i].Path, out[i].vrow = vs.rows[r].path, r+1
+		vs.fields(r, &out[i])
+	}
+	return out
 }

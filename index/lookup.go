@@ -2,9 +2,7 @@ package index
 
 import (
 	"errors"
-
-	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/search/query"
+	"slices"
 )
 
 // ErrNotFound is returned by Finder.PathOf for an id the index does not
@@ -25,33 +23,25 @@ var StandingKinds = []string{"correction", "goal", "task"}
 // entries of any kind, and entries of the StandingKinds. The caller reads
 // the files to check status and pin expiry; n bounds the answer.
 func (ix *Index) Standing(scopes []string, n int) ([]string, error) {
-	if ix.bi == nil || ix.closed {
+	if ix.lk == nil || ix.closed {
 		return nil, errors.New("index is closed")
 	}
-	var any []query.Query
-	for _, k := range StandingKinds {
-		t := query.NewTermQuery(k)
-		t.SetField(fieldKind)
-		any = append(any, t)
-	}
-	for _, p := range []string{"sticky", "leased"} {
-		t := query.NewTermQuery(p)
-		t.SetField(fieldPin)
-		any = append(any, t)
-	}
-	var q query.Query = query.NewDisjunctionQuery(any)
-	if f := filterQuery(Query{Scopes: scopes}); f != nil {
-		q = query.NewConjunctionQuery([]query.Query{q, f})
-	}
-	req := bleve.NewSearchRequestOptions(q, n, 0, false)
-	req.SortBy([]string{"_id"})
-	res, err := ix.run(req)
+	vs, done, err := ix.rowsFor()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, len(res.Hits))
-	for i, h := range res.Hits {
-		out[i] = h.ID
+	defer done()
+	in := func(set []string, v string) bool { return slices.Contains(set, v) }
+	var out []string
+	for i := range vs.rows {
+		r := &vs.rows[i]
+		if r.dead || len(scopes) > 0 && !in(scopes, vs.dict[r.scope]) {
+			continue
+		}
+		if in(StandingKinds, vs.dict[r.kind]) || in([]string{"sticky", "leased"}, vs.dict[r.pin]) {
+			out = append(out, r.path)
+		}
 	}
-	return out, nil
+	slices.Sort(out)
+	return out[:min(n, len(out))], nil
 }

@@ -30,7 +30,7 @@ type Hit struct {
 // stage: the two retrievers, their fusion, the recency weighting and the
 // project bonus, and what MMR took off.
 type Why struct {
-	// BM25 is bleve's raw score: the sum over the query's terms, times
+	// BM25 is the raw score: the sum over the query's terms, times
 	// the share of the terms the entry matched; 0 when the entry was not
 	// a lexical candidate.
 	BM25 float64 `json:"bm25"`

@@ -39,16 +39,13 @@ func rebuild(src Source, c *call) (st Stats, err error) {
 			os.RemoveAll(genDir)
 		}
 	}()
-	bi, err := createBleve(filepath.Join(genDir, bleveDirName), c.opt.LockTimeout, true)
+	// The new generation is locked while it is built, so that nobody
+	// removes it meanwhile (tidy).
+	lk, err := createLock(genDir, c.opt.LockTimeout)
 	if err != nil {
-		return st, fmt.Errorf("create bleve index: %w", err)
+		return st, fmt.Errorf("create index generation: %w", err)
 	}
-	open := true
-	defer func() {
-		if open {
-			closeBleve(bi, filepath.Join(genDir, bleveDirName))
-		}
-	}()
+	defer lk.Close()
 	// The head is read before the files: a commit made while they are
 	// read shows up as a change at the next refresh instead of being lost.
 	head, err := src.Head()
@@ -70,17 +67,13 @@ func rebuild(src Source, c *call) (st Stats, err error) {
 	slices.SortFunc(files, func(a, b obs) int { return strings.Compare(a.Path, b.Path) })
 	now := c.opt.Now().UTC()
 	m := meta{Version: FormatVersion, BuiltAt: now, VecSeq: 1}
-	ix := &Index{src: src, c: c, dir: dir, unsafeBatches: true}
+	ix := &Index{src: src, c: c, dir: dir, building: true}
 	c.progress(0, len(files))
-	st, err = ix.apply(bi, genDir, m, manifest{}, changes{head: head, load: files})
+	st, err = ix.apply(genDir, m, manifest{}, changes{head: head, load: files})
 	if err != nil {
 		return st, err
 	}
 	c.progress(len(files), len(files))
-	open = false
-	if err = closeBleve(bi, filepath.Join(genDir, bleveDirName)); err != nil {
-		return st, fmt.Errorf("close new index: %w", err)
-	}
 	// Then the vectors, from all the documents at once: the built-in
 	// model is fitted on them.
 	vm, err := c.buildVectors(dir, genDir, ix.added)
@@ -145,7 +138,7 @@ func (ix *Index) tidy(current string) {
 			if genTime(name) > cur && time.Since(time.Unix(0, genTime(name))) < staleAge {
 				continue
 			}
-			unlock, ok := lockIdle(filepath.Join(p, bleveDirName, "store", "root.bolt"))
+			unlock, ok := lockIdle(filepath.Join(p, lockName))
 			if !ok {
 				continue
 			}

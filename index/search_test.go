@@ -1,15 +1,11 @@
 package index
 
 import (
-	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/search/query"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -308,137 +304,68 @@ func TestQueryRanking(t *testing.T) {
 	}
 }
 
-// TestFilteredQuery: the lexical side's filtered query finds the same
-// documents with the same scores, in the same order, as bleve's boolean
-// query with a filter clause, over filters of each kind and their mixes.
-func TestFilteredQuery(t *testing.T) {
+// TestLexicalFilters: a filtered text search returns the hits of the
+// unfiltered search that pass the filter, with the same scores in the
+// same order, for filters of each kind and their mixes.
+func TestLexicalFilters(t *testing.T) {
 	f := newFake(t)
 	generate(t, f, 2000)
 	ix := mustOpen(t, f, opts(nil))
-	texts := []string{vocabulary[3] + " " + vocabulary[40], vocabulary[700] + " " + vocabulary[5] + " " + vocabulary[90], vocabulary[2]}
-	filters := []Query{
-		{Scopes: []string{"shop"}},
-		{Scopes: []string{"shop", "global"}, Kinds: []string{"fact", "decision"}},
-		{Tags: []string{vocabulary[1], vocabulary[7]}},
-		{Since: time.Date(2026, 10, 10, 0, 0, 0, 0, time.UTC), Kinds: []string{"note"}},
-		{Scopes: []string{"nowhere"}},
-	}
-	for _, text := range texts {
-		for i, fq := range filters {
-			fq.Text = text
-			filter := filterQuery(fq)
-			bq := query.NewBooleanQuery(nil, nil, nil)
-			bq.AddMust(ix.textQuery(text))
-			bq.AddFilter(filter)
-			want, err := ix.search(bleve.NewSearchRequestOptions(bq, 100, 0, false))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := ix.search(bleve.NewSearchRequestOptions(&filteredQuery{text: ix.textQuery(text), filter: filter}, 100, 0, false))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Total != want.Total {
-				t.Errorf("%q, filter %d: %d matches, bleve's boolean query %d", text, i, got.Total, want.Total)
-			}
-			if len(want.Hits) == 0 && i < len(filters)-1 {
-				t.Errorf("%q, filter %d: no hits; the filter should leave some", text, i)
-			}
-			if len(got.Hits) != len(want.Hits) {
-				t.Fatalf("%q, filter %d: %d hits, want %d", text, i, len(got.Hits), len(want.Hits))
-			}
-			for j := range want.Hits {
-				if got.Hits[j].ID != want.Hits[j].ID || got.Hits[j].Score != want.Hits[j].Score {
-					t.Errorf("%q, filter %d, hit %d: %s %v, want %s %v", text, i, j, got.Hits[j].ID, got.Hits[j].Score, want.Hits[j].ID, want.Hits[j].Score)
-				}
-			}
-		}
-	}
-}
-
-// TestBroadFilter: a filter that lets most documents through is applied to
-// the hits of an unfiltered search by their vector rows, and gives the
-// filtered search's hits and scores exactly; a narrow filter, or one of
-// tags or times, is left to bleve.
-func TestBroadFilter(t *testing.T) {
-	f := newFake(t)
-	generate(t, f, 2000) // scopes global, shop, mira, blog, about a quarter each
-	// A scope of a few documents that match the queries well: the broad
-	// searches find them among their first hits and must drop them.
-	for i := range 12 {
-		f.writeDoc(t, fdoc{id: fmt.Sprintf("R%03d", i), kind: "note", scope: "rare", created: t0,
-			text: strings.Repeat(vocabulary[3]+" "+vocabulary[40]+" "+vocabulary[2]+" "+vocabulary[90]+" ", 1+i%4)})
-	}
-	ix := mustOpen(t, f, opts(nil))
-	vq, err := ix.vectorQuery("anything")
+	vs, done, err := ix.rowsFor()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer vq.release()
-	vs := vq.side.vs
-	texts := []string{vocabulary[3] + " " + vocabulary[40], vocabulary[700] + " " + vocabulary[5] + " " + vocabulary[90], vocabulary[2], vocabulary[1500]}
-	for _, tc := range []struct {
-		q     Query
-		broad bool
+	defer done()
+	texts := []string{vocabulary[3] + " " + vocabulary[40], vocabulary[700] + " " + vocabulary[5] + " " + vocabulary[90], vocabulary[2]}
+	since := time.Date(2026, 10, 10, 0, 0, 0, 0, time.UTC)
+	filters := []struct {
+		q    Query
+		keep func(r *vecRow) bool
 	}{
-		{Query{Scopes: []string{"global", "shop", "mira"}}, false}, // three quarters
-		{Query{Scopes: []string{"global", "shop", "mira", "blog"}}, true},
-		{Query{Kinds: []string{"fact", "decision", "preference", "turn", "note"}, Scopes: []string{"global", "shop", "mira", "blog"}}, true},
-		{Query{Scopes: []string{"global", "shop", "mira", "blog", "nowhere"}, Kinds: []string{"fact", "decision", "note", "preference", "turn"}}, true},
-		{Query{Scopes: []string{"shop"}}, false},
-		{Query{Tags: []string{vocabulary[1]}}, false},
-	} {
-		used, usedDropping := 0, 0
-		f := newRowFilter(vs, tc.q)
-		share, counted := vs.shareOf(f)
-		if got := counted && share >= broadFilter; got != tc.broad {
-			t.Errorf("%+v: share %.2f (counted %v); broad = %v, want %v", tc.q, share, counted, got, tc.broad)
+		{Query{Scopes: []string{"shop"}}, func(r *vecRow) bool { return vs.dict[r.scope] == "shop" }},
+		{Query{Scopes: []string{"shop", "global"}, Kinds: []string{"fact", "decision"}}, func(r *vecRow) bool {
+			return slices.Contains([]string{"shop", "global"}, vs.dict[r.scope]) && slices.Contains([]string{"fact", "decision"}, vs.dict[r.kind])
+		}},
+		{Query{Tags: []string{vocabulary[1], vocabulary[7]}}, func(r *vecRow) bool {
+			return slices.ContainsFunc(r.tags, func(t int32) bool { return vs.dict[t] == vocabulary[1] || vs.dict[t] == vocabulary[7] })
+		}},
+		{Query{Since: since, Kinds: []string{"note"}}, func(r *vecRow) bool {
+			return vs.dict[r.kind] == "note" && r.hasCreated && r.created >= since.UnixNano()
+		}},
+		{Query{Scopes: []string{"nowhere"}}, func(*vecRow) bool { return false }},
+	}
+	for _, text := range texts {
+		all, err := ix.lexical(Query{Text: text}, 5000, vs)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, text := range texts {
-			for _, n := range []int{1, 10, 30} {
-				q := tc.q
+		for i, fq := range filters {
+			var want []Candidate
+			for _, c := range all {
+				if fq.keep(&vs.rows[c.vrow-1]) {
+					want = append(want, c)
+				}
+			}
+			if len(want) == 0 && i < len(filters)-1 {
+				t.Errorf("%q, filter %d: no hits; the filter should leave some", text, i)
+			}
+			for _, n := range []int{1, 10, 100} {
+				q := fq.q
 				q.Text = text
-				want, err := ix.bleveLexical(q, n, false, nil)
+				got, err := ix.lexical(q, n, vs)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := ix.bleveLexical(q, n, false, vs)
-				if err != nil {
-					t.Fatal(err)
+				w := want[:min(n, len(want))]
+				if len(got) != len(w) {
+					t.Fatalf("%q, filter %d, n=%d: %d hits, want %d", text, i, n, len(got), len(w))
 				}
-				// A broad filter may still fall back, when the documents
-				// it drops crowd the first hits; a narrow one always does.
-				_, ok, _ := ix.broadly(q, n, false, vs)
-				if ok && !tc.broad {
-					t.Errorf("%+v %q n=%d: the unfiltered search was used for a narrow filter", tc.q, text, n)
-				}
-				if ok {
-					used++
-					if text == texts[0] {
-						usedDropping++ // its first hits are of the rare scope
-					}
-				}
-				if len(got.Hits) != len(want.Hits) {
-					t.Fatalf("%+v %q n=%d: %d hits, want %d", tc.q, text, n, len(got.Hits), len(want.Hits))
-				}
-				if tc.broad && text == texts[0] {
-					all, err := ix.bleveLexical(Query{Text: text}, n, false, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if len(all.Hits) > 0 && !strings.HasPrefix(all.Hits[0].ID, "entries/rare/") {
-						t.Errorf("%q: the best unfiltered hit %s is not of the rare scope; the test proves little", text, all.Hits[0].ID)
-					}
-				}
-				for j := range want.Hits {
-					if got.Hits[j].ID != want.Hits[j].ID || got.Hits[j].Score != want.Hits[j].Score {
-						t.Errorf("%+v %q n=%d, hit %d: %s %v, want %s %v", tc.q, text, n, j, got.Hits[j].ID, got.Hits[j].Score, want.Hits[j].ID, want.Hits[j].Score)
+				for j := range w {
+					if got[j].Path != w[j].Path || got[j].BM25 != w[j].BM25 {
+						t.Errorf("%q, filter %d, hit %d: %s %v, want %s %v", text, i, j, got[j].Path, got[j].BM25, w[j].Path, w[j].BM25)
 					}
 				}
 			}
-		}
-		if tc.broad && (used == 0 || usedDropping == 0) {
-			t.Errorf("%+v: the unfiltered search was used %d times, %d of them dropping hits; want some of each", tc.q, used, usedDropping)
 		}
 	}
 }

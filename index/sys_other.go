@@ -44,8 +44,8 @@ func mapFile(f *os.File, size int, populate bool) ([]byte, func() error, error) 
 	return nil, nil, errors.New("no memory mapping on this system")
 }
 
-// lockShared only checks that the file exists where there is no flock.
-func lockShared(path string, timeout time.Duration) (unlock func(), err error) {
+// lockTimed only checks that the file exists where there is no flock.
+func lockTimed(path string, exclusive bool, timeout time.Duration) (unlock func(), err error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}

@@ -27,8 +27,8 @@ func fstatat(dir *os.File, name string) (FileStat, error) {
 	return FileStat{Size: st.Size, ModTime: st.Mtim.Nano()}, nil
 }
 
-// lockIdle takes an exclusive lock on the file (bbolt's lock file of a
-// generation, root.bolt) without waiting. It fails while some process has
+// lockIdle takes an exclusive lock on the file (a generation's lock file)
+// without waiting. It fails while some process has
 // the generation open, to build or to read it; a generation is removed only
 // while this lock is held. A missing file counts as idle.
 func lockIdle(path string) (unlock func(), ok bool) {
@@ -82,17 +82,22 @@ func mapFile(f *os.File, size int, populate bool) ([]byte, func() error, error) 
 	return data, func() error { return unix.Munmap(data) }, nil
 }
 
-// lockShared takes a shared lock on the file at path, as bbolt's readers
-// do, waiting at most timeout for a writer's exclusive lock (errBusy). A
-// missing file is an error matching os.ErrNotExist.
-func lockShared(path string, timeout time.Duration) (unlock func(), err error) {
+// lockTimed takes a lock on the file at path, exclusive or shared,
+// waiting at most timeout for other processes' locks (errBusy). A missing
+// file is an error matching os.ErrNotExist.
+func lockTimed(path string, exclusive bool, timeout time.Duration) (unlock func(), err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
+	how := unix.LOCK_SH
+	if exclusive {
+		how = unix.LOCK_EX
+	}
 	deadline := time.Now().Add(timeout)
+	wait := time.Millisecond
 	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+		err = unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
 		if err == nil {
 			return func() { f.Close() }, nil
 		}
@@ -104,6 +109,7 @@ func lockShared(path string, timeout time.Duration) (unlock func(), err error) {
 			f.Close()
 			return nil, errBusy
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(wait)
+		wait = min(2*wait, 10*time.Millisecond)
 	}
 }

@@ -687,6 +687,9 @@ func checkVecFiles(genDir string, m meta) error {
 	if h.embedder != m.Embedder || h.dim != m.Dim {
 		return damaged("vectors are of %s/%d, the meta says %s/%d", h.embedder, h.dim, m.Embedder, m.Dim)
 	}
+	if m.VecLog == 0 && h.rows != m.Docs {
+		return damaged("%d documents have rows, the meta says %d", h.rows, m.Docs)
+	}
 	if m.VecLog > 0 {
 		fi, err := os.Stat(log)
 		if err != nil {
@@ -701,8 +704,8 @@ func checkVecFiles(genDir string, m meta) error {
 
 // loadVecStore reads a generation's vectors: the base file and the log up
 // to its committed length (and the complete records after it, which a
-// writer that crashed before its meta left: their documents are in the
-// bleve index too). With rowsOnly, the vectors themselves are not read.
+// writer that crashed before its meta left, which the next writer keeps).
+// With rowsOnly, the vectors themselves are not read.
 func loadVecStore(genDir string, m meta, rowsOnly bool) (*vecStore, error) {
 	return loadVecStoreFor(genDir, m, rowsOnly, false)
 }
@@ -1193,8 +1196,8 @@ func appendLog(log string, committed int64, records []byte) (int64, error) {
 	}
 	end := committed
 	if fi.Size() > committed {
-		// Keep the complete records after the committed length: their
-		// documents went into the bleve index before the crash.
+		// Keep the complete records after the committed length: a
+		// reader may have applied them already (see replay).
 		tail := make([]byte, fi.Size()-committed)
 		if _, err := f.ReadAt(tail, committed); err != nil {
 			return 0, fmt.Errorf("vector log: %w", err)

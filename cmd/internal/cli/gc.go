@@ -23,8 +23,8 @@ import (
 // Work larger than that goes past the limit, the collector capped at half
 // the CPU, as the runtime does.
 //
-// A rebuild of 100,000 entries keeps more live (bleve's segments being
-// built and merged, then the model and the vectors), and near a 300 MB
+// A rebuild of 100,000 entries keeps more live (every document's terms
+// and text until the model is fitted, then the vectors), and near a 300 MB
 // limit the collector ran most of the time: 19.4–24.4 s and 354–372 MB,
 // against 17.5–17.7 s and 427 MB with 400 MiB and 16.8–17.0 s and 478 MB
 // with 450 MiB (runs side by side on 2 cores). 400 MiB keeps a 100k

@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// TestKeepBleve: a Keep holds the bleve index open between Opens of an
+// TestKeepLock: a Keep holds the generation's lock between Opens of an
 // unchanged generation, and lets go of it whenever a writer needs the
 // lock: at once for a writer in this process, when idle for one
 // elsewhere, and when released.
-func TestKeepBleve(t *testing.T) {
+func TestKeepLock(t *testing.T) {
 	f := newFake(t)
 	for i := range 3 {
 		f.writeDoc(t, fdoc{id: fmt.Sprintf("D%d", i), created: t0, text: fmt.Sprintf("note %d about herons", i)})
@@ -32,14 +32,14 @@ func TestKeepBleve(t *testing.T) {
 	}
 
 	a := mustOpen(t, f, o)
-	first := a.bi
+	first := a.lk
 	if a.kb == nil || count(a) != 3 {
 		t.Fatalf("first Open: kept %v, %d hits", a.kb != nil, count(a))
 	}
 	a.Close()
 	b := mustOpen(t, f, o)
-	if b.bi != first {
-		t.Error("the second Open of an unchanged generation opened bleve again")
+	if b.lk != first {
+		t.Error("the second Open of an unchanged generation took the lock again")
 	}
 	if count(b) != 3 {
 		t.Error("searching the kept index")
@@ -58,7 +58,7 @@ func TestKeepBleve(t *testing.T) {
 	}
 	c.Close()
 	d := mustOpen(t, f, o)
-	if d.kb == nil || d.bi == first {
+	if d.kb == nil || d.lk == first {
 		t.Error("after the update: not kept, or the old handle")
 	}
 
@@ -134,7 +134,7 @@ func TestKeepBleve(t *testing.T) {
 	}
 	h.Close()
 	keepMu.Lock()
-	left := keep.bl
+	left := keep.held
 	keepMu.Unlock()
 	if left != nil {
 		t.Error("an idle kept handle was not closed")
@@ -152,45 +152,6 @@ func TestKeepBleve(t *testing.T) {
 		t.Errorf("after Release: indexed %d, stale %d", j.last.Indexed, j.stale)
 	}
 	j.Close()
-}
-
-// TestRowFields: BM25 candidates searched without bleve's stored fields
-// get the same id, project and time from the vector rows, or from bleve
-// when they have no row.
-func TestRowFields(t *testing.T) {
-	f := newFake(t)
-	for i := range 4 {
-		f.writeDoc(t, fdoc{id: fmt.Sprintf("D%d", i), project: fmt.Sprintf("p%d", i%2),
-			created: t0.Add(-time.Duration(i) * time.Hour), text: fmt.Sprintf("note %d about herons", i)})
-	}
-	ix := mustOpen(t, f, opts(nil))
-	q := Query{Text: "herons", K: 10, Now: t0}
-	want, err := ix.lexicalCandidates(q, 10, nil, DefaultRanking, true, nil)
-	if err != nil || len(want) != 4 {
-		t.Fatalf("with fields: %d candidates, %v", len(want), err)
-	}
-	side, err := ix.loadVectors()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, vs := range map[string]*vecStore{"rows": side.vs, "no rows": {}} {
-		got, err := ix.lexicalCandidates(q, 10, nil, DefaultRanking, false, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got[0].ID != "" {
-			t.Fatalf("%s: fields loaded when not asked for", name)
-		}
-		if err := ix.rowFields(got, vs); err != nil {
-			t.Fatal(err)
-		}
-		for i := range want {
-			g, w := got[i], want[i]
-			if g.Path != w.Path || g.ID != w.ID || g.Project != w.Project || !g.CreatedAt.Equal(w.CreatedAt) || g.BM25 != w.BM25 {
-				t.Errorf("%s: candidate %d = %+v, want %+v", name, i, g, w)
-			}
-		}
-	}
 }
 
 func isClosed(ch <-chan struct{}) bool {

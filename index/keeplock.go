@@ -1,26 +1,19 @@
 package index
 
 import (
-	"path/filepath"
 	"sync"
 	"time"
-
-	"github.com/blevesearch/bleve/v2"
 )
 
-// keptBleve is a generation's bleve index held open between Opens of a
-// Keep: opening one costs milliseconds at 10k entries (its mapping,
-// analysers and segments, whose checksums are read first), more than the
-// BM25 search itself.
-//
-// An open bleve index holds bolt's lock on the generation: shared when it
-// is read-only, exclusive when it writes. In one process the readers and
-// the writer share one handle: a writer in this process opens it for
-// writing (writerFor) and leaves it kept, and the searches that come while
-// it writes search it as it is, which scorch allows; they never wait for
-// the lock. A writer that finds a read-only handle lets it go first. The
-// consistency checks of an Open (the documents against the meta) and a
-// writer's update are kept apart by the handle's own lock (gate).
+// keptLock is a generation's lock held between Opens of a Keep: shared
+// when it only reads, exclusive when it writes. In one process the readers
+// and the writer share one: a writer in this process takes it exclusively
+// (writerFor) and leaves it kept, and the searches that come while it
+// writes search the vector store they loaded before, which the writer
+// never changes in place; they never wait for the lock. A writer that
+// finds a shared lock lets it go first. The consistency checks of an Open
+// (the files against the meta) and a writer's update are kept apart by
+// the handle's own lock (gate).
 //
 // Another process needs the lock too, so the handle is let go of when it
 // could be kept waiting: an idle handle is closed after keepIdle (a
@@ -29,28 +22,27 @@ import (
 // older than keepWritable, when its last user is done, so that a reader
 // elsewhere waits that long at most even under a steady stream of
 // searches.
-type keptBleve struct {
+type keptLock struct {
 	genDir   string
-	bi       bleve.Index
+	lk       *genLock
 	users    int // Indexes using it now
 	idle     *time.Timer
 	writable bool
 	opened   time.Time
 	gate     sync.RWMutex  // a writer's update (held) against an Open's checks (shared)
-	closed   chan struct{} // closed once bi is
-	bm25     bm25Stats     // the searches' field statistics (see bm25Stats)
+	closed   chan struct{} // closed once lk is
 	// known is the meta last found to match the index under the gate:
 	// what a search that attaches while a writer of this process holds
 	// the gate goes by (see attachMeta). Guarded by knownMu.
 	knownMu sync.Mutex
 	known   *meta
-	// reader, for a writable handle, opens the generation read-only.
-	reader func() (bleve.Index, error)
+	// reader, for a writable handle, takes the generation's lock shared.
+	reader func() (*genLock, error)
 }
 
-// shut closes the handle; nobody uses it.
-func (b *keptBleve) shut() {
-	closeBleve(b.bi, filepath.Join(b.genDir, bleveDirName))
+// shut lets go of the lock; nobody uses it.
+func (b *keptLock) shut() {
+	b.lk.Close()
 	close(b.closed)
 }
 
@@ -68,11 +60,11 @@ const (
 	keepWait = 2 * time.Second
 )
 
-// bleveFor returns the generation's index for reading: the kept handle
+// lockFor returns the generation's index for reading: the kept handle
 // when k has one for genDir (for reading or writing), else a new one
 // opened read-only that k keeps. A non-nil kb is to be given back with
-// releaseBleve rather than closed.
-func (k *Keep) bleveFor(genDir string, open func() (bleve.Index, error)) (bi bleve.Index, kb *keptBleve, err error) {
+// releaseLock rather than closed.
+func (k *Keep) lockFor(genDir string, open func() (*genLock, error)) (bi *genLock, kb *keptLock, err error) {
 	if k == nil {
 		bi, err = open()
 		return bi, nil, err
@@ -81,10 +73,10 @@ func (k *Keep) bleveFor(genDir string, open func() (bleve.Index, error)) (bi ble
 	// A writer of this process opening the generation: its handle will
 	// do, and a read-only one would only stop it.
 	k.waitOpening()
-	if b := k.bl; b != nil && b.genDir == genDir {
+	if b := k.held; b != nil && b.genDir == genDir {
 		b.use()
 		keepMu.Unlock()
-		return b.bi, b, nil
+		return b.lk, b, nil
 	}
 	// Another generation's handle (the index was rebuilt) goes now, or
 	// when its last search ends.
@@ -96,11 +88,11 @@ func (k *Keep) bleveFor(genDir string, open func() (bleve.Index, error)) (bi ble
 	}
 	keepMu.Lock()
 	defer keepMu.Unlock()
-	if k.bl != nil {
+	if k.held != nil {
 		return bi, nil, nil // a concurrent Open kept its own meanwhile
 	}
-	k.bl = k.newKept(genDir, bi, false)
-	return bi, k.bl, nil
+	k.held = k.newKept(genDir, bi, false)
+	return bi, k.held, nil
 }
 
 // writerFor returns the generation's index opened for writing: the kept
@@ -111,17 +103,17 @@ func (k *Keep) bleveFor(genDir string, open func() (bleve.Index, error)) (bi ble
 // reader opens the generation read-only: once the writable handle goes
 // (see downgrade), the searches of this process get one opened that way
 // in the background rather than open it in their own time.
-func (k *Keep) writerFor(genDir string, open, reader func() (bleve.Index, error)) (bi bleve.Index, kb *keptBleve, err error) {
+func (k *Keep) writerFor(genDir string, open, reader func() (*genLock, error)) (bi *genLock, kb *keptLock, err error) {
 	if k == nil {
 		bi, err = open()
 		return bi, nil, err
 	}
 	keepMu.Lock()
 	k.waitOpening()
-	if b := k.bl; b != nil && b.genDir == genDir && b.writable {
+	if b := k.held; b != nil && b.genDir == genDir && b.writable {
 		b.use()
 		keepMu.Unlock()
-		return b.bi, b, nil
+		return b.lk, b, nil
 	}
 	// A read-only handle's shared lock would stop us: it goes now, or
 	// when its last search ends, which we wait for (searches take
@@ -150,9 +142,9 @@ func (k *Keep) writerFor(genDir string, open, reader func() (bleve.Index, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	k.bl = k.newKept(genDir, bi, true)
-	k.bl.reader = reader
-	return bi, k.bl, nil
+	k.held = k.newKept(genDir, bi, true)
+	k.held.reader = reader
+	return bi, k.held, nil
 }
 
 // WriterOpening reports whether a writer of this process is opening the
@@ -200,23 +192,23 @@ func (k *Keep) waitOpening() {
 }
 
 // newKept makes the kept handle of bi with its first user. keepMu is held.
-func (k *Keep) newKept(genDir string, bi bleve.Index, writable bool) *keptBleve {
-	b := &keptBleve{genDir: genDir, bi: bi, users: 1, writable: writable, opened: time.Now(), closed: make(chan struct{})}
+func (k *Keep) newKept(genDir string, bi *genLock, writable bool) *keptLock {
+	b := &keptLock{genDir: genDir, lk: bi, users: 1, writable: writable, opened: time.Now(), closed: make(chan struct{})}
 	b.idle = time.AfterFunc(time.Hour, func() { k.closeIdle(b) })
 	b.idle.Stop()
 	return b
 }
 
 // use counts one more user of b. keepMu is held.
-func (b *keptBleve) use() {
+func (b *keptLock) use() {
 	b.users++
 	b.idle.Stop()
 }
 
 // gated runs fn holding b's gate: alone when write, else shared with
-// other readers. A handle that is not kept (nil) has the bolt lock for a
-// gate.
-func (b *keptBleve) gated(write bool, fn func() error) error {
+// other readers. A handle that is not kept (nil) has the generation's
+// lock for a gate.
+func (b *keptLock) gated(write bool, fn func() error) error {
 	switch {
 	case b == nil:
 	case write:
@@ -231,7 +223,7 @@ func (b *keptBleve) gated(write bool, fn func() error) error {
 
 // setKnown records m as matching the index; the caller holds b's gate,
 // alone or shared. A nil b records nothing.
-func (b *keptBleve) setKnown(m meta) {
+func (b *keptLock) setKnown(m meta) {
 	if b == nil {
 		return
 	}
@@ -246,8 +238,8 @@ func (b *keptBleve) setKnown(m meta) {
 // the writer found matching the index before it began, rather than wait
 // the batch out (tens of milliseconds, and every search of a busy proxy
 // with it). Such a search sees the index as one that attached just
-// before the batch does, which scorch allows (see keptBleve).
-func (b *keptBleve) attachMeta(genDir string) (meta, error) {
+// before the batch does (see keptLock).
+func (b *keptLock) attachMeta(genDir string) (meta, error) {
 	if b == nil {
 		return readMeta(genDir)
 	}
@@ -268,20 +260,20 @@ func (b *keptBleve) attachMeta(genDir string) (meta, error) {
 	return m, err
 }
 
-// releaseBleve gives back a handle that bleveFor or writerFor returned.
-func (k *Keep) releaseBleve(b *keptBleve) {
+// releaseLock gives back a handle that lockFor or writerFor returned.
+func (k *Keep) releaseLock(b *keptLock) {
 	keepMu.Lock()
 	b.users--
 	switch {
 	case b.users > 0:
 		keepMu.Unlock()
-	case k.bl != b:
+	case k.held != b:
 		// Detached while used: its last user closes it.
 		keepMu.Unlock()
 		b.shut()
 	case b.writable && time.Since(b.opened) > keepWritable:
 		// Let another process have the lock now and then.
-		k.bl = nil
+		k.held = nil
 		keepMu.Unlock()
 		k.downgrade(b)
 	case b.writable:
@@ -293,15 +285,15 @@ func (k *Keep) releaseBleve(b *keptBleve) {
 	}
 }
 
-// dropBleve lets go of the handle of genDir, which an open found it
+// dropLock lets go of the handle of genDir, which an open found it
 // could not trust: at once when nobody uses it, else when its last user
 // is done.
-func (k *Keep) dropBleve(genDir string) {
+func (k *Keep) dropLock(genDir string) {
 	if k == nil {
 		return
 	}
 	keepMu.Lock()
-	if k.bl == nil || k.bl.genDir != genDir {
+	if k.held == nil || k.held.genDir != genDir {
 		keepMu.Unlock()
 		return
 	}
@@ -314,13 +306,13 @@ func (k *Keep) dropBleve(genDir string) {
 // when it is to be closed now (by the caller, with shutNow), and a
 // channel closed once it is closed, when its last user will close it
 // later. keepMu is held.
-func (k *Keep) detachLocked() (now *keptBleve, gone <-chan struct{}) {
-	b := k.bl
+func (k *Keep) detachLocked() (now *keptLock, gone <-chan struct{}) {
+	b := k.held
 	if b == nil {
 		return nil, nil
 	}
 	b.idle.Stop()
-	k.bl = nil
+	k.held = nil
 	if b.users > 0 {
 		return nil, b.closed
 	}
@@ -328,20 +320,20 @@ func (k *Keep) detachLocked() (now *keptBleve, gone <-chan struct{}) {
 }
 
 // shutNow closes a handle detachLocked returned for closing; nil is none.
-func (b *keptBleve) shutNow() {
+func (b *keptLock) shutNow() {
 	if b != nil {
 		b.shut()
 	}
 }
 
 // closeIdle closes b if it is still kept and unused.
-func (k *Keep) closeIdle(b *keptBleve) {
+func (k *Keep) closeIdle(b *keptLock) {
 	keepMu.Lock()
-	if k.bl != b || b.users > 0 {
+	if k.held != b || b.users > 0 {
 		keepMu.Unlock()
 		return
 	}
-	k.bl = nil
+	k.held = nil
 	keepMu.Unlock()
 	k.downgrade(b)
 }
@@ -353,7 +345,7 @@ func (k *Keep) closeIdle(b *keptBleve) {
 // proxy). The read-only handle's shared lock lets other processes read;
 // like any kept handle it goes after keepIdle unused, and before this
 // process writes.
-func (k *Keep) downgrade(b *keptBleve) {
+func (k *Keep) downgrade(b *keptLock) {
 	b.shut()
 	if !b.writable || b.reader == nil {
 		return
@@ -367,15 +359,15 @@ func (k *Keep) downgrade(b *keptBleve) {
 			return // the next search opens it, and reports what is wrong
 		}
 		keepMu.Lock()
-		if k.bl != nil || k.opening != nil || k.releases != releases {
+		if k.held != nil || k.opening != nil || k.releases != releases {
 			keepMu.Unlock()
-			closeBleve(bi, filepath.Join(b.genDir, bleveDirName))
+			bi.Close()
 			return
 		}
 		nb := k.newKept(b.genDir, bi, false)
 		nb.users = 0
 		nb.idle.Reset(keepIdle)
-		k.bl = nb
+		k.held = nb
 		keepMu.Unlock()
 	}()
 }
