@@ -1,0 +1,125 @@
+package index
+
+import (
+	"github.com/blevesearch/bleve/v2/analysis"
+)
+
+// The analyser's tokenizer splits text into words by the Unicode word
+// boundary rules (UAX #29), through a state machine over every code point;
+// at 100k documents that was two thirds of the analysis and a tenth of a
+// rebuild. Text that is all ASCII, nearly all of it in practice, is split
+// here by the same rules as they apply to ASCII, into the same tokens
+// (TestASCIITokensMatch); anything else goes to the state machine. The
+// filters after it (possessives, lower case, stop words, stemming) are the
+// analyser's own.
+//
+// In ASCII the rules that join characters into a word are: letters and
+// digits run together (WB5, WB8-WB10); a letter, then ':', '.' or an
+// apostrophe, then a letter stay one word (WB6-WB7); a digit, then ',',
+// ';', '.' or an apostrophe, then a digit too (WB11-WB12); '_' joins
+// whatever letters, digits and underscores stand on either side
+// (WB13a-b). Every other character is a break, and a segment of them
+// (spaces, punctuation) is no token.
+
+// asciiClass is a byte's word-break class.
+type asciiClass uint8
+
+const (
+	clOther     asciiClass = iota
+	clLetter               // A-Z a-z
+	clDigit                // 0-9
+	clUnder                // _ (ExtendNumLet)
+	clMidLetter            // : (MidLetter)
+	clMidNum               // , ; (MidNum)
+	clMidBoth              // . ' (MidNumLet, Single_Quote)
+)
+
+var asciiClasses = func() (t [128]asciiClass) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = clLetter, clLetter
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = clDigit
+	}
+	t['_'], t[':'], t[','], t[';'], t['.'], t['\''] = clUnder, clMidLetter, clMidNum, clMidNum, clMidBoth, clMidBoth
+	return t
+}()
+
+// isASCII reports whether b has only ASCII bytes.
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// asciiTokens splits ASCII text into the tokens the Unicode tokenizer
+// gives: the same terms (slices of b), offsets and positions.
+func asciiTokens(b []byte) analysis.TokenStream {
+	var toks []analysis.Token
+	pos := 1
+	for i := 0; i < len(b); {
+		c := asciiClasses[b[i]]
+		if c != clLetter && c != clDigit && c != clUnder {
+			i++
+			continue
+		}
+		start := i
+		typ := analysis.AlphaNumeric
+		if c == clDigit {
+			typ = analysis.Numeric
+		}
+		for i+1 < len(b) {
+			cur, next := asciiClasses[b[i]], asciiClasses[b[i+1]]
+			if next == clLetter || next == clDigit || next == clUnder {
+				if cur == clLetter || cur == clDigit || cur == clUnder {
+					i++
+					if next == clLetter {
+						typ = analysis.AlphaNumeric
+					}
+					continue
+				}
+				break
+			}
+			if i+2 < len(b) {
+				after := asciiClasses[b[i+2]]
+				if cur == clLetter && after == clLetter && (next == clMidLetter || next == clMidBoth) ||
+					cur == clDigit && after == clDigit && (next == clMidNum || next == clMidBoth) {
+					i += 2
+					continue
+				}
+			}
+			break
+		}
+		i++
+		if toks == nil {
+			toks = make([]analysis.Token, 0, len(b)/5+1)
+		}
+		toks = append(toks, analysis.Token{Term: b[start:i], Start: start, End: i, Position: pos, Type: typ})
+		pos++
+	}
+	out := make(analysis.TokenStream, len(toks))
+	for i := range toks {
+		out[i] = &toks[i]
+	}
+	return out
+}
+
+// fastAnalyzer is the text analyser with asciiTokens in front of its own
+// tokenizer.
+type fastAnalyzer struct{ a *analysis.DefaultAnalyzer }
+
+func (f fastAnalyzer) Analyze(input []byte) analysis.TokenStream {
+	var toks analysis.TokenStream
+	if isASCII(input) {
+		toks = asciiTokens(input)
+	} else {
+		toks = f.a.Tokenizer.Tokenize(input)
+	}
+	for _, filter := range f.a.TokenFilters {
+		toks = filter.Filter(toks)
+	}
+	return toks
+}
