@@ -730,14 +730,22 @@ func (ix *Index) apply(genDir string, m meta, man manifest, ch changes) (Stats, 
 			st.Removed++
 		}
 	}
-	seq := m.VecSeq
-	live := len(ix.added) // a new generation's: its vectors come once all its documents are in (rebuild)
-	if !ix.building {
-		if m, live, err = ix.c.updateVectors(ix.dir, genDir, m, ix.added, gone); err != nil {
-			return st, err
-		}
-		ix.added = nil
+	if ix.building {
+		// A new generation: rebuild writes its vectors once all its
+		// documents are in, and its manifest meanwhile.
+		m.Docs, m.Commit, m.Broken = len(ix.added), ch.head, man.broken()
+		m.UpdatedAt = ix.c.opt.Now().UTC()
+		ix.meta = m
+		st.Docs = m.Docs
+		st.Took = time.Since(start)
+		return st, nil
 	}
+	seq := m.VecSeq
+	m, live, err := ix.c.updateVectors(ix.dir, genDir, m, ix.added, gone)
+	if err != nil {
+		return st, err
+	}
+	ix.added = nil
 	changed := make([]string, 0, len(ch.load)+len(ch.remove))
 	for _, o := range ch.load {
 		changed = append(changed, o.Path)

@@ -69,21 +69,26 @@ func rebuild(src Source, c *call) (st Stats, err error) {
 	m := meta{Version: FormatVersion, BuiltAt: now, VecSeq: 1}
 	ix := &Index{src: src, c: c, dir: dir, building: true}
 	c.progress(0, len(files))
-	st, err = ix.apply(genDir, m, manifest{}, changes{head: head, load: files})
+	man := manifest{}
+	st, err = ix.apply(genDir, m, man, changes{head: head, load: files})
 	if err != nil {
 		return st, err
 	}
 	c.progress(len(files), len(files))
 	// Then the vectors, from all the documents at once: the built-in
-	// model is fitted on them.
+	// model is fitted on them. The manifest is written meanwhile (a
+	// second at 100k, much of it waiting for the disk).
+	wrote := make(chan error, 1)
+	go func() { wrote <- writeManifest(genDir, man, nil) }()
 	vm, err := c.buildVectors(dir, genDir, ix.added)
+	if werr := <-wrote; err == nil {
+		err = werr
+	}
 	if err != nil {
 		return st, err
 	}
 	ix.added = nil
-	if m, err = readMeta(genDir); err != nil {
-		return st, err
-	}
+	m = ix.meta
 	m.Embedder, m.Dim, m.DefaultEmbedder, m.FitDocs = vm.embedder, vm.dim, vm.defaultEmbedder, vm.fitDocs
 	m.Vectors, m.Pending = vm.vectors, vm.pending
 	if err := writeMeta(genDir, m); err != nil {
