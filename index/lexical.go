@@ -469,7 +469,6 @@ func (vs *vecStore) textTop(terms []string, n int, f *rowFilter) ([]lexHit, erro
 			sc.acc[d], sc.matched[d] = 0, 0
 		}
 		sc.touched = sc.touched[:0]
-		sc.posts = sc.posts[:0]
 		textScratchPool.Put(sc)
 	}()
 	if len(sc.acc) < len(vs.rows) {
@@ -477,27 +476,26 @@ func (vs *vecStore) textTop(terms []string, n int, f *rowFilter) ([]lexHit, erro
 		sc.acc = make([]float64, grow)
 		sc.matched = make([]uint16, grow)
 	}
-	// Each term's live postings, then its document count and weight.
+	// Each term's live documents, counted by a first pass over its
+	// postings (decoding them twice costs less than keeping them: a
+	// question of common words has hundreds of thousands at 100k).
 	type clause struct {
-		posts      []lexPost
-		df         int
-		idf, tfidf float64
+		term string
+		df   int
+		idf  float64
 	}
 	clauses := make([]clause, len(terms))
 	for i, t := range terms {
-		start := len(sc.posts)
-		err := vs.eachPosting(t, func(row int, freq uint32) {
+		df := 0
+		err := vs.eachPosting(t, func(row int, _ uint32) {
 			if ln.k[row] >= 0 {
-				sc.posts = append(sc.posts, lexPost{int32(row), freq})
+				df++
 			}
 		})
 		if err != nil {
 			return nil, err
 		}
-		clauses[i].posts = sc.posts[start:len(sc.posts):len(sc.posts)]
-		df := len(sc.posts) - start
-		clauses[i].df = df
-		clauses[i].idf = math.Log(1 + (float64(docs)-float64(df)+0.5)/(float64(df)+0.5))
+		clauses[i] = clause{t, df, math.Log(1 + (float64(docs)-float64(df)+0.5)/(float64(df)+0.5))}
 	}
 	if len(clauses) <= searcher.DisjunctionHeapTakeover {
 		// bleve's slice searcher adds a document's terms in the order of
@@ -511,21 +509,24 @@ func (vs *vecStore) textTop(terms []string, n int, f *rowFilter) ([]lexHit, erro
 	norm := 1.0 / math.Sqrt(sumSq)
 	for _, c := range clauses {
 		weight := c.idf * norm
-		for _, p := range c.posts {
-			var tf float64
-			if p.freq < scorer.MaxSqrtCache {
-				tf = scorer.SqrtCache[int(p.freq)]
-			} else {
-				tf = math.Sqrt(float64(p.freq))
+		vs.eachPosting(c.term, func(d int, freq uint32) {
+			k := ln.k[d]
+			if k < 0 {
+				return
 			}
-			score := c.idf * (tf * search.BM25_k1) / (tf + ln.k[p.row])
-			d := p.row
+			var tf float64
+			if freq < scorer.MaxSqrtCache {
+				tf = scorer.SqrtCache[int(freq)]
+			} else {
+				tf = math.Sqrt(float64(freq))
+			}
+			score := c.idf * (tf * search.BM25_k1) / (tf + k)
 			if sc.matched[d] == 0 {
 				sc.touched = append(sc.touched, uint32(d))
 			}
 			sc.acc[d] += score * weight
 			sc.matched[d]++
-		}
+		})
 	}
 	better := func(a, b lexHit) int {
 		if a.score != b.score {

@@ -18,7 +18,6 @@ type textScratch struct {
 	acc     []float64 // summed term scores, by row
 	matched []uint16  // terms matched, by row
 	touched []uint32  // rows with a match, in the order found
-	posts   []lexPost // the live postings of the query's terms
 }
 
 var textScratchPool = sync.Pool{New: func() any { return new(textScratch) }}

@@ -773,7 +773,25 @@ func loadVecStoreFor(genDir string, m meta, rowsOnly, kept bool) (*vecStore, err
 		return nil, damaged("vectors: row section does not add up")
 	}
 	vs.nbase = len(vs.rows)
-	if vs.lex, err = parseLexSection(all[h.rowsLen:]); err != nil {
+	// The strings the rows keep and the postings move to buffers of
+	// their own, so that the section, most of it decoded into the rows
+	// already (a fifth of a server's heap at 100k), can go.
+	size := h.lexLen
+	for i := range vs.rows {
+		r := &vs.rows[i]
+		size += len(r.path) + len(r.id) + len(r.content)
+	}
+	arena := make([]byte, 0, size)
+	keep := func(s string) string {
+		at := len(arena)
+		arena = append(arena, s...)
+		return unsafe.String(unsafe.SliceData(arena[at:]), len(s))
+	}
+	for i := range vs.rows {
+		r := &vs.rows[i]
+		r.path, r.id, r.content = keep(r.path), keep(r.id), keep(r.content)
+	}
+	if vs.lex, err = parseLexSection(keep(all[h.rowsLen:])); err != nil {
 		return nil, damaged("vectors: %w", err)
 	}
 	if !rowsOnly {
