@@ -130,7 +130,7 @@ func (m *Memory) Context(ctx context.Context, req ContextRequest) (*plan.Plan, e
 // not closed, found through the index so the store is never walked.
 func (m *Memory) Standing(ctx context.Context, scopes []string, now time.Time) ([]mem.Record, error) {
 	var paths []string
-	err := m.withIndex(ctx, func(ix *index.Index) error {
+	err := m.readIndex(ctx, func(ix *index.Index) error {
 		var err error
 		paths, err = ix.Standing(scopes, 10000)
 		if err != nil {

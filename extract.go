@@ -268,8 +268,9 @@ func (m *Memory) screenFacts(facts []extract.Fact, req ExtractRequest) []extract
 func (m *Memory) neighbours(scope string, paths map[string]string) func(context.Context, []string, int) ([][]extract.Memory, error) {
 	return func(ctx context.Context, texts []string, k int) ([][]extract.Memory, error) {
 		out := make([][]extract.Memory, len(texts))
-		err := m.withIndex(ctx, func(ix *index.Index) error {
+		err := m.readIndex(ctx, func(ix *index.Index) error {
 			for i, t := range texts {
+				out[i] = nil // a second try starts over (readIndex)
 				hits, err := ix.Search(index.Query{Text: t, K: k, Scopes: []string{scope}, Kinds: reconcileKinds})
 				if err != nil {
 					return fmt.Errorf("search: %w", err)

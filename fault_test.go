@@ -135,3 +135,65 @@ func TestDamagedIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestDamagedRowsAtSearch: damage that only a search finds (a byte of the
+// vector file's rows, whose checksum Open does not read) costs that
+// search a rebuild, not an error: the recall answers as before, with one
+// warning.
+func TestDamagedRowsAtSearch(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "home")
+	var warnings []string
+	open := func() *Memory {
+		t.Helper()
+		m, err := Open(t.Context(), Options{Home: root, Config: &Config{}, Getenv: func(string) string { return "" },
+			Warn: func(path string, err error) { warnings = append(warnings, path+": "+err.Error()) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m := open()
+	var es []*mem.Entry
+	for i := range 60 {
+		es = append(es, &mem.Entry{Body: fmt.Sprintf("memory %d about topic %d: the cache layer uses %s", i, i%7, []string{"Redis", "Memcached", "an LRU map"}[i%3])})
+	}
+	if _, err := m.Remember(t.Context(), es, RememberOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(m *Memory) []string {
+		t.Helper()
+		recs, err := m.Recall(t.Context(), Query{Text: "Memcached cache topic 3", K: 5})
+		if err != nil {
+			t.Fatalf("recall: %v", err)
+		}
+		var out []string
+		for _, r := range recs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	want := ids(m)
+	m.Close()
+	cur, err := os.ReadFile(filepath.Join(root, ".index", "CURRENT"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, ".index", strings.TrimSpace(string(cur)), "vectors-1")
+	b, err := os.ReadFile(p)
+	if err != nil || len(b) < 1000 {
+		t.Fatalf("vector file: %d bytes, %v", len(b), err)
+	}
+	b[300] ^= 0x55 // past the header, within the rows
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	warnings = nil
+	m = open()
+	defer m.Close()
+	if got := ids(m); !slices.Equal(got, want) {
+		t.Errorf("recall = %v, want %v", got, want)
+	}
+	if len(warnings) != 1 {
+		t.Errorf("warnings %q, want one", warnings)
+	}
+}

@@ -629,6 +629,18 @@ func (m *Memory) withIndex(ctx context.Context, fn func(*index.Index) error) err
 	return fn(ix)
 }
 
+// readIndex runs fn on the index as withIndex does, and once more when fn
+// finds the index's files damaged: the search that found it left the mark,
+// so the second open rebuilds them, and the command answers instead of
+// failing. fn must be a read that can run twice.
+func (m *Memory) readIndex(ctx context.Context, fn func(*index.Index) error) error {
+	err := m.withIndex(ctx, fn)
+	if index.IsDamaged(err) && ctx.Err() == nil {
+		err = m.withIndex(ctx, fn)
+	}
+	return err
+}
+
 // IndexStatus describes the index as it is, building it first when there
 // is none yet.
 func (m *Memory) IndexStatus(ctx context.Context) (index.Status, error) {

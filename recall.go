@@ -131,7 +131,7 @@ func (m *Memory) Recall(ctx context.Context, q Query) ([]mem.Record, error) {
 		hits     []index.Hit
 		reranked []float64
 	)
-	err = m.withIndex(ctx, func(ix *index.Index) error {
+	err = m.readIndex(ctx, func(ix *index.Index) error {
 		var err error
 		hits, reranked, err = m.search(ctx, ix, iq)
 		return err

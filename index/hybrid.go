@@ -354,7 +354,7 @@ func (ix *Index) rowsFor() (*vecStore, func(), error) {
 		m.VecLog = 0
 		if vs, lerr := loadVecStore(ix.gen, m, true); lerr == nil {
 			ix.c.warn(ix.dir, fmt.Errorf("searching what could be read: %w", err))
-			ix.rows, ix.rowsErr = vs, nil
+			ix.rows, ix.rowsErr, ix.rowsPartial = vs, nil, true
 		}
 	})
 	return ix.rows, func() {}, ix.rowsErr

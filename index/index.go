@@ -183,9 +183,10 @@ type Index struct {
 	vec     *vecSide
 	vecOnce sync.Once
 	// rows is the rows alone, for searches without vectors (rowsFor).
-	rows     *vecStore
-	rowsErr  error
-	rowsOnce sync.Once
+	rows        *vecStore
+	rowsErr     error
+	rowsOnce    sync.Once
+	rowsPartial bool // rows holds what could be read of damaged files
 }
 
 // Open opens the store's index and brings it up to date with the files:

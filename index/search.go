@@ -144,14 +144,17 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		return Stages{Ranked: hits, Final: hits}, nil
 	}
 	mode := cmp.Or(q.Mode, ModeHybrid)
-	var vq *vecQuery
+	var (
+		vq       *vecQuery
+		fallback error // why a search with vectors searches by words only
+	)
 	if mode != ModeLexical {
 		var err error
 		if vq, err = ix.vectorQuery(q.Text); err != nil {
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				return Stages{}, err
 			}
-			ix.c.warn(ix.dir, fmt.Errorf("searching by words only: %w", err))
+			fallback = err
 			mode, vq = ModeLexical, nil
 		}
 	}
@@ -167,6 +170,11 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 			return Stages{}, err
 		}
 		defer done()
+		if fallback != nil && !ix.rowsPartial {
+			// Said once the rows answer (else the error says it), and
+			// not again after rowsFor said they answer in part.
+			ix.c.warn(ix.dir, fmt.Errorf("searching by words only: %w", fallback))
+		}
 		lex, err := ix.lexicalCandidates(q, n, spans, r, vs)
 		if err != nil {
 			return Stages{}, err
