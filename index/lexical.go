@@ -56,7 +56,7 @@ func textAnalysis() analysis.Analyzer {
 			analyzerErr = fmt.Errorf("an analyser of type %T", a)
 			return
 		}
-		analyzerVal = fastAnalyzer{da}
+		analyzerVal = newFastAnalyzer(da)
 	})
 	if analyzerErr != nil {
 		panic(fmt.Sprintf("index: the %s analyser: %v", textAnalyzer, analyzerErr))

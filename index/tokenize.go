@@ -1,7 +1,10 @@
 package index
 
 import (
+	"sync"
+
 	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/token/porter"
 )
 
 // The analyser's tokenizer splits text into words by the Unicode word
@@ -108,8 +111,23 @@ func asciiTokens(b []byte) analysis.TokenStream {
 }
 
 // fastAnalyzer is the text analyser with asciiTokens in front of its own
-// tokenizer.
-type fastAnalyzer struct{ a *analysis.DefaultAnalyzer }
+// tokenizer and, when its last filter is the Porter stemmer, the stems of
+// the words it has seen kept: the stemmer turns every word into runes and
+// back, a tenth of a rebuild's analysis, and most words of a store repeat.
+type fastAnalyzer struct {
+	a     *analysis.DefaultAnalyzer
+	stems *stemCache // nil: every word is stemmed
+}
+
+func newFastAnalyzer(a *analysis.DefaultAnalyzer) fastAnalyzer {
+	f := fastAnalyzer{a: a}
+	if n := len(a.TokenFilters); n > 0 {
+		if _, ok := a.TokenFilters[n-1].(*porter.PorterStemmer); ok {
+			f.stems = &stemCache{m: map[string][]byte{}}
+		}
+	}
+	return f
+}
 
 func (f fastAnalyzer) Analyze(input []byte) analysis.TokenStream {
 	var toks analysis.TokenStream
@@ -118,8 +136,49 @@ func (f fastAnalyzer) Analyze(input []byte) analysis.TokenStream {
 	} else {
 		toks = f.a.Tokenizer.Tokenize(input)
 	}
-	for _, filter := range f.a.TokenFilters {
+	filters := f.a.TokenFilters
+	if f.stems != nil {
+		filters = filters[:len(filters)-1]
+	}
+	for _, filter := range filters {
 		toks = filter.Filter(toks)
 	}
+	if f.stems != nil {
+		f.stems.stem(toks, f.a.TokenFilters[len(f.a.TokenFilters)-1])
+	}
 	return toks
+}
+
+// stemCache keeps the stems of up to maxStems words, shared by the
+// goroutines that analyse. A stem is never written to once kept: the
+// tokens that take it only read it.
+type stemCache struct {
+	mu sync.RWMutex
+	m  map[string][]byte
+}
+
+const maxStems = 1 << 16
+
+// stem stems toks as stemmer does, taking the stems of words seen before
+// from the cache.
+func (c *stemCache) stem(toks analysis.TokenStream, stemmer analysis.TokenFilter) {
+	for _, t := range toks {
+		if t.KeyWord {
+			continue // the stemmer leaves them as they are
+		}
+		c.mu.RLock()
+		s, ok := c.m[string(t.Term)]
+		c.mu.RUnlock()
+		if ok {
+			t.Term = s
+			continue
+		}
+		word := string(t.Term)
+		stemmer.Filter(analysis.TokenStream{t})
+		c.mu.Lock()
+		if len(c.m) < maxStems {
+			c.m[word] = t.Term
+		}
+		c.mu.Unlock()
+	}
 }

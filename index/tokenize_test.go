@@ -69,7 +69,12 @@ func TestASCIITokensMatch(t *testing.T) {
 func TestFastAnalyzerMatches(t *testing.T) {
 	fast := textAnalysis()
 	slow := fast.(fastAnalyzer).a
+	if fast.(fastAnalyzer).stems == nil {
+		t.Error("the stems are not kept")
+	}
 	for _, s := range []string{
+		"Deploying the deployment; deployed on Friday. Friday's deploy!", // twice: stems from the cache
+		"Running runners ran; the runner's runs",
 		"Deploying the deployment; deployed on Friday. Friday's deploy!",
 		"We've decided: Postgres 16.2 for the users' DB, not MySQL's.",
 		"café naïve résumé — “quoted” ’s",
@@ -102,4 +107,33 @@ func FuzzASCIITokens(f *testing.F) {
 			t.Fatal(d)
 		}
 	})
+}
+
+// BenchmarkAnalyse is a document's analysis as a rebuild makes it (a
+// ~40-word ASCII text): with the Unicode tokenizer and every word stemmed,
+// with asciiTokens, and with the stems kept as well.
+func BenchmarkAnalyse(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	texts := make([][]byte, 1000)
+	for i := range texts {
+		var sb []byte
+		for range 40 {
+			sb = append(sb, vocabulary[rng.IntN(2000)]...)
+			sb = append(sb, ' ')
+		}
+		texts[i] = append(sb, "-- we're deploying it on Friday's release."...)
+	}
+	fast := textAnalysis().(fastAnalyzer)
+	for _, a := range []struct {
+		name string
+		a    analysis.Analyzer
+	}{{"unicode", fast.a}, {"ascii", fastAnalyzer{a: fast.a}}, {"ascii+stems", fast}} {
+		b.Run(a.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				a.a.Analyze(texts[i%len(texts)])
+				i++
+			}
+		})
+	}
 }
