@@ -326,34 +326,43 @@ type lexPost struct {
 // log's, dead rows included. An error means the base's are damaged.
 func (vs *vecStore) eachPosting(term string, fn func(row int, freq uint32)) error {
 	if p := vs.lex.postings(term); p != "" {
-		df, n := uvarintString(p)
-		if n <= 0 || df > uint64(len(p)) {
-			return errors.New("bad postings")
-		}
-		p = p[n:]
-		row := uint64(0)
-		for range df {
-			d, n := uvarintString(p)
-			if n <= 0 {
-				return errors.New("bad postings")
-			}
-			f, m := uvarintString(p[n:])
-			if m <= 0 || f == 0 || f > math.MaxUint32 {
-				return errors.New("bad postings")
-			}
-			p = p[n+m:]
-			row += d
-			if row >= uint64(vs.nbase) {
-				return errors.New("a posting past the rows")
-			}
-			fn(int(row), uint32(f))
-		}
-		if p != "" {
-			return errors.New("postings longer than their count")
+		if err := decodePostings(p, vs.nbase, fn); err != nil {
+			return err
 		}
 	}
 	for _, lp := range vs.lexLog[term] {
 		fn(int(lp.row), lp.freq)
+	}
+	return nil
+}
+
+// decodePostings calls fn with each posting of one term's encoded
+// postings p, checking that they add up and name rows below nrows.
+func decodePostings(p string, nrows int, fn func(row int, freq uint32)) error {
+	df, n := uvarintString(p)
+	if n <= 0 || df > uint64(len(p)) {
+		return errors.New("bad postings")
+	}
+	p = p[n:]
+	row := uint64(0)
+	for range df {
+		d, n := uvarintString(p)
+		if n <= 0 {
+			return errors.New("bad postings")
+		}
+		f, m := uvarintString(p[n:])
+		if m <= 0 || f == 0 || f > math.MaxUint32 {
+			return errors.New("bad postings")
+		}
+		p = p[n+m:]
+		row += d
+		if row >= uint64(nrows) {
+			return errors.New("a posting past the rows")
+		}
+		fn(int(row), uint32(f))
+	}
+	if p != "" {
+		return errors.New("postings longer than their count")
 	}
 	return nil
 }
@@ -371,7 +380,7 @@ func (vs *vecStore) addTerms(row int, terms []termFreq) {
 	}
 }
 
-// termsOf returns the terms of every base row, from the postings, for a
+// baseTerms returns the terms of every base row, from the postings, for a
 // compaction.
 func (vs *vecStore) baseTerms() ([][]termFreq, error) {
 	out := make([][]termFreq, vs.nbase)
@@ -381,25 +390,11 @@ func (vs *vecStore) baseTerms() ([][]termFreq, error) {
 	}
 	for i := range l.n {
 		term := strings.Clone(l.term(i))
-		p := l.posting[l.u32(l.postOff, i):l.u32(l.postOff, i+1)]
-		df, n := uvarintString(p)
-		if n <= 0 {
-			return nil, errors.New("bad postings")
-		}
-		p = p[n:]
-		row := uint64(0)
-		for range df {
-			d, n := uvarintString(p)
-			f, m := uvarintString(p[max(n, 0):])
-			if n <= 0 || m <= 0 {
-				return nil, errors.New("bad postings")
-			}
-			p = p[n+m:]
-			row += d
-			if row >= uint64(vs.nbase) {
-				return nil, errors.New("a posting past the rows")
-			}
-			out[row] = append(out[row], termFreq{term, uint32(f)})
+		err := decodePostings(l.posting[l.u32(l.postOff, i):l.u32(l.postOff, i+1)], vs.nbase, func(row int, freq uint32) {
+			out[row] = append(out[row], termFreq{term, freq})
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
@@ -442,6 +437,26 @@ func (vs *vecStore) norms() *lexNorms {
 	})
 	return ln
 }
+
+// textTerms returns the analysed terms of a text query, repeats included,
+// and the other forms of its abbreviations (expandAbbreviations).
+func (ix *Index) textTerms(text string) []string {
+	a := textAnalysis()
+	var terms []string
+	for _, tok := range a.Analyze([]byte(text)) {
+		terms = append(terms, string(tok.Term))
+	}
+	return append(terms, expandAbbreviations(a, text)...)
+}
+
+// textScratch is the per-row state of one text search, reused.
+type textScratch struct {
+	acc     []float64 // summed term scores, by row
+	matched []uint16  // terms matched, by row
+	touched []uint32  // rows with a match, in the order found
+}
+
+var textScratchPool = sync.Pool{New: func() any { return new(textScratch) }}
 
 // lexHit is a row found by words and its BM25 score.
 type lexHit struct {

@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -95,9 +94,6 @@ type vecStore struct {
 	// rowsOnly: the vectors were not read (vecs is empty); a row's vec
 	// says only whether it has one.
 	rowsOnly bool
-	// byScope is the live rows by scope and kind, counted once (see
-	// shareOf); a store extended from this one counts its own.
-	byScope *rowCounts
 	// q8 is the base's 8-bit codes, shared with the stores extended from
 	// this one, and q8log those of the vectors after the base's, this
 	// store's own (see codesFor).
@@ -110,70 +106,9 @@ type vecStore struct {
 	lexNorm *lexNorms // nil: not kept (a store changed in place)
 }
 
-// counted returns the live rows counted by scope and kind, counting them
-// the first time; nil when the store does not count them.
-func (vs *vecStore) counted() *rowCounts {
-	c := vs.byScope
-	if c == nil {
-		return nil
-	}
-	c.once.Do(func() {
-		c.by = map[[2]int32]int{}
-		for i := range vs.rows {
-			if r := &vs.rows[i]; !r.dead {
-				c.by[[2]int32{r.scope, r.kind}]++
-				c.live++
-			}
-		}
-	})
-	return c
-}
-
-// hasEmptyKindOrScope reports whether a live row has no kind or no scope,
-// which a filter dropping other values would not drop (see dropped).
-func (vs *vecStore) hasEmptyKindOrScope() bool {
-	c := vs.counted()
-	if c == nil {
-		return true
-	}
-	for k := range c.by {
-		if vs.dict[k[0]] == "" || vs.dict[k[1]] == "" {
-			return true
-		}
-	}
-	return false
-}
-
-// rowCounts is the number of live rows of each scope and kind.
-type rowCounts struct {
-	once sync.Once
-	by   map[[2]int32]int // {scope, kind} → rows
-	live int
-}
-
 func newVecStore(embedder string, dim int) *vecStore {
-	return &vecStore{embedder: embedder, dim: dim, dictIx: map[string]int32{}, logIx: map[string]int32{}, byScope: &rowCounts{},
+	return &vecStore{embedder: embedder, dim: dim, dictIx: map[string]int32{}, logIx: map[string]int32{},
 		q8: &q8Base{}, q8log: &q8Log{}, lexNorm: &lexNorms{}}
-}
-
-// shareOf returns the share of the live rows that f lets through when f
-// filters by scope and kind only, and false for a filter of tags or
-// times, whose share is not counted.
-func (vs *vecStore) shareOf(f *rowFilter) (float64, bool) {
-	if f.tags != nil || f.hasSince || f.hasUntil {
-		return 0, false
-	}
-	c := vs.counted()
-	if c == nil || c.live == 0 {
-		return 0, false
-	}
-	n := 0
-	for k, m := range c.by {
-		if (f.scopes == nil || f.scopes[k[0]]) && (f.kinds == nil || f.kinds[k[1]]) {
-			n += m
-		}
-	}
-	return float64(n) / float64(c.live), true
 }
 
 // intern returns the dictionary index of s.
@@ -975,7 +910,6 @@ func (vs *vecStore) fork() *vecStore {
 	nv.dictIx = maps.Clone(vs.dictIx)
 	nv.logIx = maps.Clone(vs.logIx)
 	nv.vecs = slices.Clip(vs.vecs)
-	nv.byScope = &rowCounts{}
 	nv.q8log = &q8Log{}
 	nv.lexNorm = &lexNorms{}
 	if vs.lexLog != nil {
