@@ -19,36 +19,9 @@ import (
 // data; damage costs a rebuild and a warning, never a command.
 func TestDamagedIndex(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "home")
-	var warnings []string
-	open := func(root string) *Memory {
-		t.Helper()
-		m, err := Open(t.Context(), Options{Home: root, Config: &Config{}, Getenv: func(string) string { return "" },
-			Warn: func(path string, err error) { warnings = append(warnings, path+": "+err.Error()) }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
+	fx := newFaultStore(t, root)
+	open, ids, es := fx.open, fx.ids, fx.entries
 	m := open(root)
-	var es []*mem.Entry
-	for i := range 60 {
-		es = append(es, &mem.Entry{Body: fmt.Sprintf("memory %d about topic %d: the cache layer uses %s", i, i%7, []string{"Redis", "Memcached", "an LRU map"}[i%3])})
-	}
-	if _, err := m.Remember(t.Context(), es, RememberOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	ids := func(m *Memory) []string {
-		t.Helper()
-		recs, err := m.Recall(t.Context(), Query{Text: "Memcached cache topic 3", K: 5})
-		if err != nil {
-			t.Fatalf("recall: %v", err)
-		}
-		var out []string
-		for _, r := range recs {
-			out = append(out, r.ID)
-		}
-		return out
-	}
 	want := ids(m)
 	m.Close()
 	pristine := filepath.Join(root, ".index")
@@ -113,14 +86,14 @@ func TestDamagedIndex(t *testing.T) {
 				if err := damage[kind](filepath.Join(home, ".index", file)); err != nil {
 					t.Fatal(err)
 				}
-				warnings = nil
+				fx.warnings = nil
 				m := open(home)
 				defer m.Close()
 				if got := ids(m); !slices.Equal(got, want) {
 					t.Errorf("recall after %s of %s = %v, want %v", kind, file, got, want)
 				}
-				if len(warnings) > 1 {
-					t.Errorf("more than one warning: %q", warnings)
+				if len(fx.warnings) > 1 {
+					t.Errorf("more than one warning: %q", fx.warnings)
 				}
 				if _, err := m.Context(t.Context(), ContextRequest{Query: "cache"}); err != nil {
 					t.Errorf("context: %v", err)
@@ -142,36 +115,9 @@ func TestDamagedIndex(t *testing.T) {
 // warning.
 func TestDamagedRowsAtSearch(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "home")
-	var warnings []string
-	open := func() *Memory {
-		t.Helper()
-		m, err := Open(t.Context(), Options{Home: root, Config: &Config{}, Getenv: func(string) string { return "" },
-			Warn: func(path string, err error) { warnings = append(warnings, path+": "+err.Error()) }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
-	m := open()
-	var es []*mem.Entry
-	for i := range 60 {
-		es = append(es, &mem.Entry{Body: fmt.Sprintf("memory %d about topic %d: the cache layer uses %s", i, i%7, []string{"Redis", "Memcached", "an LRU map"}[i%3])})
-	}
-	if _, err := m.Remember(t.Context(), es, RememberOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	ids := func(m *Memory) []string {
-		t.Helper()
-		recs, err := m.Recall(t.Context(), Query{Text: "Memcached cache topic 3", K: 5})
-		if err != nil {
-			t.Fatalf("recall: %v", err)
-		}
-		var out []string
-		for _, r := range recs {
-			out = append(out, r.ID)
-		}
-		return out
-	}
+	fx := newFaultStore(t, root)
+	ids := fx.ids
+	m := fx.open(root)
 	want := ids(m)
 	m.Close()
 	cur, err := os.ReadFile(filepath.Join(root, ".index", "CURRENT"))
@@ -187,13 +133,56 @@ func TestDamagedRowsAtSearch(t *testing.T) {
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	warnings = nil
-	m = open()
+	fx.warnings = nil
+	m = fx.open(root)
 	defer m.Close()
 	if got := ids(m); !slices.Equal(got, want) {
 		t.Errorf("recall = %v, want %v", got, want)
 	}
-	if len(warnings) != 1 {
-		t.Errorf("warnings %q, want one", warnings)
+	if len(fx.warnings) != 1 {
+		t.Errorf("warnings %q, want one", fx.warnings)
 	}
+}
+
+// faultStore is a store of 60 memories for the damage tests: how to open
+// it (or a copy) collecting warnings, and the ids a fixed recall returns.
+type faultStore struct {
+	warnings []string
+	entries  []*mem.Entry
+	open     func(root string) *Memory
+	ids      func(*Memory) []string
+}
+
+func newFaultStore(t *testing.T, root string) *faultStore {
+	fx := &faultStore{}
+	fx.open = func(root string) *Memory {
+		t.Helper()
+		m, err := Open(t.Context(), Options{Home: root, Config: &Config{}, Getenv: func(string) string { return "" },
+			Warn: func(path string, err error) { fx.warnings = append(fx.warnings, path+": "+err.Error()) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	fx.ids = func(m *Memory) []string {
+		t.Helper()
+		recs, err := m.Recall(t.Context(), Query{Text: "Memcached cache topic 3", K: 5})
+		if err != nil {
+			t.Fatalf("recall: %v", err)
+		}
+		var out []string
+		for _, r := range recs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	for i := range 60 {
+		fx.entries = append(fx.entries, &mem.Entry{Body: fmt.Sprintf("memory %d about topic %d: the cache layer uses %s", i, i%7, []string{"Redis", "Memcached", "an LRU map"}[i%3])})
+	}
+	m := fx.open(root)
+	defer m.Close()
+	if _, err := m.Remember(t.Context(), fx.entries, RememberOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return fx
 }
