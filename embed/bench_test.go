@@ -76,3 +76,19 @@ func BenchmarkFit100k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSymEigen measures the eigendecomposition at the end of a fit:
+// the default learned block (256) plus the oversampling.
+func BenchmarkSymEigen(b *testing.B) {
+	const n = 256 + lsaOversample
+	a := newTall(4*n, n)
+	state := uint64(11)
+	for i := range a.v {
+		state += 0x9e3779b97f4a7c15
+		a.v[i] = float32(float64(mix(state)>>11)/(1<<53) - 0.5)
+	}
+	g := a.cross(a, 1) // symmetric and positive semi-definite, as a fit's
+	for b.Loop() {
+		symEigen(g)
+	}
+}
