@@ -21,7 +21,7 @@ type Finder struct {
 	// at the scanLimit'th.
 	idLookups, hashLookups int
 	byID                   map[string]int32
-	byHash                 map[string][]int32
+	byHash                 map[docHash][]int32
 }
 
 // scanLimit is the number of lookups of one kind answered by a scan.
@@ -94,23 +94,24 @@ func (f *Finder) ByHash(hash string) []string {
 	if hash == "" {
 		return nil
 	}
+	key := packHash(hash)
 	if f.hashLookups++; f.hashLookups > scanLimit && f.byHash == nil {
-		f.byHash = make(map[string][]int32, len(f.rows))
+		f.byHash = make(map[docHash][]int32, len(f.rows))
 		for i := range f.rows {
-			if r := &f.rows[i]; r.content != "" && !r.dead {
+			if r := &f.rows[i]; r.content != (docHash{}) && !r.dead {
 				f.byHash[r.content] = append(f.byHash[r.content], int32(i))
 			}
 		}
 	}
 	var out []string
 	if f.byHash != nil {
-		for _, i := range f.byHash[hash] {
+		for _, i := range f.byHash[key] {
 			out = append(out, f.rows[i].path)
 		}
 		return out
 	}
 	for i := range f.rows {
-		if r := &f.rows[i]; r.content == hash && !r.dead {
+		if r := &f.rows[i]; r.content == key && !r.dead {
 			out = append(out, r.path)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/miramem/mira/embed"
@@ -680,8 +681,8 @@ func TestLogCompaction(t *testing.T) {
 func TestVecStoreRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	docs := []vecDoc{
-		{path: "b", id: "B", kind: "fact", scope: "s", project: "p", tags: []string{"x", "y"}, created: t0, hash: hashText("b"), vec: []float32{0.6, 0.8},
-			role: "user", pin: "sticky", terms: appendTerms(nil, []termFreq{{"deploi", 2}, {"friday", 1}}), flen: 3, lsum: 7},
+		{path: "b__IDB.md", id: "IDB", kind: "fact", scope: "s", project: "p", tags: []string{"x", "y"}, created: t0, hash: hashText("b"), vec: []float32{0.6, 0.8},
+			content: "0123456789abcdef0123456789abcdef", role: "user", pin: "sticky", terms: appendTerms(nil, []termFreq{{"deploi", 2}, {"friday", 1}}), flen: 3, lsum: 7},
 		{path: "a", id: "A", kind: "note", scope: "s", vec: nil, terms: appendTerms(nil, []termFreq{{"friday", 1}}), flen: 1},
 		{path: "c", id: "C", kind: "note", scope: "t", pending: true},
 	}
@@ -692,7 +693,7 @@ func TestVecStoreRoundTrip(t *testing.T) {
 	var recs []byte
 	recs = logRecord(recs, &vecDoc{path: "a"}, true)
 	d := vecDoc{path: "d", id: "D", kind: "fact", scope: "t", created: t0.Add(time.Hour), vec: []float32{1, 0},
-		role: "assistant", terms: appendTerms(nil, []termFreq{{"deploi", 1}, {"monday", 3}}), flen: 4, lsum: 1 << 60}
+		content: "0123456789ABCDEF0123456789ABCDEF", role: "assistant", terms: appendTerms(nil, []termFreq{{"deploi", 1}, {"monday", 3}}), flen: 4, lsum: 1 << 60}
 	recs = logRecord(recs, &d, false)
 	n, err := appendLog(log, 0, recs)
 	if err != nil {
@@ -714,9 +715,12 @@ func TestVecStoreRoundTrip(t *testing.T) {
 	for _, doc := range live {
 		got[doc.path] = doc
 	}
-	want := map[string]vecDoc{"b": docs[0], "c": docs[2], "d": d}
-	want["b"] = vecDoc{path: "b", id: "B", kind: "fact", scope: "s", project: "p", tags: []string{"x", "y"}, created: t0, hash: hashText("b"), vec: []float32{0.6, 0.8},
-		role: "user", pin: "sticky", terms: appendTerms(nil, []termFreq{{"deploi", 2}, {"friday", 1}}), flen: 3, lsum: 7}
+	// A hash other than mem.ContentHash's comes back as the digits of
+	// what it is kept as (see docHash).
+	d.content = packHash(d.content).String()
+	want := map[string]vecDoc{"b__IDB.md": docs[0], "c": docs[2], "d": d}
+	want["b__IDB.md"] = vecDoc{path: "b__IDB.md", id: "IDB", kind: "fact", scope: "s", project: "p", tags: []string{"x", "y"}, created: t0, hash: hashText("b"), vec: []float32{0.6, 0.8},
+		content: "0123456789abcdef0123456789abcdef", role: "user", pin: "sticky", terms: appendTerms(nil, []termFreq{{"deploi", 2}, {"friday", 1}}), flen: 3, lsum: 7}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(vecDoc{}, termFreq{})); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
@@ -728,6 +732,29 @@ func TestVecStoreRoundTrip(t *testing.T) {
 	}
 	if err := checkVecFiles(dir, meta{Embedder: "emb", Dim: 2, VecSeq: 1, VecLog: n + 1}); err == nil {
 		t.Error("a short log accepted")
+	}
+}
+
+func TestPackHash(t *testing.T) {
+	hex := "0123456789abcdef0123456789abcdef"
+	for _, s := range []string{"", hex, strings.ToUpper(hex), "00000000000000000000000000000000", "h1", hex + "0", "0123456789abcdef0123456789abcdeg"} {
+		h := packHash(s)
+		if (h == docHash{}) != (s == "") {
+			t.Errorf("packHash(%q) = %x: zero only for no hash", s, h)
+		}
+		if back := packHash(h.String()); back != h {
+			t.Errorf("packHash(%q) = %x, packed again from %q: %x", s, h, h.String(), back)
+		}
+	}
+	if got := packHash(hex).String(); got != hex {
+		t.Errorf("a content hash comes back as %q, want %q", got, hex)
+	}
+	if packHash(hex) == packHash(strings.ToUpper(hex)) || packHash("h1") == packHash("h2") {
+		t.Error("different hashes packed alike")
+	}
+	// A server keeps a row per memory: see vecRow.
+	if n := unsafe.Sizeof(vecRow{}); unsafe.Sizeof(0) == 8 && n > 136 {
+		t.Errorf("vecRow takes %d bytes, want at most 136", n)
 	}
 }
 

@@ -1,7 +1,9 @@
 package index
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -51,21 +53,61 @@ const (
 // reading the bytes from memory.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// vecRow is one live document of the vector store.
+// vecRow is one live document of the vector store. A server keeps one per
+// memory, so its fields are laid out without padding: 136 bytes (it was
+// 152 with the content hash a string), plus the strings it points to.
 type vecRow struct {
-	path, id             string
-	hash                 textHash // of the embedded text
-	content              string   // Doc.Hash: the store's hash of the text, for duplicates
-	created              int64    // unix ns, valid when hasCreated
-	hasCreated           bool
-	kind, scope, project int32 // indexes into vecStore.dict
-	role, pin            int32
-	tags                 []int32
-	flen                 uint32 // the number of terms of its BM25 text (lexical.go)
-	lsum                 uint64 // lexSum of its BM25 text, role and pin
-	vec                  int32  // vector ordinal, -1: none (no words, or pending)
-	pending              bool   // the embedder failed; embedded again later
-	dead                 bool   // removed or replaced by a later log record
+	path, id   string
+	hash       textHash // of the embedded text
+	content    docHash  // Doc.Hash: the store's hash of the text, for duplicates
+	created    int64    // unix ns, valid when hasCreated
+	lsum       uint64   // lexSum of its BM25 text, role and pin
+	tags       []int32
+	kind       int32 // kind, scope, project, role and pin index vecStore.dict
+	scope      int32
+	project    int32
+	role, pin  int32
+	flen       uint32 // the number of terms of its BM25 text (lexical.go)
+	vec        int32  // vector ordinal, -1: none (no words, or pending)
+	hasCreated bool
+	pending    bool // the embedder failed; embedded again later
+	dead       bool // removed or replaced by a later log record
+}
+
+// docHash is a Doc.Hash in 16 bytes: the 32 lowercase hex digits
+// mem.ContentHash gives, decoded (at 100k entries a server kept 3.2 MB of
+// them as text). Any other string, which Mira does not make, is kept as
+// the first 16 bytes of its SHA-256 and written back as their digits,
+// which pack to the same bytes: equal hashes stay equal and different
+// ones different (but for a collision of SHA-256). The zero value is no
+// hash.
+type docHash [16]byte
+
+func packHash(s string) docHash {
+	var h docHash
+	if s == "" {
+		return h
+	}
+	if len(s) == 2*len(h) && strings.IndexFunc(s, func(c rune) bool { return !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') }) < 0 {
+		hex.Decode(h[:], []byte(s))
+		if h != (docHash{}) {
+			return h
+		}
+	}
+	sum := sha256.Sum256([]byte(s))
+	copy(h[:], sum[:])
+	if h == (docHash{}) {
+		h[0] = 1
+	}
+	return h
+}
+
+// String returns the hash as Doc.Hash spells it, "" for none.
+func (h docHash) String() string {
+	if h == (docHash{}) {
+		return ""
+	}
+	return hex.EncodeToString(h[:])
 }
 
 // textHash identifies an embedded text: the first 16 bytes of its SHA-256.
@@ -212,7 +254,7 @@ func (vs *vecStore) put(d vecDoc) {
 		vs.rows[i].dead = true
 	}
 	r := vecRow{
-		path: d.path, id: d.id, hash: d.hash, content: d.content,
+		path: d.path, id: d.id, hash: d.hash, content: packHash(d.content),
 		kind: vs.intern(d.kind), scope: vs.intern(d.scope), project: vs.intern(d.project),
 		role: vs.intern(d.role), pin: vs.intern(d.pin), flen: d.flen, lsum: d.lsum,
 		vec: -1, pending: d.pending,
@@ -258,7 +300,7 @@ func (vs *vecStore) unchanged(d *vecDoc) bool {
 		return false
 	}
 	r := &vs.rows[i]
-	if r.dead || r.pending || r.vec < 0 || r.hash != d.hash || r.id != d.id || r.content != d.content ||
+	if r.dead || r.pending || r.vec < 0 || r.hash != d.hash || r.id != d.id || r.content != packHash(d.content) ||
 		vs.dict[r.kind] != d.kind || vs.dict[r.scope] != d.scope || vs.dict[r.project] != d.project ||
 		vs.dict[r.role] != d.role || vs.dict[r.pin] != d.pin || r.flen != d.flen || r.lsum != d.lsum ||
 		len(r.tags) != len(d.tags) || r.hasCreated == d.created.IsZero() ||
@@ -285,7 +327,7 @@ func (vs *vecStore) del(p string) {
 func (vs *vecStore) doc(i int) vecDoc {
 	r := &vs.rows[i]
 	d := vecDoc{
-		path: r.path, id: r.id, hash: r.hash, content: r.content, pending: r.pending,
+		path: r.path, id: r.id, hash: r.hash, content: r.content.String(), pending: r.pending,
 		kind: vs.dict[r.kind], scope: vs.dict[r.scope], project: vs.dict[r.project],
 		role: vs.dict[r.role], pin: vs.dict[r.pin], flen: r.flen, lsum: r.lsum,
 		vec: vs.vector(i),
@@ -451,7 +493,7 @@ func (r *rowReader) row(vs *vecStore) (vecRow, bool) {
 	}
 	r.off += n
 	copy(row.hash[:], r.bytes(len(row.hash)))
-	row.content = r.str()
+	row.content = packHash(r.str())
 	row.role = vs.intern(r.str())
 	row.pin = vs.intern(r.str())
 	if fl := r.uvarint(); fl > math.MaxUint32 {
@@ -723,7 +765,10 @@ func loadVecStoreFor(genDir string, m meta, rowsOnly, kept bool) (*vecStore, err
 	size := h.lexLen
 	for i := range vs.rows {
 		r := &vs.rows[i]
-		size += len(r.path) + len(r.id) + len(r.content)
+		size += len(r.path)
+		if !strings.Contains(r.path, r.id) {
+			size += len(r.id)
+		}
 	}
 	arena := make([]byte, 0, size)
 	keep := func(s string) string {
@@ -733,7 +778,14 @@ func loadVecStoreFor(genDir string, m meta, rowsOnly, kept bool) (*vecStore, err
 	}
 	for i := range vs.rows {
 		r := &vs.rows[i]
-		r.path, r.id, r.content = keep(r.path), keep(r.id), keep(r.content)
+		r.path = keep(r.path)
+		// An entry Mira wrote is named after its id: the id is then
+		// kept as part of the path (2.6 MB at 100k entries).
+		if at := strings.LastIndex(r.path, r.id); at >= 0 {
+			r.id = r.path[at : at+len(r.id)]
+		} else {
+			r.id = keep(r.id)
+		}
 	}
 	if vs.lex, err = parseLexSection(keep(all[h.rowsLen:])); err != nil {
 		return nil, damaged("vectors: %w", err)
