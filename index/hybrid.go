@@ -445,6 +445,7 @@ func normalize(v []float32) bool {
 // rowFilter is a query's filters over the vector store's rows.
 type rowFilter struct {
 	kinds, scopes, tags map[int32]bool // nil: no filter on the field
+	tagPool             []int32        // the store's (vecStore.tagsOf)
 	since               int64
 	hasSince            bool
 	until               int64 // unix ns, exclusive
@@ -468,6 +469,7 @@ func newRowFilter(vs *vecStore, q Query) *rowFilter {
 		return m
 	}
 	f.kinds, f.scopes, f.tags = set(q.Kinds), set(q.Scopes), set(q.Tags)
+	f.tagPool = vs.tagPool
 	if !q.Since.IsZero() {
 		f.since, f.hasSince = q.Since.UnixNano(), true
 	}
@@ -491,7 +493,7 @@ func (f *rowFilter) pass(r *vecRow) bool {
 		return false
 	}
 	if f.tags != nil {
-		for _, t := range r.tags {
+		for _, t := range f.tagPool[r.tagOff : r.tagOff+r.ntag] {
 			if f.tags[t] {
 				return true
 			}

@@ -327,7 +327,7 @@ func TestLexicalFilters(t *testing.T) {
 			return slices.Contains([]string{"shop", "global"}, vs.dict[r.scope]) && slices.Contains([]string{"fact", "decision"}, vs.dict[r.kind])
 		}},
 		{Query{Tags: []string{vocabulary[1], vocabulary[7]}}, func(r *vecRow) bool {
-			return slices.ContainsFunc(r.tags, func(t int32) bool { return vs.dict[t] == vocabulary[1] || vs.dict[t] == vocabulary[7] })
+			return slices.ContainsFunc(vs.tagsOf(r), func(t int32) bool { return vs.dict[t] == vocabulary[1] || vs.dict[t] == vocabulary[7] })
 		}},
 		{Query{Since: since, Kinds: []string{"note"}}, func(r *vecRow) bool {
 			return vs.dict[r.kind] == "note" && r.hasCreated && r.created >= since.UnixNano()

@@ -54,21 +54,23 @@ const (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // vecRow is one live document of the vector store. A server keeps one per
-// memory, so its fields are laid out without padding: 136 bytes (it was
-// 152 with the content hash a string), plus the strings it points to.
+// memory, so its fields are laid out without padding and its tags are in
+// the store's pool: 120 bytes (it was 152 with the content hash a string
+// and the tags a slice of their own), plus the strings it points to.
 type vecRow struct {
 	path, id   string
 	hash       textHash // of the embedded text
 	content    docHash  // Doc.Hash: the store's hash of the text, for duplicates
 	created    int64    // unix ns, valid when hasCreated
 	lsum       uint64   // lexSum of its BM25 text, role and pin
-	tags       []int32
 	kind       int32 // kind, scope, project, role and pin index vecStore.dict
 	scope      int32
 	project    int32
 	role, pin  int32
 	flen       uint32 // the number of terms of its BM25 text (lexical.go)
 	vec        int32  // vector ordinal, -1: none (no words, or pending)
+	tagOff     uint32 // its tags are vecStore.tagPool[tagOff:][:ntag]
+	ntag       uint32
 	hasCreated bool
 	pending    bool // the embedder failed; embedded again later
 	dead       bool // removed or replaced by a later log record
@@ -120,6 +122,7 @@ type vecStore struct {
 	dict     []string
 	dictIx   map[string]int32
 	rows     []vecRow
+	tagPool  []int32 // the rows' tags (see tagsOf), of dead rows too
 	nbase    int              // rows[:nbase] come from the base file, sorted by path
 	logIx    map[string]int32 // path → row, for rows from the log
 	// base holds the base file's vectors (vector i is base[i*dim:(i+1)*dim]
@@ -171,6 +174,21 @@ func (vs *vecStore) internBytes(b []byte) int32 {
 		return i
 	}
 	return vs.intern(string(b))
+}
+
+// tagsOf returns the tags of row r of vs.
+func (vs *vecStore) tagsOf(r *vecRow) []int32 {
+	return vs.tagPool[r.tagOff : r.tagOff+r.ntag]
+}
+
+// addTags makes room for n tags of a row at the end of the pool and
+// returns where they start and n.
+func (vs *vecStore) addTags(n int) (off, count uint32) {
+	off = uint32(len(vs.tagPool))
+	if n > 0 {
+		vs.tagPool = slices.Grow(vs.tagPool, n)[:len(vs.tagPool)+n]
+	}
+	return off, uint32(n)
 }
 
 // fields sets c's id, project and creation time from row r.
@@ -262,8 +280,9 @@ func (vs *vecStore) put(d vecDoc) {
 	if !d.created.IsZero() {
 		r.created, r.hasCreated = d.created.UnixNano(), true
 	}
-	for _, t := range d.tags {
-		r.tags = append(r.tags, vs.intern(t))
+	r.tagOff, r.ntag = vs.addTags(len(d.tags))
+	for j, t := range d.tags {
+		vs.tagPool[int(r.tagOff)+j] = vs.intern(t)
 	}
 	switch {
 	case d.vec != nil && vs.rowsOnly:
@@ -303,11 +322,11 @@ func (vs *vecStore) unchanged(d *vecDoc) bool {
 	if r.dead || r.pending || r.vec < 0 || r.hash != d.hash || r.id != d.id || r.content != packHash(d.content) ||
 		vs.dict[r.kind] != d.kind || vs.dict[r.scope] != d.scope || vs.dict[r.project] != d.project ||
 		vs.dict[r.role] != d.role || vs.dict[r.pin] != d.pin || r.flen != d.flen || r.lsum != d.lsum ||
-		len(r.tags) != len(d.tags) || r.hasCreated == d.created.IsZero() ||
+		int(r.ntag) != len(d.tags) || r.hasCreated == d.created.IsZero() ||
 		(r.hasCreated && r.created != d.created.UnixNano()) {
 		return false
 	}
-	for j, t := range r.tags {
+	for j, t := range vs.tagsOf(r) {
 		if vs.dict[t] != d.tags[j] {
 			return false
 		}
@@ -335,7 +354,7 @@ func (vs *vecStore) doc(i int) vecDoc {
 	if r.hasCreated {
 		d.created = time.Unix(0, r.created).UTC()
 	}
-	for _, t := range r.tags {
+	for _, t := range vs.tagsOf(r) {
 		d.tags = append(d.tags, vs.dict[t])
 	}
 	return d
@@ -397,7 +416,6 @@ type rowReader struct {
 	src  string
 	off  int
 	err  error
-	slab []int32 // room for the tags of the rows to come
 }
 
 func (r *rowReader) uvarint() uint64 {
@@ -468,15 +486,9 @@ func (r *rowReader) row(vs *vecStore) (vecRow, bool) {
 		r.err = errors.New("bad tag count")
 		return row, false
 	}
-	if nt > 0 {
-		// Tags come from a shared slab, not one allocation per row.
-		if uint64(len(r.slab)) < nt {
-			r.slab = make([]int32, max(nt, 4096))
-		}
-		row.tags, r.slab = r.slab[:nt:nt], r.slab[nt:]
-		for i := range row.tags {
-			row.tags[i] = vs.intern(r.str())
-		}
+	row.tagOff, row.ntag = vs.addTags(int(nt))
+	for i := range int(nt) {
+		vs.tagPool[int(row.tagOff)+i] = vs.intern(r.str())
 	}
 	flags := r.bytes(1)
 	if r.err != nil {
@@ -958,6 +970,9 @@ func (vs *vecStore) close() {
 func (vs *vecStore) fork() *vecStore {
 	nv := *vs
 	nv.rows = slices.Clone(vs.rows)
+	// Clipped, so that the two stores' rows to come add their tags to
+	// pools of their own.
+	nv.tagPool = slices.Clip(vs.tagPool)
 	nv.dict = slices.Clip(vs.dict)
 	nv.dictIx = maps.Clone(vs.dictIx)
 	nv.logIx = maps.Clone(vs.logIx)
