@@ -63,7 +63,7 @@ type vecRow struct {
 	content    docHash  // Doc.Hash: the store's hash of the text, for duplicates
 	created    int64    // unix ns, valid when hasCreated
 	lsum       uint64   // lexSum of its BM25 text, role and pin
-	kind       int32 // kind, scope, project, role and pin index vecStore.dict
+	kind       int32    // kind, scope, project, role and pin index vecStore.dict
 	scope      int32
 	project    int32
 	role, pin  int32
@@ -122,7 +122,7 @@ type vecStore struct {
 	dict     []string
 	dictIx   map[string]int32
 	rows     []vecRow
-	tagPool  []int32 // the rows' tags (see tagsOf), of dead rows too
+	tagPool  []int32          // the rows' tags (see tagsOf), of dead rows too
 	nbase    int              // rows[:nbase] come from the base file, sorted by path
 	logIx    map[string]int32 // path → row, for rows from the log
 	// base holds the base file's vectors (vector i is base[i*dim:(i+1)*dim]
@@ -413,9 +413,9 @@ func appendRow(b []byte, d *vecDoc, hasVec bool) []byte {
 // sure is not modified afterwards (the rows of a base file are substrings
 // of one string holding the whole row section).
 type rowReader struct {
-	src  string
-	off  int
-	err  error
+	src string
+	off int
+	err error
 }
 
 func (r *rowReader) uvarint() uint64 {
