@@ -63,7 +63,7 @@ func ServerGC() {
 // recalls, and the MCP server, a collection target that leaves about
 // serveHeadroom of garbage above the live heap, at most 50% of it and at
 // least 10%, until ctx ends; unless GOGC says otherwise. What a recall
-// leaves behind is small (about half a megabyte at 100,000 entries) and
+// leaves behind is small (about a third of a megabyte at 100,000 entries) and
 // what a server keeps is mostly large arrays the collector does not scan,
 // so collecting often costs little there; a small store's server keeps
 // 50%, where collecting after every recall or two would not be free. The
@@ -107,8 +107,11 @@ func serveGC(ctx context.Context) {
 }
 
 // serveHeadroom is the garbage a server's collection target allows above
-// its live heap (see serveGC).
-const serveHeadroom = 12 << 20
+// its live heap (see serveGC). 12 MB served as well while a recall at
+// 100,000 entries left half a megabyte behind; since it leaves a third,
+// 8 MB took the same CPU per served recall (9.1-9.2 against 9.2-9.3 ms at
+// 100k, 3.2-3.5 against 3.5 ms at 10k) and 1-3 MB less memory.
+const serveHeadroom = 8 << 20
 
 // servePercent is the collection target that allows serveHeadroom above a
 // live heap of live bytes, kept within 10-50% and moved in steps of 5.

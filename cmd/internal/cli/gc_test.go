@@ -130,7 +130,7 @@ func TestCommandGC(t *testing.T) {
 	}
 }
 
-// TestServePercent: about 12 MB of garbage above the live heap, within
+// TestServePercent: about 8 MB of garbage above the live heap, within
 // 10-50%, in steps of 5.
 func TestServePercent(t *testing.T) {
 	const mb = 1 << 20
@@ -138,8 +138,8 @@ func TestServePercent(t *testing.T) {
 		live uint64
 		want int
 	}{
-		{0, 50}, {1 * mb, 50}, {12 * mb, 50}, {24 * mb, 50}, {30 * mb, 40},
-		{78 * mb, 15}, {100 * mb, 10}, {120 * mb, 10}, {2000 * mb, 10},
+		{0, 50}, {1 * mb, 50}, {12 * mb, 50}, {16 * mb, 50}, {24 * mb, 30}, {30 * mb, 25},
+		{60 * mb, 10}, {78 * mb, 10}, {100 * mb, 10}, {2000 * mb, 10},
 	} {
 		if got := servePercent(tc.live); got != tc.want {
 			t.Errorf("live heap %d MB: %d%%, want %d%%", tc.live/mb, got, tc.want)
