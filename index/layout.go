@@ -393,11 +393,19 @@ func parseManifestLine(line []byte) (string, entry, error) {
 	if err != nil {
 		return "", entry{}, fmt.Errorf("path: %w", err)
 	}
+	// An entry Mira wrote is named after its id: the id then shares the
+	// path's bytes (3 MB of a server's first refresh at 100k entries).
+	id := ""
+	if at := strings.LastIndex(p, string(f[3])); at >= 0 {
+		id = p[at : at+len(f[3])]
+	} else {
+		id = string(f[3])
+	}
 	return p, entry{
 		size:   size,
 		mtime:  mtime,
 		racy:   string(f[2]) == "r",
-		id:     string(f[3]),
+		id:     id,
 		sum:    sum,
 		broken: string(f[6]),
 	}, nil
