@@ -92,3 +92,43 @@ func BenchmarkSymEigen(b *testing.B) {
 		symEigen(g)
 	}
 }
+
+// BenchmarkCross measures yᵀy and yᵀz for a fit's tall matrices: a row per
+// term of a 20,000-word vocabulary, the default learned block plus the
+// oversampling as columns. Orthonormalising and the Rayleigh–Ritz step
+// are made of these.
+func BenchmarkCross(b *testing.B) {
+	const rows, cols = 20000, 256 + lsaOversample
+	y, z := newTall(rows, cols), newTall(rows, cols)
+	state := uint64(13)
+	for i := range y.v {
+		state += 0x9e3779b97f4a7c15
+		y.v[i] = float32(float64(mix(state)>>11)/(1<<53) - 0.5)
+		z.v[i] = float32(float64(mix(^state)>>11)/(1<<53) - 0.5)
+	}
+	b.Run("sym", func(b *testing.B) {
+		for b.Loop() {
+			y.cross(y, 2)
+		}
+	})
+	b.Run("pair", func(b *testing.B) {
+		for b.Loop() {
+			y.cross(z, 2)
+		}
+	})
+}
+
+// BenchmarkOrthonormalize measures one Cholesky QR pass over a fit's tall
+// matrix (see BenchmarkCross).
+func BenchmarkOrthonormalize(b *testing.B) {
+	const rows, cols = 20000, 256 + lsaOversample
+	y := newTall(rows, cols)
+	state := uint64(17)
+	for i := range y.v {
+		state += 0x9e3779b97f4a7c15
+		y.v[i] = float32(float64(mix(state)>>11)/(1<<53) - 0.5)
+	}
+	for b.Loop() {
+		y.orthonormalize(2, 1)
+	}
+}

@@ -104,20 +104,35 @@ func (m *Model) fitLSA(words []docWords, ix map[uint64]int32, o FitOptions) {
 	for kk > 0 && vals[kk-1] <= 0 {
 		kk--
 	}
-	row := make([]float64, k)
-	for t := range m.terms {
-		clear(row)
-		for j, qj := range y.row(t) {
-			if qj == 0 {
-				continue
+	// Each term's row is its own: the terms are split over the workers
+	// (with 20,000 terms, a second of one core's time otherwise), and
+	// taken crossBlock at a time, each row of w applied to all of them in
+	// turn so that w is read once per block. A row's sums run in the same
+	// order either way.
+	parallelRows(len(m.terms), o.Workers, func(lo, hi int) {
+		rows := make([]float64, crossBlock*k)
+		for t0 := lo; t0 < hi; t0 += crossBlock {
+			n := min(crossBlock, hi-t0)
+			clear(rows[:n*k])
+			for j := range l {
+				wj := w.v[j*l : j*l+kk]
+				for t := range n {
+					qj := y.v[(t0+t)*l+j]
+					if qj == 0 {
+						continue
+					}
+					x := float64(qj)
+					row := rows[t*k : t*k+kk]
+					for c, wc := range wj {
+						row[c] += x * wc
+					}
+				}
 			}
-			x := float64(qj)
-			for c, wc := range w.v[j*l : j*l+kk] {
-				row[c] += x * wc
+			for t := range n {
+				m.quantizeRow(t0+t, rows[t*k:t*k+k])
 			}
 		}
-		m.quantizeRow(t, row)
-	}
+	})
 	for c := 0; c < min(k, l); c++ {
 		m.sigma[c] = float32(math.Sqrt(max(vals[c], 0)))
 	}
