@@ -80,7 +80,15 @@ func lexText(d *Doc) string {
 // document until it writes them, and a hundred thousand documents' worth
 // of term strings cost the collector more than the analysis.
 func analyse(text string) ([]byte, uint32) {
-	toks := textAnalysis().Analyze([]byte(text))
+	var toks analysis.TokenStream
+	if fa, ok := textAnalysis().(fastAnalyzer); ok {
+		sc := tokScratchPool.Get().(*tokScratch)
+		defer tokScratchPool.Put(sc)
+		sc.text = append(sc.text[:0], text...)
+		toks = fa.analyzeIn(sc.text, sc)
+	} else {
+		toks = textAnalysis().Analyze([]byte(text))
+	}
 	if len(toks) == 0 {
 		return nil, 0
 	}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +26,49 @@ func TestAnalyse(t *testing.T) {
 	if terms, n := analyse("the of and"); terms != nil || n != 0 {
 		t.Errorf("stop words: %v, %d", terms, n)
 	}
+}
+
+// TestAnalyseReusesNothingItReturns analyses many texts, one after the
+// other and from several goroutines, through analyse's reused room and
+// through the analyser alone: the terms must agree, so nothing analyse
+// returns or keeps (the stems) shares the room the next text is made in.
+func TestAnalyseReusesNothingItReturns(t *testing.T) {
+	slow := textAnalysis().(fastAnalyzer).a
+	want := func(text string) []termFreq {
+		n := map[string]uint32{}
+		for _, tok := range slow.Analyze([]byte(text)) {
+			n[string(tok.Term)]++
+		}
+		var out []termFreq
+		for term, f := range n {
+			out = append(out, termFreq{term, f})
+		}
+		slices.SortFunc(out, func(a, b termFreq) int { return strings.Compare(a.term, b.term) })
+		return out
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 7))
+			for range 500 {
+				var sb strings.Builder
+				for range 5 + rng.IntN(60) {
+					w := vocabulary[rng.IntN(len(vocabulary))]
+					if rng.IntN(4) == 0 {
+						w += []string{"ing", "ed", "s", "'s", "ation"}[rng.IntN(5)]
+					}
+					sb.WriteString(w + []string{" ", ", ", ". ", "; "}[rng.IntN(4)])
+				}
+				text := sb.String()
+				enc, _ := analyse(text)
+				if got, w := decodeTerms(enc), want(text); !slices.Equal(got, w) {
+					t.Errorf("%q: %v, want %v", text, got, w)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // lexFixture is a vector store whose rows came from a base file and a log
