@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -228,6 +229,9 @@ type weigher interface {
 	idf(h uint64) float64
 }
 
+// valsPool keeps the room lexical weighs a long text's features in.
+var valsPool = sync.Pool{New: func() any { return new([]float64) }}
+
 // lexical adds the weighted lexical features to out (len = p.LexDim) as a
 // signed feature-hashing vector. Each family (words, bigrams, n-grams) is
 // normalised on its own and then scaled by its weight, so the weights are
@@ -250,7 +254,13 @@ func lexical(feats []feature, p *params, w weigher, out []float32) {
 	var buf [512]float64
 	vals := buf[:0]
 	if len(feats) > len(buf) {
-		vals = make([]float64, 0, len(feats))
+		// Most texts of a few sentences have more features than that
+		// (character n-grams): a rebuild at 100,000 entries allocated
+		// 2 GB here before the room was kept.
+		vp := valsPool.Get().(*[]float64)
+		defer valsPool.Put(vp)
+		*vp = slices.Grow((*vp)[:0], len(feats))
+		vals = *vp
 	}
 	for i := range feats {
 		v := val(&feats[i])

@@ -159,6 +159,7 @@ type contextOp struct {
 	window int
 	weight float64
 	scale  []float64 // D
+	t1, t2 *tall     // gramMul's room
 }
 
 func (m *Model) contextOp(words []docWords, ix map[uint64]int32, o FitOptions) *contextOp {
@@ -209,10 +210,11 @@ func (op *contextOp) w(d int) float64 {
 	return op.weight
 }
 
-// band returns D·W·z (before) or W·D·z (after) for tall z, rows texts.
-func (op *contextOp) band(z *tall, scaleAfter bool, workers int) *tall {
+// band returns D·W·z (before) or W·D·z (after) for tall z, rows texts,
+// in out if it has the shape (and is not z), else in a new matrix.
+func (op *contextOp) band(z *tall, scaleAfter bool, workers int, out *tall) *tall {
 	n, l := z.rows, z.cols
-	out := newTall(n, l)
+	out = out.reuse(n, l)
 	parallelRows(n, workers, func(lo, hi int) {
 		acc := make([]float64, l)
 		for r := lo; r < hi; r++ {
@@ -241,8 +243,12 @@ func (op *contextOp) band(z *tall, scaleAfter bool, workers int) *tall {
 
 // gramMul returns AᵀA·y = Xᵀ·W·D·D·W·X·y.
 func (op *contextOp) gramMul(y *tall, workers int) *tall {
-	ay := op.band(op.x.mul(y, workers), true, workers) // D·W·X·y
-	return op.xt.mul(op.band(ay, false, workers), workers)
+	// The products by texts go through two matrices kept for the next
+	// call: at 25,000 texts each is 27 MB, and a fit made a dozen.
+	op.t1 = op.x.mul(y, workers, op.t1)
+	op.t2 = op.band(op.t1, true, workers, op.t2) // D·W·X·y
+	op.t1 = op.band(op.t2, false, workers, op.t1)
+	return op.xt.mul(op.t1, workers, nil)
 }
 
 // quantizeRow stores row t of the term vectors as int8 with a per-row

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
+	"slices"
 	"sync"
 )
 
@@ -368,6 +369,18 @@ func (m *Model) EmbedSequence(ctx context.Context, texts []string) ([][]float32,
 	return m.EmbedSequenceWindow(ctx, texts, m.p.Window)
 }
 
+// seqScratch is the room a chunk of EmbedSequenceWindow works in, kept
+// for the next chunk.
+type seqScratch struct {
+	fs    featureSet
+	sums  []float64   // the learned sums of the last 2·window+1 texts
+	found []bool      // whether each of them has any
+	feats [][]feature // the features of the last window+1 texts
+	s     []float64
+}
+
+var seqScratchPool = sync.Pool{New: func() any { return new(seqScratch) }}
+
 // EmbedSequenceWindow is EmbedSequence with window neighbours on each side
 // (0 embeds every text on its own, as Embed does).
 func (m *Model) EmbedSequenceWindow(ctx context.Context, texts []string, window int) ([][]float32, error) {
@@ -377,39 +390,48 @@ func (m *Model) EmbedSequenceWindow(ctx context.Context, texts []string, window 
 	err := parallelChunks(ctx, len(texts), func(lo, hi int) {
 		// The chunk's texts and a halo of window texts either side. A
 		// text is composed as soon as the last text of its window has
-		// been read, so only the features of the last window+1 texts
-		// are kept, each in a buffer of its own that the next text
-		// reuses: a copy per text had been a fifth of a rebuild's
-		// allocations (1.7 GB at 100,000 entries).
+		// been read, so only the learned sums of the last 2·window+1
+		// texts and the features of the last window+1 are kept, in
+		// room that the next text and the next chunk reuse: a copy of
+		// every text's features had been a fifth of a rebuild's
+		// allocations (1.7 GB at 100,000 entries), and a word cache per
+		// chunk another tenth.
 		from, to := max(lo-window, 0), min(hi+window, len(texts))
-		sums := make([]float64, (to-from)*k)
-		found := make([]bool, to-from)
-		ring := make([][]feature, window+1)
-		var fs featureSet
-		s := make([]float64, k)
+		sc := seqScratchPool.Get().(*seqScratch)
+		defer seqScratchPool.Put(sc)
+		span := 2*window + 1
+		sc.sums = slices.Grow(sc.sums[:0], span*k)[:span*k]
+		sc.found = slices.Grow(sc.found[:0], span)[:span]
+		for len(sc.feats) < window+1 {
+			sc.feats = append(sc.feats, nil)
+		}
+		sc.s = slices.Grow(sc.s[:0], k)[:k]
+		fs, s := &sc.fs, sc.s
 		compose := func(i int) {
 			clear(s)
 			have := false
 			for j := max(i-window, 0); j < min(i+window+1, len(texts)); j++ {
-				if !found[j-from] {
+				if !sc.found[j%span] {
 					continue
 				}
 				w := 1.0
 				if j != i {
 					w = m.p.WindowWeight
 				}
-				for c, x := range sums[(j-from)*k : (j-from+1)*k] {
+				for c, x := range sc.sums[j%span*k : (j%span+1)*k] {
 					s[c] += w * x
 				}
 				have = true
 			}
-			m.compose(ring[i%(window+1)], s, have, out[i])
+			m.compose(sc.feats[i%(window+1)], s, have, out[i])
 		}
 		for i := from; i < to; i++ {
 			fs.extract(fs.tokenize(texts[i]), &m.p)
-			r := &ring[i%(window+1)]
+			r := &sc.feats[i%(window+1)]
 			*r = append((*r)[:0], fs.feats...)
-			found[i-from] = m.semSum(fs.feats, sums[(i-from)*k:(i-from+1)*k])
+			sum := sc.sums[i%span*k : (i%span+1)*k]
+			clear(sum)
+			sc.found[i%span] = m.semSum(fs.feats, sum)
 			if d := i - window; d >= lo && d < hi {
 				compose(d)
 			}

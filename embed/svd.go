@@ -60,6 +60,14 @@ type tall struct {
 
 func newTall(r, c int) *tall { return &tall{rows: r, cols: c, v: make([]float32, r*c)} }
 
+// reuse returns d if it is r×c, else a new r×c matrix.
+func (d *tall) reuse(r, c int) *tall {
+	if d != nil && d.rows == r && d.cols == c {
+		return d
+	}
+	return newTall(r, c)
+}
+
 func (d *tall) row(i int) []float32 { return d.v[i*d.cols : (i+1)*d.cols] }
 
 // parallelRows runs f over [0,n) split into contiguous ranges, one per
@@ -93,9 +101,10 @@ func (a *csr) mulRow(r int, b *tall, acc []float64) {
 	}
 }
 
-// mul returns a·b for sparse a and tall b.
-func (a *csr) mul(b *tall, workers int) *tall {
-	out := newTall(a.rows, b.cols)
+// mul returns a·b for sparse a and tall b, in out if it has the shape
+// (its contents are overwritten), else in a new matrix.
+func (a *csr) mul(b *tall, workers int, out *tall) *tall {
+	out = out.reuse(a.rows, b.cols)
 	parallelRows(a.rows, workers, func(lo, hi int) {
 		acc := make([]float64, b.cols)
 		for r := lo; r < hi; r++ {
