@@ -121,11 +121,7 @@ func (m *Model) fitLSA(words []docWords, ix map[uint64]int32, o FitOptions) {
 					if qj == 0 {
 						continue
 					}
-					x := float64(qj)
-					row := rows[t*k : t*k+kk]
-					for c, wc := range wj {
-						row[c] += x * wc
-					}
+					axpy64(rows[t*k:t*k+kk], float64(qj), wj)
 				}
 			}
 			for t := range n {
@@ -224,9 +220,7 @@ func (op *contextOp) band(z *tall, scaleAfter bool, workers int, out *tall) *tal
 				if !scaleAfter {
 					w *= op.scale[nb]
 				}
-				for c, x := range z.row(nb) {
-					acc[c] += w * float64(x)
-				}
+				axpyWiden(acc, w, z.row(nb))
 			}
 			s := 1.0
 			if scaleAfter {

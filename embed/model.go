@@ -469,10 +469,7 @@ func (m *Model) semSum(feats []feature, s []float64) bool {
 		// has, rather than all at once when the model is read: a
 		// one-query process would otherwise spend milliseconds expanding
 		// tens of thousands of vectors it never looks at.
-		sc := m.scale[t]
-		for j, q := range m.qvec[int(t)*k : int(t)*k+k] {
-			s[j] += v * float64(float32(q)*sc)
-		}
+		axpyQ8(s[:k], v, m.qvec[int(t)*k:int(t)*k+k], m.scale[t])
 		found = true
 	}
 	return found

@@ -94,10 +94,7 @@ func parallelRows(n, workers int, f func(lo, hi int)) {
 func (a *csr) mulRow(r int, b *tall, acc []float64) {
 	clear(acc)
 	for j := a.ptr[r]; j < a.ptr[r+1]; j++ {
-		v := float64(a.val[j])
-		for c, x := range b.row(int(a.ind[j])) {
-			acc[c] += v * float64(x)
-		}
+		axpyWiden(acc, float64(a.val[j]), b.row(int(a.ind[j])))
 	}
 }
 
@@ -252,11 +249,7 @@ func (a *tall) orthonormalize(workers, passes int) {
 						if xi == 0 {
 							continue
 						}
-						t := tmp[r*l+i : r*l+l]
-						x := float64(xi)
-						for j, w := range ri {
-							t[j] += x * w
-						}
+						axpy64(tmp[r*l+i:r*l+l], float64(xi), ri)
 					}
 				}
 				for r := range n {
