@@ -52,8 +52,12 @@ func (s storeSource) Diff(from, to string) ([]string, error) { return s.st.Diff(
 
 func (s storeSource) Stat() ([]index.FileStat, error) { return index.StatFiles(s.st.Root) }
 
-func (s storeSource) Load(p string) (index.Doc, error) {
-	e, err := s.st.Read(p)
+func (s storeSource) Load(p string) (index.Doc, error) { return s.LoadSized(p, -1) }
+
+// LoadSized is Load of a file the stat pass found to hold size bytes (see
+// mem.Store.ReadSized).
+func (s storeSource) LoadSized(p string, size int64) (index.Doc, error) {
+	e, err := s.st.ReadSized(p, size)
 	if err != nil {
 		return index.Doc{}, err
 	}

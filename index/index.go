@@ -780,6 +780,10 @@ const loadBatch = 32
 // goroutine. It stops at fn's first error.
 func loadAll(src Source, files []obs, progress func(done, total int), fn func(obs, Doc, lexed, error) error) error {
 	total := len(files)
+	load := func(f obs) (Doc, error) { return src.Load(f.Path) }
+	if sl, ok := src.(sizedLoader); ok {
+		load = func(f obs) (Doc, error) { return sl.LoadSized(f.Path, f.Size) }
+	}
 	step := max(total/100, 256)
 	report := func(done int) {
 		if total >= parallelLoad && (done%step == 0 || done == total) {
@@ -788,7 +792,7 @@ func loadAll(src Source, files []obs, progress func(done, total int), fn func(ob
 	}
 	if total < parallelLoad {
 		for i, f := range files {
-			d, err := src.Load(f.Path)
+			d, err := load(f)
 			if err := fn(f, d, lexOf(&d, err), err); err != nil {
 				return err
 			}
@@ -820,7 +824,7 @@ func loadAll(src Source, files []obs, progress func(done, total int), fn func(ob
 				}
 				batch := make([]result, 0, loadBatch)
 				for _, f := range files[lo:min(lo+loadBatch, len(files))] {
-					d, err := src.Load(f.Path)
+					d, err := load(f)
 					batch = append(batch, result{f, d, lexOf(&d, err), err})
 				}
 				select {

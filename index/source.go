@@ -58,6 +58,12 @@ type Source interface {
 	Load(path string) (Doc, error)
 }
 
+// sizedLoader is a Source that reads a file in fewer system calls when
+// told the size the stat pass found it to have (Load otherwise).
+type sizedLoader interface {
+	LoadSized(path string, size int64) (Doc, error)
+}
+
 // IsEntryPath reports whether a slash-separated path relative to the store
 // root names a live entry file as the index sees it: a "*.md" file under a
 // scope's directory in entries/, not hidden (editor lock and swap files

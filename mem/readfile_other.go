@@ -4,4 +4,4 @@ package mem
 
 import "os"
 
-func readFile(path string) ([]byte, error) { return os.ReadFile(path) }
+func readFile(path string, size int64) ([]byte, error) { return os.ReadFile(path) }

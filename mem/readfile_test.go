@@ -22,17 +22,20 @@ func TestReadFile(t *testing.T) {
 		if err := os.WriteFile(p, want, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		for range 2 { // the second read reuses a pooled buffer
-			got, err := readFile(p)
+		// Twice (the second read reuses a pooled buffer), with the size
+		// unknown, known, and known but stale (the file grew or shrank
+		// since it was seen): the whole file each time.
+		for _, size := range []int64{-1, -1, int64(n), int64(n), int64(n) / 2, int64(n) + 5} {
+			got, err := readFile(p, size)
 			if err != nil {
-				t.Fatalf("%d bytes: %v", n, err)
+				t.Fatalf("%d bytes, size %d: %v", n, size, err)
 			}
 			if !bytes.Equal(got, want) {
-				t.Fatalf("%d bytes: read %d bytes, not the file's", n, len(got))
+				t.Fatalf("%d bytes, size %d: read %d bytes, not the file's", n, size, len(got))
 			}
 		}
 	}
-	_, err := readFile(filepath.Join(dir, "missing.md"))
+	_, err := readFile(filepath.Join(dir, "missing.md"), -1)
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v, want not exist", err)
 	}
@@ -40,7 +43,7 @@ func TestReadFile(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Path != filepath.Join(dir, "missing.md") {
 		t.Errorf("missing file: %v does not name the file", err)
 	}
-	if _, err := readFile(dir); err == nil {
+	if _, err := readFile(dir, -1); err == nil {
 		t.Error("reading a directory succeeded")
 	}
 }
@@ -51,7 +54,7 @@ func TestReadFileFIFO(t *testing.T) {
 		t.Skip("cannot make a FIFO here:", err)
 	}
 	done := make(chan error, 1)
-	go func() { _, err := readFile(p); done <- err }()
+	go func() { _, err := readFile(p, -1); done <- err }()
 	select {
 	case err := <-done:
 		if err == nil {
