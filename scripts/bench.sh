@@ -108,6 +108,18 @@ once() {
 	t1=$(date +%s%N)
 	echo "$(( (t1 - t0) / 1000000 )) $(python3 -c "print('%.1f' % ($(tail -1 "$work/rss")/1024))")"
 }
+# thrice CMD...: once, three times; the median time and the largest peak RSS.
+# A whole-store step here can take a third longer in one run than in the
+# next, on the same code; one run of it said more about the machine.
+thrice() {
+	local times=() rss=0 t r
+	for _ in 1 2 3; do
+		read -r t r <<<"$(once "$@")"
+		times+=("$t")
+		rss=$(python3 -c "print(max($rss, $r))")
+	done
+	echo "$(printf '%s\n' "${times[@]}" | sort -n | sed -n 2p) $rss"
+}
 # stop_server: ends the server a recall started for $MIRA_HOME, if any.
 stop_server() {
 	local pid
@@ -128,9 +140,8 @@ for n in $SIZES; do
 	# the same texts into an FTS5 table; then the first full index build.
 	read -r lt lr <<<"$(once load sh -c "exec mira-remember --jsonl < $d/records.jsonl")"
 	read -r st sr <<<"$(once fts sqlite3 "$d/fts.db" ".read $d/fts.sql")"
-	read -r bt br <<<"$(once rebuild mira-index rebuild)"
-	rm -f "$d/fts2.db"
-	read -r s2t s2r <<<"$(once fts sqlite3 "$d/fts2.db" ".read $d/fts.sql")"
+	read -r bt br <<<"$(thrice rebuild mira-index rebuild)"
+	read -r s2t s2r <<<"$(thrice fts sh -c "rm -f '$d/fts2.db' && exec sqlite3 '$d/fts2.db' '.read $d/fts.sql'")"
 	git -C "$MIRA_HOME" config user.name bench; git -C "$MIRA_HOME" config user.email bench@localhost
 	q=$(head -1 "$d/queries.txt")
 	w1=${q%% *}
