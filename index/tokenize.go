@@ -59,12 +59,6 @@ func isASCII(b []byte) bool {
 	return true
 }
 
-// asciiTokens splits ASCII text into the tokens the Unicode tokenizer
-// gives: the same terms (slices of b), offsets and positions.
-func asciiTokens(b []byte) analysis.TokenStream {
-	return asciiTokensIn(b, &tokScratch{})
-}
-
 // tokScratch is the room an analysis of ASCII text makes its tokens in,
 // kept for the next one (see analyse): at 100k entries the tokens of a
 // rebuild were 0.7 GB of allocations.
@@ -76,7 +70,9 @@ type tokScratch struct {
 
 var tokScratchPool = sync.Pool{New: func() any { return new(tokScratch) }}
 
-// asciiTokensIn is asciiTokens making the tokens in sc's room.
+// asciiTokensIn splits ASCII text into the tokens the Unicode tokenizer
+// gives: the same terms (slices of b), offsets and positions. The tokens
+// are made in sc's room.
 func asciiTokensIn(b []byte, sc *tokScratch) analysis.TokenStream {
 	toks := sc.toks[:0]
 	pos := 1
@@ -131,7 +127,7 @@ func asciiTokensIn(b []byte, sc *tokScratch) analysis.TokenStream {
 	return out
 }
 
-// fastAnalyzer is the text analyser with asciiTokens in front of its own
+// fastAnalyzer is the text analyser with asciiTokensIn in front of its own
 // tokenizer and, when its last filter is the Porter stemmer, the stems of
 // the words it has seen kept: the stemmer turns every word into runes and
 // back, a tenth of a rebuild's analysis, and most words of a store repeat.
