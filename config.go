@@ -12,6 +12,7 @@ import (
 
 	"github.com/miramem/mira/embed"
 	"github.com/miramem/mira/internal/paths"
+	"github.com/miramem/mira/internal/rawfile"
 	"github.com/miramem/mira/llm"
 	"go.yaml.in/yaml/v3"
 )
@@ -122,7 +123,7 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		return cfg, nil
 	}
 	cfg.Path = p
-	data, err := os.ReadFile(p)
+	data, err := rawfile.Read(p)
 	if err != nil {
 		if os.IsNotExist(err) && !explicit {
 			return cfg, nil

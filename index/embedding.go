@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/miramem/mira/embed"
 	"github.com/miramem/mira/internal/atomicfile"
+	"github.com/miramem/mira/internal/rawfile"
 )
 
 const (
@@ -181,7 +181,7 @@ func (c *call) genEmbedder(genDir string, m meta) (embed.Embedder, *embed.Model,
 			}
 			return h, nil, nil
 		}
-		f, err := os.Open(filepath.Join(genDir, modelName))
+		f, err := rawfile.Open(filepath.Join(genDir, modelName))
 		if err != nil {
 			return nil, nil, damaged("embedding model: %w", err)
 		}

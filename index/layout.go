@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/miramem/mira/internal/atomicfile"
+	"github.com/miramem/mira/internal/rawfile"
 )
 
 // FormatVersion is the version of the on-disk index: mapping, meta,
@@ -76,7 +77,7 @@ func damaged(format string, args ...any) error {
 func readCurrent(dir string) (string, error) {
 	prev := ""
 	for {
-		b, err := os.ReadFile(filepath.Join(dir, currentName))
+		b, err := rawfile.Read(filepath.Join(dir, currentName))
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", &damagedError{missing: true, err: ErrNoIndex}
 		}
@@ -146,7 +147,7 @@ type meta struct {
 
 func readMeta(genDir string) (meta, error) {
 	var m meta
-	b, err := os.ReadFile(filepath.Join(genDir, metaName))
+	b, err := rawfile.Read(filepath.Join(genDir, metaName))
 	if err != nil {
 		return m, damaged("read meta: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/miramem/mira/internal/rawfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,7 +33,7 @@ func fstatat(dir *os.File, name string) (FileStat, error) {
 // the generation open, to build or to read it; a generation is removed only
 // while this lock is held. A missing file counts as idle.
 func lockIdle(path string) (unlock func(), ok bool) {
-	f, err := os.Open(path)
+	f, err := rawfile.Open(path)
 	if err != nil {
 		return func() {}, errors.Is(err, os.ErrNotExist)
 	}
@@ -86,7 +87,7 @@ func mapFile(f *os.File, size int, populate bool) ([]byte, func() error, error) 
 // waiting at most timeout for other processes' locks (errBusy). A missing
 // file is an error matching os.ErrNotExist.
 func lockTimed(path string, exclusive bool, timeout time.Duration) (unlock func(), err error) {
-	f, err := os.Open(path)
+	f, err := rawfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"unsafe"
 
 	"github.com/miramem/mira/internal/atomicfile"
+	"github.com/miramem/mira/internal/rawfile"
 )
 
 // The vector store of a generation: one row per live document (what the
@@ -672,11 +673,11 @@ func readVecHeader(f *os.File) (vecHeader, []byte, error) {
 // makes: the base exists and its header agrees with the meta, and the log
 // is at least as long as the meta says.
 func checkVecFiles(genDir string, m meta) error {
-	if b, err := os.ReadFile(filepath.Join(genDir, damagedMark)); err == nil {
+	if b, err := rawfile.Read(filepath.Join(genDir, damagedMark)); err == nil {
 		return damaged("a search found: %s", strings.TrimSpace(string(b)))
 	}
 	base, log := vecFiles(genDir, m.VecSeq)
-	f, err := os.Open(base)
+	f, err := rawfile.Open(base)
 	if err != nil {
 		return damaged("vectors: %w", err)
 	}
@@ -721,7 +722,7 @@ func loadKeptVecStore(genDir string, m meta) (*vecStore, error) {
 
 func loadVecStoreFor(genDir string, m meta, rowsOnly, kept bool) (*vecStore, error) {
 	base, log := vecFiles(genDir, m.VecSeq)
-	f, err := os.Open(base)
+	f, err := rawfile.Open(base)
 	if err != nil {
 		return nil, damaged("vectors: %w", err)
 	}

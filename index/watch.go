@@ -16,6 +16,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/miramem/mira/internal/atomicfile"
 	"github.com/miramem/mira/internal/proc"
+	"github.com/miramem/mira/internal/rawfile"
 	"github.com/miramem/mira/mem"
 )
 
@@ -59,7 +60,7 @@ var hostname = sync.OnceValue(func() string {
 // a live process (when that can be checked: same host).
 func readLease(dir string) (lease, bool) {
 	var l lease
-	b, err := os.ReadFile(filepath.Join(dir, leaseName))
+	b, err := rawfile.Read(filepath.Join(dir, leaseName))
 	if err != nil || json.Unmarshal(b, &l) != nil {
 		return l, false
 	}

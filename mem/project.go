@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/miramem/mira/internal/rawfile"
 )
 
 // Project is a detected project: its name and the directory that decided it.
@@ -30,7 +32,7 @@ func DetectProject(dir, env string) Project {
 	dir, _ = filepath.Abs(dir)
 	if p, ok := findUp(dir, func(d string) (Project, bool) {
 		f := filepath.Join(d, ".mira", "project.yaml")
-		data, err := os.ReadFile(f)
+		data, err := rawfile.Read(f)
 		if err != nil {
 			return Project{}, false
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/miramem/mira/internal/gitrepo"
+	"github.com/miramem/mira/internal/rawfile"
 	"github.com/oklog/ulid/v2"
 )
 
@@ -306,7 +307,7 @@ func (s *Store) Read(rel string) (*Entry, error) {
 // ReadSized is Read of a file a stat pass found to hold size bytes, which
 // saves a system call when it still does.
 func (s *Store) ReadSized(rel string, size int64) (*Entry, error) {
-	data, err := readFile(filepath.Join(s.Root, filepath.FromSlash(rel)), size)
+	data, err := rawfile.ReadSized(filepath.Join(s.Root, filepath.FromSlash(rel)), size)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/miramem/mira/internal/atomicfile"
+	"github.com/miramem/mira/internal/rawfile"
 )
 
 var (
@@ -158,7 +159,7 @@ func findGitDir(abs string) (string, error) {
 	}
 	gitDir := dotgit
 	if !fi.IsDir() {
-		b, err := os.ReadFile(dotgit)
+		b, err := rawfile.Read(dotgit)
 		if err != nil {
 			return "", err
 		}
@@ -186,7 +187,7 @@ func findGitDir(abs string) (string, error) {
 // checkFormat refuses repository formats whose objects or refs this package
 // would misread: SHA-256 object names and the reftable ref backend.
 func checkFormat(gitDir string) error {
-	b, err := os.ReadFile(filepath.Join(gitDir, "config"))
+	b, err := rawfile.Read(filepath.Join(gitDir, "config"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	} else if err != nil {
@@ -274,7 +275,7 @@ func (r *Repo) commit(h plumbing.Hash) (*object.Commit, error) {
 // headRef returns the name of the ref a commit moves: the branch HEAD points
 // to, or HEAD itself when it is detached (as git does).
 func (r *Repo) headRef() (string, error) {
-	b, err := os.ReadFile(filepath.Join(r.gitDir, "HEAD"))
+	b, err := rawfile.Read(filepath.Join(r.gitDir, "HEAD"))
 	if err != nil {
 		return "", err
 	}
@@ -295,7 +296,7 @@ func (r *Repo) headRef() (string, error) {
 // readRef returns the value of a ref from its loose file or, failing that,
 // from packed-refs. The zero hash means the ref does not exist.
 func (r *Repo) readRef(name string) (plumbing.Hash, error) {
-	b, err := os.ReadFile(filepath.Join(r.gitDir, filepath.FromSlash(name)))
+	b, err := rawfile.Read(filepath.Join(r.gitDir, filepath.FromSlash(name)))
 	if err == nil {
 		line := strings.TrimSpace(string(b))
 		if h, ok := parseHash(line); ok {
@@ -314,7 +315,7 @@ func (r *Repo) readRef(name string) (plumbing.Hash, error) {
 
 // packedRef looks name up in .git/packed-refs.
 func (r *Repo) packedRef(name string) (plumbing.Hash, error) {
-	b, err := os.ReadFile(filepath.Join(r.gitDir, "packed-refs"))
+	b, err := rawfile.Read(filepath.Join(r.gitDir, "packed-refs"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return plumbing.ZeroHash, nil
 	} else if err != nil {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package mem
+package rawfile
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ func TestReadFile(t *testing.T) {
 		// unknown, known, and known but stale (the file grew or shrank
 		// since it was seen): the whole file each time.
 		for _, size := range []int64{-1, -1, int64(n), int64(n), int64(n) / 2, int64(n) + 5} {
-			got, err := readFile(p, size)
+			got, err := ReadSized(p, size)
 			if err != nil {
 				t.Fatalf("%d bytes, size %d: %v", n, size, err)
 			}
@@ -35,7 +35,7 @@ func TestReadFile(t *testing.T) {
 			}
 		}
 	}
-	_, err := readFile(filepath.Join(dir, "missing.md"), -1)
+	_, err := ReadSized(filepath.Join(dir, "missing.md"), -1)
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v, want not exist", err)
 	}
@@ -43,7 +43,7 @@ func TestReadFile(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Path != filepath.Join(dir, "missing.md") {
 		t.Errorf("missing file: %v does not name the file", err)
 	}
-	if _, err := readFile(dir, -1); err == nil {
+	if _, err := ReadSized(dir, -1); err == nil {
 		t.Error("reading a directory succeeded")
 	}
 }
@@ -54,7 +54,7 @@ func TestReadFileFIFO(t *testing.T) {
 		t.Skip("cannot make a FIFO here:", err)
 	}
 	done := make(chan error, 1)
-	go func() { _, err := readFile(p, -1); done <- err }()
+	go func() { _, err := ReadSized(p, -1); done <- err }()
 	select {
 	case err := <-done:
 		if err == nil {
@@ -62,5 +62,35 @@ func TestReadFileFIFO(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("reading a FIFO with no writer waits forever")
+	}
+}
+
+func TestOpen(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 10)
+	n, err := f.ReadAt(b, 1)
+	if string(b[:n]) != "ello" {
+		t.Errorf("ReadAt: %q, %v", b[:n], err)
+	}
+	if fi, err := f.Stat(); err != nil || fi.Size() != 5 || f.Name() != p {
+		t.Errorf("Stat: %v, %v; name %q", fi, err, f.Name())
+	}
+	if err := f.Close(); err != nil {
+		t.Error(err)
+	}
+	_, err = Open(p + ".missing")
+	var pe *fs.PathError
+	if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || pe.Path != p+".missing" {
+		t.Errorf("missing file: %v", err)
+	}
+	if got, err := Read(p); string(got) != "hello" || err != nil {
+		t.Errorf("Read: %q, %v", got, err)
 	}
 }

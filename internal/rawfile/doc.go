@@ -1,0 +1,11 @@
+// Package rawfile opens and reads files in the fewest system calls.
+//
+// os.Open of a regular file on Linux makes six calls where one would do:
+// it sets the descriptor non-blocking, offers it to the runtime's poller
+// (which refuses regular files), and sets it blocking again, and
+// os.ReadFile stats it besides. A served recall reads a dozen small files
+// (the store's HEAD and branch, the index's CURRENT and meta, the lock,
+// the vectors' header) and a rebuild reads every entry, so on a machine
+// where a system call costs microseconds those calls were a good part of
+// the time. Elsewhere than on Unix the functions are the os package's.
+package rawfile
