@@ -155,17 +155,18 @@ func lexSum(text, role, pin string) uint64 {
 // difference of its row from the one before (from 0 for the first) and
 // the uvarint frequency. Rows are the base file's, in its order.
 
-// appendLexSection encodes the postings of docs, which are the base
-// file's rows in order. Terms get numbers as they come, the postings are
-// counted per term and then laid out in one array, in row order: at 100k
-// documents a map of growing slices took half a second.
-func appendLexSection(b []byte, docs []vecDoc) []byte {
+// appendLexSection encodes the postings of the documents whose terms
+// (vecDoc.terms) are docTerms, the base file's rows in order. Terms get
+// numbers as they come, the postings are counted per term and then laid
+// out in one array, in row order: at 100k documents a map of growing
+// slices took half a second.
+func appendLexSection(b []byte, docTerms [][]byte) []byte {
 	ids := map[string]uint32{}
 	var terms []string
 	var df []uint32
 	n := 0
-	for i := range docs {
-		eachTerm(docs[i].terms, func(term string, _ uint32) {
+	for _, dt := range docTerms {
+		eachTerm(dt, func(term string, _ uint32) {
 			id, ok := ids[term]
 			if !ok {
 				id = uint32(len(terms))
@@ -185,8 +186,8 @@ func appendLexSection(b []byte, docs []vecDoc) []byte {
 	rows := make([]uint32, n)
 	freqs := make([]uint32, n)
 	fill := slices.Clone(start[:len(terms)])
-	for i := range docs {
-		eachTerm(docs[i].terms, func(term string, freq uint32) {
+	for i, dt := range docTerms {
+		eachTerm(dt, func(term string, freq uint32) {
 			id := ids[term]
 			rows[fill[id]], freqs[fill[id]] = uint32(i), freq
 			fill[id]++

@@ -287,7 +287,7 @@ func TestLexSectionDamage(t *testing.T) {
 		{path: "a", terms: appendTerms(nil, []termFreq{{"alpha", 1}, {"beta", 2}}), flen: 3},
 		{path: "b", terms: appendTerms(nil, []termFreq{{"beta", 1}}), flen: 1},
 	}
-	sec := string(appendLexSection(nil, docs))
+	sec := string(appendLexSection(nil, [][]byte{docs[0].terms, docs[1].terms}))
 	l, err := parseLexSection(sec)
 	if err != nil || l.n != 2 || l.postings("beta") == "" || l.postings("gamma") != "" {
 		t.Fatalf("parse: %v, %+v", err, l)

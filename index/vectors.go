@@ -539,20 +539,35 @@ const vecHeaderSize = 8 + 4*6
 // their vectors, and syncs it.
 func writeVecBase(name, embedder string, dim int, docs []vecDoc) error {
 	slices.SortFunc(docs, func(a, b vecDoc) int { return strings.Compare(a.path, b.path) })
+	terms := make([][]byte, len(docs))
+	for i := range docs {
+		terms[i] = docs[i].terms
+	}
+	// The postings are laid out meanwhile: they read the terms only.
+	return writeVecFile(name, embedder, dim, docs, layLex(terms))
+}
+
+// layLex encodes, in a goroutine, the postings section of documents whose
+// terms are docTerms, in row order; the function returned waits for it.
+func layLex(docTerms [][]byte) func() []byte {
+	var lex []byte
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lex = appendLexSection(nil, docTerms)
+	}()
+	return func() []byte { <-done; return lex }
+}
+
+// writeVecFile writes a base file of docs, which are in path order, with
+// the postings section layLex returns.
+func writeVecFile(name, embedder string, dim int, docs []vecDoc, layLex func() []byte) error {
 	// Sized once: at 100k rows, growing the section as it was written
 	// cost a second of copying and fresh pages.
 	size := 0
 	for i := range docs {
 		size += maxRowSize(&docs[i])
 	}
-	// The postings are laid out meanwhile: they read docs only.
-	var lex []byte
-	lexDone := make(chan struct{})
-	go func() {
-		defer close(lexDone)
-		lex = appendLexSection(nil, docs)
-	}()
-	defer func() { <-lexDone }() // on an early return too
 	rows := make([]byte, 0, size)
 	nvec := 0
 	for i := range docs {
@@ -564,7 +579,7 @@ func writeVecBase(name, embedder string, dim int, docs []vecDoc) error {
 			nvec++
 		}
 	}
-	<-lexDone
+	lex := layLex()
 	// The header, the rows and the postings are written as they are,
 	// not gathered into one buffer first: at 100k entries that copy of
 	// 23 MB into fresh memory took a quarter of a second.
