@@ -1,10 +1,12 @@
 package index
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -340,5 +342,64 @@ func TestFilterDropsNoKind(t *testing.T) {
 		if strings.Contains(h.Path, "NOKIND") {
 			t.Errorf("the document of no kind passed a filter of kinds")
 		}
+	}
+}
+
+// TestVecBaseByteOrder: a base file is the same byte for byte whether the
+// vectors go out as they lie in memory (a little-endian machine) or are
+// encoded one by one (a big-endian one), and reads back the same either
+// way; a row without a vector, and one pending, keep their flags.
+func TestVecBaseByteOrder(t *testing.T) {
+	defer func(le bool) { nativeLittleEndian = le }(nativeLittleEndian)
+	const dim = 5
+	var docs []vecDoc
+	for i := range 300 {
+		d := vecDoc{path: fmt.Sprintf("entries/global/notes/%03d.md", i), scope: "global", created: time.Unix(int64(i), 0),
+			terms: appendTerms(nil, []termFreq{{fmt.Sprint("t", i%7), 1}}), flen: 1}
+		switch i % 10 {
+		case 3:
+		case 4:
+			d.pending = true
+		default:
+			d.vec = make([]float32, dim)
+			for j := range d.vec {
+				d.vec[j] = float32(i*dim+j) / 7
+			}
+		}
+		docs = append(docs, d)
+	}
+	var files [2][]byte
+	for k, le := range []bool{true, false} {
+		nativeLittleEndian = le
+		dir := t.TempDir()
+		base, _ := vecFiles(dir, 1)
+		if err := writeVecBase(base, "emb", dim, slices.Clone(docs)); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[k] = b
+		vs, err := loadVecStore(dir, meta{Embedder: "emb", Dim: dim, VecSeq: 1, Docs: len(docs)}, false)
+		if err != nil {
+			t.Fatalf("little-endian %v: %v", le, err)
+		}
+		for i := range docs {
+			r := vs.find(docs[i].path)
+			if r < 0 {
+				t.Fatalf("little-endian %v: %s not found", le, docs[i].path)
+			}
+			if got := vs.vector(r); !slices.Equal(got, docs[i].vec) {
+				t.Fatalf("little-endian %v: %s: vector %v, want %v", le, docs[i].path, got, docs[i].vec)
+			}
+			if vs.rows[r].pending != docs[i].pending {
+				t.Fatalf("little-endian %v: %s: pending %v", le, docs[i].path, vs.rows[r].pending)
+			}
+		}
+		vs.close()
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Error("the base files of the two byte orders differ")
 	}
 }

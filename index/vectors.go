@@ -375,6 +375,27 @@ func maxRowSize(d *vecDoc) int {
 
 // appendRow encodes a document's row (without its vector).
 func appendRow(b []byte, d *vecDoc, hasVec bool) []byte {
+	b, at := appendRowAt(b, d)
+	b[at] |= vecFlags(hasVec, d.pending)
+	return b
+}
+
+// vecFlags are a row's flags that its vector decides.
+func vecFlags(hasVec, pending bool) byte {
+	var flags byte
+	if hasVec {
+		flags |= flagVector
+	}
+	if pending {
+		flags |= flagPending
+	}
+	return flags
+}
+
+// appendRowAt encodes a document's row with the flags of its vector
+// (vecFlags) clear, and returns where its flags byte is. It reads neither
+// d.vec nor d.pending, which may be set meanwhile (see layBase).
+func appendRowAt(b []byte, d *vecDoc) ([]byte, int) {
 	str := func(s string) {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
@@ -389,17 +410,12 @@ func appendRow(b []byte, d *vecDoc, hasVec bool) []byte {
 		str(t)
 	}
 	var flags byte
-	if hasVec {
-		flags |= flagVector
-	}
-	if d.pending {
-		flags |= flagPending
-	}
 	var created int64
 	if !d.created.IsZero() {
 		flags |= flagCreated
 		created = d.created.UnixNano()
 	}
+	at := len(b)
 	b = append(b, flags)
 	b = binary.AppendVarint(b, created)
 	b = append(b, d.hash[:]...)
@@ -407,7 +423,7 @@ func appendRow(b []byte, d *vecDoc, hasVec bool) []byte {
 	str(d.role)
 	str(d.pin)
 	b = binary.AppendUvarint(b, uint64(d.flen))
-	return binary.LittleEndian.AppendUint64(b, d.lsum)
+	return binary.LittleEndian.AppendUint64(b, d.lsum), at
 }
 
 // rowReader decodes rows. Strings are cut from src, which the caller makes
@@ -539,39 +555,57 @@ const vecHeaderSize = 8 + 4*6
 // their vectors, and syncs it.
 func writeVecBase(name, embedder string, dim int, docs []vecDoc) error {
 	slices.SortFunc(docs, func(a, b vecDoc) int { return strings.Compare(a.path, b.path) })
-	terms := make([][]byte, len(docs))
+	ptrs := make([]*vecDoc, len(docs))
 	for i := range docs {
-		terms[i] = docs[i].terms
+		ptrs[i] = &docs[i]
 	}
-	// The postings are laid out meanwhile: they read the terms only.
-	return writeVecFile(name, embedder, dim, docs, layLex(terms))
+	return writeVecFile(name, embedder, dim, ptrs, layBase(ptrs))
 }
 
-// layLex encodes, in a goroutine, the postings section of documents whose
-// terms are docTerms, in row order; the function returned waits for it.
-func layLex(docTerms [][]byte) func() []byte {
-	var lex []byte
-	done := make(chan struct{})
+// baseLayout is what a base file holds besides its vectors (see layBase).
+type baseLayout struct {
+	done    chan struct{}
+	rows    []byte // with the flags of the vectors clear
+	flagsAt []int  // where each row's flags byte is in rows
+	lex     []byte // the postings section
+}
+
+// layBase lays out, in a goroutine, the rows and the postings section of
+// a base file holding docs, which are in path order: everything but what
+// their vectors decide, so that it can run before they are known. Until
+// the layout is done, only the vectors and pending marks of docs may
+// change.
+func layBase(docs []*vecDoc) *baseLayout {
+	l := &baseLayout{done: make(chan struct{})}
 	go func() {
-		defer close(done)
-		lex = appendLexSection(nil, docTerms)
+		defer close(l.done)
+		terms := make([][]byte, len(docs))
+		for i := range docs {
+			terms[i] = docs[i].terms
+		}
+		l.lex = appendLexSection(nil, terms)
+		// Sized once: at 100k rows, growing the section as it was
+		// written cost a second of copying and fresh pages.
+		size := 0
+		for i := range docs {
+			size += maxRowSize(docs[i])
+		}
+		l.rows, l.flagsAt = make([]byte, 0, size), make([]int, len(docs))
+		for i := range docs {
+			l.rows, l.flagsAt[i] = appendRowAt(l.rows, docs[i])
+		}
 	}()
-	return func() []byte { <-done; return lex }
+	return l
 }
 
-// writeVecFile writes a base file of docs, which are in path order, with
-// the postings section layLex returns.
-func writeVecFile(name, embedder string, dim int, docs []vecDoc, layLex func() []byte) error {
-	// Sized once: at 100k rows, growing the section as it was written
-	// cost a second of copying and fresh pages.
-	size := 0
-	for i := range docs {
-		size += maxRowSize(&docs[i])
-	}
-	rows := make([]byte, 0, size)
+// writeVecFile writes a base file holding docs, which are in path order,
+// with the rows and postings l lays out.
+func writeVecFile(name, embedder string, dim int, docs []*vecDoc, l *baseLayout) error {
+	<-l.done
+	rows, lex := l.rows, l.lex
 	nvec := 0
 	for i := range docs {
-		rows = appendRow(rows, &docs[i], docs[i].vec != nil)
+		rows[l.flagsAt[i]] |= vecFlags(docs[i].vec != nil, docs[i].pending)
 		if docs[i].vec != nil {
 			if len(docs[i].vec) != dim {
 				return fmt.Errorf("write vectors: %s: %d dimensions, want %d", docs[i].path, len(docs[i].vec), dim)
@@ -579,7 +613,6 @@ func writeVecFile(name, embedder string, dim int, docs []vecDoc, layLex func() [
 			nvec++
 		}
 	}
-	lex := layLex()
 	// The header, the rows and the postings are written as they are,
 	// not gathered into one buffer first: at 100k entries that copy of
 	// 23 MB into fresh memory took a quarter of a second.
@@ -599,24 +632,40 @@ func writeVecFile(name, embedder string, dim int, docs []vecDoc, layLex func() [
 				return err
 			}
 		}
-		crc := crc32.New(castagnoli)
-		bw := io.MultiWriter(w, crc)
-		buf := make([]byte, 0, 64<<10)
-		for i := range docs {
-			for _, x := range docs[i].vec {
-				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
-			}
-			if len(buf) >= 60<<10 {
-				if _, err := bw.Write(buf); err != nil {
+		crc := uint32(0)
+		if nativeLittleEndian {
+			// The vectors' bytes are the file's: no copy.
+			for i := range docs {
+				v := docs[i].vec
+				b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
+				crc = crc32.Update(crc, castagnoli, b)
+				if _, err := w.Write(b); err != nil {
 					return err
 				}
+			}
+		} else {
+			buf := make([]byte, 0, 64<<10)
+			flush := func() error {
+				crc = crc32.Update(crc, castagnoli, buf)
+				_, err := w.Write(buf)
 				buf = buf[:0]
+				return err
+			}
+			for i := range docs {
+				for _, x := range docs[i].vec {
+					buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
+				}
+				if len(buf) >= 60<<10 {
+					if err := flush(); err != nil {
+						return err
+					}
+				}
+			}
+			if err := flush(); err != nil {
+				return err
 			}
 		}
-		if _, err := bw.Write(buf); err != nil {
-			return err
-		}
-		_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
+		_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc))
 		return err
 	})
 }
