@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -887,7 +886,7 @@ func docSum(d Doc) uint64 {
 	var n [binary.MaxVarintLen64]byte
 	put := func(s string) {
 		h.Write(binary.AppendUvarint(n[:0], uint64(len(s))))
-		io.WriteString(h, s)
+		h.Write(readOnlyBytes(s))
 	}
 	for _, s := range []string{d.ID, d.Path, d.Kind, d.Scope, d.Project, d.Role, d.Source, d.Pin, d.Text, d.Context, d.Hash} {
 		put(s)

@@ -96,6 +96,7 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // Parse reads an entry file's bytes. rel is its path relative to the store
 // root; it is used in errors and to fill fields the front matter leaves out
 // (the id from the file name, the scope and kind from the directories).
+// The entry keeps copies of what it needs, never data itself.
 func Parse(rel string, data []byte) (*Entry, error) {
 	yml, body, err := splitFrontMatter(data)
 	if err != nil {

@@ -273,3 +273,38 @@ func TestRecordJSONKeepsExtraFields(t *testing.T) {
 		t.Errorf("MarshalJSON = %s, want %s", out, want)
 	}
 }
+
+// TestParseKeepsNoInput: an entry read from a buffer stays the same when
+// the buffer is overwritten afterwards, as Store.ReadSized does with the
+// buffer it lends (rawfile.ReadWith), for front matter read by the plain
+// reader and by the YAML parser.
+func TestParseKeepsNoInput(t *testing.T) {
+	for _, file := range []string{
+		"---\nid: 01J0000000000000000000000A\nkind: fact\ntags: [alpha, beta]\ncreated: 2026-11-20T10:00:00Z\nowner: ops\n---\nthe body, with words\n",
+		"---\nid: 01J0000000000000000000000A\nkind: fact\ntags:\n  - alpha\n  - beta\nnote: &a {x: 1}\nagain: *a\n---\nthe body, with words\n",
+	} {
+		buf := []byte(file)
+		e, err := Parse("entries/global/facts/x.md", buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, err := e.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := e.Record()
+		for i := range buf {
+			buf[i] = 'X'
+		}
+		after, err := e.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(after) != string(before) {
+			t.Errorf("the entry changed with its input:\n%s\nwas\n%s", after, before)
+		}
+		if diff := cmp.Diff(rec, e.Record()); diff != "" {
+			t.Errorf("the record changed with its input:\n%s", diff)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/miramem/mira/internal/gitrepo"
 	"github.com/miramem/mira/internal/rawfile"
@@ -307,11 +308,14 @@ func (s *Store) Read(rel string) (*Entry, error) {
 // ReadSized is Read of a file a stat pass found to hold size bytes, which
 // saves a system call when it still does.
 func (s *Store) ReadSized(rel string, size int64) (*Entry, error) {
-	data, err := rawfile.ReadSized(filepath.Join(s.Root, filepath.FromSlash(rel)), size)
-	if err != nil {
-		return nil, err
-	}
-	return Parse(rel, data)
+	var e *Entry
+	// Parse keeps copies of what it reads, never the bytes themselves.
+	err := rawfile.ReadWith(filepath.Join(s.Root, filepath.FromSlash(rel)), size, func(data []byte) error {
+		var err error
+		e, err = Parse(rel, data)
+		return err
+	})
+	return e, err
 }
 
 // FileInfo is one live entry file found by Scan.
@@ -477,8 +481,9 @@ func (s *Store) FindID(id, hint string) (*Entry, error) {
 // ContentHash identifies a memory's text for duplicate detection: the body
 // with surrounding white space trimmed and line endings normalised.
 func ContentHash(body string) string {
-	body = strings.ReplaceAll(body, "\r\n", "\n")
-	sum := sha256.Sum256([]byte(strings.TrimSpace(body)))
+	body = strings.TrimSpace(strings.ReplaceAll(body, "\r\n", "\n"))
+	// The body's bytes, not a copy of them: the hash only reads them.
+	sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(body), len(body)))
 	return hex.EncodeToString(sum[:16])
 }
 

@@ -22,17 +22,39 @@ var readBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b 
 // entry's name fail instead of waiting for a writer forever; a regular
 // file ignores it.
 func ReadSized(path string, size int64) ([]byte, error) {
-	fd, err := open(path)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer syscall.Close(fd)
+	var out []byte
+	err := ReadWith(path, size, func(b []byte) error {
+		out = append([]byte(nil), b...)
+		return nil
+	})
+	return out, err
+}
+
+// ReadWith reads a whole file as ReadSized does, into a buffer it lends
+// to use: the bytes are good until use returns, and use must not keep
+// them. A reader that copies what it keeps anyway (a parser) saves the
+// copy of the file ReadSized makes.
+func ReadWith(path string, size int64, use func([]byte) error) error {
 	bp := readBufs.Get().(*[]byte)
 	defer func() {
 		if cap(*bp) <= 64<<10 { // a rare big file's buffer is not kept
 			readBufs.Put(bp)
 		}
 	}()
+	data, err := readInto(path, size, bp)
+	if err != nil {
+		return err
+	}
+	return use(data)
+}
+
+// readInto reads the file at path into *bp, growing it as need be.
+func readInto(path string, size int64, bp *[]byte) ([]byte, error) {
+	fd, err := open(path)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
 	buf, n := *bp, 0
 	for {
 		if n == len(buf) {
@@ -46,11 +68,11 @@ func ReadSized(path string, size int64) ([]byte, error) {
 		case err != nil:
 			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 		case m == 0:
-			return append([]byte(nil), buf[:n]...), nil
+			return buf[:n], nil
 		}
 		n += m
 		if int64(n) == size && n < len(buf) {
-			return append([]byte(nil), buf[:n]...), nil
+			return buf[:n], nil
 		}
 	}
 }
