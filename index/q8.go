@@ -1,7 +1,6 @@
 package index
 
 import (
-	"cmp"
 	"container/heap"
 	"math"
 	"runtime"
@@ -367,16 +366,17 @@ func (vq *vecQuery) nearestQ8(f *rowFilter, n int, minCos float64, base, log *q8
 	// n rows are in hand, a row whose bound is under the n-th cosine
 	// cannot enter, nor can any after it. At 10k entries a hybrid recall
 	// had 500 rows over tau and needed the cosines of a few dozen.
-	var left []int
+	var left []uint64
 	for i, u := range ub {
 		if u >= tau && u != math.Inf(-1) {
-			left = append(left, i)
+			left = append(left, boundKey(u, i))
 		}
 	}
-	slices.SortFunc(left, func(a, b int) int { return cmp.Compare(ub[b], ub[a]) })
+	slices.Sort(left)
 	top := make([]vecHit, 0, n+1)
-	for _, i := range left {
-		if len(top) == n && ub[i] < top[n-1].cos {
+	for _, k := range left {
+		u, i := keyBound(k)
+		if len(top) == n && u < top[n-1].cos {
 			break
 		}
 		if c := dot(vq.vec, vq.exact(i)); c > minCos {
@@ -387,6 +387,34 @@ func (vq *vecQuery) nearestQ8(f *rowFilter, n int, minCos float64, base, log *q8
 		vs.mapped.drop()
 	}
 	return top
+}
+
+// boundKey packs a row and its upper bound u into a number that sorts
+// before the keys of lower bounds: the bound as a float32 rounded up (so
+// that it still bounds the cosine), then the row.
+func boundKey(u float64, row int) uint64 {
+	f := float32(u)
+	if float64(f) < u {
+		f = math.Nextafter32(f, float32(math.Inf(1)))
+	}
+	b := math.Float32bits(f)
+	if b>>31 == 1 {
+		b = ^b // negative: larger magnitudes first
+	} else {
+		b |= 1 << 31
+	}
+	return uint64(^b)<<32 | uint64(uint32(row))
+}
+
+// keyBound is what boundKey packed: the rounded bound and the row.
+func keyBound(k uint64) (float64, int) {
+	b := ^uint32(k >> 32)
+	if b>>31 == 1 {
+		b &^= 1 << 31
+	} else {
+		b = ^b
+	}
+	return float64(math.Float32frombits(b)), int(uint32(k))
 }
 
 // lowHeap is a min-heap of lower bounds.

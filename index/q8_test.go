@@ -386,3 +386,42 @@ func TestLoadCoded(t *testing.T) {
 		t.Error("a damaged vector was loaded without complaint")
 	}
 }
+
+// TestBoundKey: keys sort by bound, highest first, and give back a bound
+// no lower than the one packed and the row.
+func TestBoundKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	type pair struct {
+		u   float64
+		row int
+	}
+	var ps []pair
+	for i := range 2000 {
+		u := rng.NormFloat64()
+		switch i % 7 {
+		case 0:
+			u = 0
+		case 1:
+			u = -u * 1e-9
+		case 2:
+			u = math.Inf(1)
+		}
+		ps = append(ps, pair{u, rng.IntN(1 << 30)})
+	}
+	keys := make([]uint64, len(ps))
+	for i, p := range ps {
+		keys[i] = boundKey(p.u, p.row)
+		u, row := keyBound(keys[i])
+		if row != p.row || u < p.u || u-p.u > 1e-6*max(1, math.Abs(p.u)) && !math.IsInf(u, 1) {
+			t.Fatalf("bound %v, row %d: back as %v, %d", p.u, p.row, u, row)
+		}
+	}
+	slices.Sort(keys)
+	for i := 1; i < len(keys); i++ {
+		a, _ := keyBound(keys[i-1])
+		b, _ := keyBound(keys[i])
+		if a < b {
+			t.Fatalf("key %d has bound %v before %v", i, a, b)
+		}
+	}
+}
