@@ -4,17 +4,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/miramem/mira"
 	"github.com/miramem/mira/cmd/internal/relay"
 	"github.com/miramem/mira/index"
-	"github.com/miramem/mira/mem"
+	"github.com/miramem/mira/internal/synth"
 )
 
 // BenchmarkServedRecall is the server's part of a served mira-recall, as
@@ -62,18 +60,7 @@ func servedStore(b *testing.B, n int) string {
 		b.Fatal(err)
 	}
 	defer m.Close()
-	words := strings.Fields("the a to of and in is for on that with we use build deploy database query cache index " +
-		"server client request response error log config file version release branch merge commit review token auth " +
-		"login session service cluster node container image postgres redis kafka queue worker job cron schedule timeout")
-	rng := rand.New(rand.NewPCG(1, 2))
-	entries := make([]*mem.Entry, n)
-	for i := range entries {
-		w := make([]string, 15+rng.IntN(40))
-		for j := range w {
-			w[j] = words[rng.IntN(len(words))]
-		}
-		entries[i] = &mem.Entry{Kind: mem.KindNote, Body: fmt.Sprintf("%s (%d)", strings.Join(w, " "), i)}
-	}
+	entries := synth.Notes(n)
 	if _, err := m.Remember(ctx, entries, mira.RememberOptions{}); err != nil {
 		b.Fatal(err)
 	}
