@@ -21,7 +21,10 @@ func benchStore(b *testing.B, n int) string {
 		b.Fatal(err)
 	}
 	defer m.Close()
-	entries := synth.Notes(n)
+	var entries []*mem.Entry
+	for _, text := range synth.Texts(n) {
+		entries = append(entries, &mem.Entry{Kind: mem.KindNote, Body: text})
+	}
 	if _, err := m.Remember(context.Background(), entries, RememberOptions{}); err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/miramem/mira/cmd/internal/relay"
 	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/internal/synth"
+	"github.com/miramem/mira/mem"
 )
 
 // BenchmarkServedRecall is the server's part of a served mira-recall, as
@@ -60,7 +61,10 @@ func servedStore(b *testing.B, n int) string {
 		b.Fatal(err)
 	}
 	defer m.Close()
-	entries := synth.Notes(n)
+	var entries []*mem.Entry
+	for _, text := range synth.Texts(n) {
+		entries = append(entries, &mem.Entry{Kind: mem.KindNote, Body: text})
+	}
 	if _, err := m.Remember(ctx, entries, mira.RememberOptions{}); err != nil {
 		b.Fatal(err)
 	}
