@@ -3,8 +3,9 @@
 package mira
 
 import (
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // fileKey is what says a file is unchanged.
@@ -15,8 +16,10 @@ type fileKey struct {
 }
 
 func statKey(path string) (fileKey, bool) {
-	var s syscall.Stat_t
-	if err := syscall.Stat(path, &s); err != nil || s.Mode&syscall.S_IFMT != syscall.S_IFREG {
+	// x/sys names the times alike on every Unix (syscall's are
+	// Mtimespec on macOS and the BSDs).
+	var s unix.Stat_t
+	if err := unix.Stat(path, &s); err != nil || s.Mode&unix.S_IFMT != unix.S_IFREG {
 		return fileKey{}, false
 	}
 	return fileKey{

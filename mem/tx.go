@@ -223,11 +223,6 @@ type journalEntry struct {
 
 func (s *Store) journalPath() string { return filepath.Join(s.Root, ".git", "mira-journal") }
 
-// batchSync is the number of files from which Commit syncs the file system
-// once instead of every file: an import of thousands of memories would
-// otherwise spend most of its time in fsync.
-const batchSync = 16
-
 // Commit writes the planned files and records them as one git commit.
 // subject is the first line of the message; the trailers always include
 // Mira-Command. On failure the work tree is put back as it was.
