@@ -221,8 +221,8 @@ func (c *call) buildVectors(indexDir, genDir string, docs []vecInput) (vecMeta, 
 	slices.SortFunc(docs, func(a, b vecInput) int { return storeOrder(&a.vecDoc, &b.vecDoc) })
 	// The base file's rows and its postings section need everything of
 	// the documents but their vectors: they are laid out while the model
-	// is fitted and the documents embedded, which leave a core idle a
-	// third of the time, in the file's order (by path).
+	// is fitted and the documents embedded, which leave a core idle about
+	// a fifth of the time, in the file's order (by path).
 	byPath := make([]int, len(docs))
 	for i := range byPath {
 		byPath[i] = i
