@@ -117,8 +117,9 @@ var RecallModes = []string{index.ModeLexical, index.ModeVector, index.ModeHybrid
 
 // Recall returns the memories that answer q, best first, as records with
 // their score and why: lexical (BM25) and vector candidates fused,
-// weighted by recency, with small bonuses for the current project and for
-// memories of a time the query names, near-copies held back by MMR, and
+// weighted by recency, with small bonuses for the current project, for
+// memories of a time the query names and for decisions when the query
+// asks what was chosen, near-copies held back by MMR, and
 // reordered by the rerank endpoint when one is configured. A file that
 // changed or broke since the index saw it is reported through
 // Options.Warn and left out.
@@ -289,6 +290,9 @@ func whyOf(h index.Hit) map[string]any {
 	if y.Date != 0 {
 		w["date"] = Round(y.Date, 4)
 	}
+	if y.Decision != 0 {
+		w["decision"] = Round(y.Decision, 4)
+	}
 	if y.MMRPenalty != 0 {
 		w["mmr_penalty"] = Round(y.MMRPenalty, 4)
 	}
@@ -312,7 +316,7 @@ func ExplainText(why any) string {
 		keys = append(keys, k)
 	}
 	order := map[string]int{"rank": 0, "bm25": 1, "lexical_rank": 2, "relevance": 3, "vector": 4, "vector_rank": 5,
-		"fused": 6, "fusion_rank": 7, "recency": 8, "project": 9, "date": 10, "mmr_penalty": 11, "rerank": 12}
+		"fused": 6, "fusion_rank": 7, "recency": 8, "project": 9, "date": 10, "decision": 11, "mmr_penalty": 12, "rerank": 13}
 	sort.Slice(keys, func(i, j int) bool {
 		oi, iok := order[keys[i]]
 		oj, jok := order[keys[j]]
@@ -330,7 +334,7 @@ func ExplainText(why any) string {
 	}
 	s := strings.Join(parts, " ")
 	if _, ok := m["fused"]; ok {
-		s += fmt.Sprintf("  (score = %s·fused + %s·recency + project + date − mmr_penalty)", weights["fused_weight"], weights["recency_weight"])
+		s += fmt.Sprintf("  (score = %s·fused + %s·recency + project + date + decision − mmr_penalty)", weights["fused_weight"], weights["recency_weight"])
 	}
 	return s
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -441,7 +442,8 @@ func (ix *Index) vectorQuery(text string) (*vecQuery, error) {
 	if side.vs.dim == 0 {
 		return vq, nil // an external embedder never reached: no vectors
 	}
-	vecs, err := side.emb.Embed(ix.c.ctx(), []string{text})
+	texts := append([]string{text}, side.vs.familyTexts(text)...)
+	vecs, err := side.emb.Embed(ix.c.ctx(), texts)
 	if err != nil {
 		done()
 		return nil, fmt.Errorf("embed the query: %w", err)
@@ -450,14 +452,69 @@ func (ix *Index) vectorQuery(text string) (*vecQuery, error) {
 		done()
 		return nil, fmt.Errorf("the vectors are from %s, the configured embedder is %s", side.vs.embedder, id)
 	}
-	if len(vecs) != 1 || len(vecs[0]) != side.vs.dim {
+	if len(vecs) != len(texts) {
 		done()
-		return nil, fmt.Errorf("the embedder gave a query vector of the wrong length")
+		return nil, fmt.Errorf("the embedder gave %d vectors for %d texts", len(vecs), len(texts))
 	}
-	if v := vecs[0]; normalize(v) {
+	for _, v := range vecs {
+		if len(v) != side.vs.dim {
+			done()
+			return nil, fmt.Errorf("the embedder gave a query vector of the wrong length")
+		}
+	}
+	v := vecs[0]
+	if !normalize(v) {
+		return vq, nil
+	}
+	// The members of the families the query names move it toward them,
+	// at FamilyWeight each (see families).
+	moved := false
+	for _, e := range vecs[1:] {
+		if normalize(e) {
+			for d := range v {
+				v[d] += float32(FamilyWeight) * e[d]
+			}
+			moved = true
+		}
+	}
+	if !moved || normalize(v) {
 		vq.vec = v
 	}
 	return vq, nil
+}
+
+// familyTexts returns, for each family a word of text names, the members
+// that the store's live memories name, as written, one text per family:
+// what the query's kind word stands for in this store. It is nil for most
+// queries.
+func (vs *vecStore) familyTexts(text string) []string {
+	_, groups := textTerms(text)
+	if len(groups) == 0 {
+		return nil
+	}
+	ln := vs.norms()
+	var out []string
+	for _, g := range groups {
+		if g.choice {
+			// "chose", "decided": the words of choosing say what
+			// a memory is about far less than a product's name
+			// does, and moved LoCoMo's "why did she decide…"
+			// questions toward every turn that has one.
+			continue
+		}
+		var words []string
+		for i, t := range g.terms {
+			live := false
+			vs.eachPosting(t, func(row int, _ uint32) { live = live || ln.k[row] >= 0 })
+			if live {
+				words = append(words, g.words[i])
+			}
+		}
+		if len(words) > 0 {
+			out = append(out, strings.Join(words, " "))
+		}
+	}
+	return out
 }
 
 // normalize scales v to unit length in place; it reports false for a zero
@@ -685,6 +742,7 @@ type cand struct {
 	fusionRank       int
 	recency, bonus   float64
 	date             float64 // the date bonus
+	decision         float64 // the decision bonus
 	score            float64
 	penalty          float64
 }
@@ -693,7 +751,7 @@ func (c *cand) hit(score float64, rank int) Hit {
 	return Hit{ID: c.ID, Path: c.Path, Score: score, Why: Why{
 		BM25: c.BM25, Relevance: c.lexNorm, Vector: c.cos, Fused: c.fused,
 		FusionRank: c.fusionRank, LexicalRank: c.lexRank, VectorRank: c.vecRank,
-		Recency: c.recency, Project: c.bonus, Date: c.date, MMRPenalty: c.penalty, Rank: rank,
+		Recency: c.recency, Project: c.bonus, Date: c.date, Decision: c.decision, MMRPenalty: c.penalty, Rank: rank,
 	}}
 }
 
@@ -836,7 +894,8 @@ func fuse(r Ranking, q Query, spans []span, lex []Candidate, vecs []vecHit, vq *
 			c.bonus = r.ProjectBonus
 		}
 		c.date = r.dateBonus(c.CreatedAt, spans)
-		c.score = r.Relevance*c.fused + r.Recency*c.recency + c.bonus + c.date
+		c.decision = r.decisionBonus(c.Kind, q.decision)
+		c.score = r.Relevance*c.fused + r.Recency*c.recency + c.bonus + c.date + c.decision
 	}
 	st := Stages{Lexical: hitsFor(len(lex)), Vector: hitsFor(len(vecs)), Fused: hitsFor(len(all)), Ranked: hitsFor(len(all))}
 	for _, l := range lex {

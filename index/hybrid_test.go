@@ -140,7 +140,8 @@ func TestSearchModes(t *testing.T) {
 	o := opts(nil)
 	o.Embedder = topicEmbedder{}
 	ix := mustOpen(t, f, o)
-	// "sql database" shares no term with the entry, only a topic.
+	// "sql" shares no term with the entry, only a topic ("database"
+	// would find PostgreSQL by its family, see TestFamilies).
 	for _, tc := range []struct {
 		mode string
 		want []string
@@ -150,7 +151,7 @@ func TestSearchModes(t *testing.T) {
 		{ModeHybrid, []string{"PG"}},
 		{"", []string{"PG"}},
 	} {
-		st, err := ix.SearchStages(Query{Text: "sql database", Mode: tc.mode, Now: t0})
+		st, err := ix.SearchStages(Query{Text: "sql", Mode: tc.mode, Now: t0})
 		if err != nil {
 			t.Fatalf("mode %q: %v", tc.mode, err)
 		}
@@ -343,7 +344,7 @@ func TestEmbedderChangeReembeds(t *testing.T) {
 	if ix.meta.Embedder != "fake-b/64" {
 		t.Errorf("meta embedder %s", ix.meta.Embedder)
 	}
-	if hits, err := ix.Search(Query{Text: "database", Mode: ModeVector}); err != nil || len(hits) == 0 {
+	if hits, err := ix.Search(Query{Text: "backups", Mode: ModeVector}); err != nil || len(hits) == 0 {
 		t.Errorf("vector search after the change: %v, %v", hits, err)
 	}
 	if n := b.embedded(); n != 1 {

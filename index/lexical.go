@@ -448,14 +448,16 @@ func (vs *vecStore) norms() *lexNorms {
 }
 
 // textTerms returns the analysed terms of a text query, repeats included,
-// and the other forms of its abbreviations (expandAbbreviations).
-func (ix *Index) textTerms(text string) []string {
+// and the other forms of its abbreviations (expandAbbreviations); and the
+// members of the families its words name (familyGroups).
+func textTerms(text string) ([]string, []termGroup) {
 	a := textAnalysis()
 	var terms []string
 	for _, tok := range a.Analyze([]byte(text)) {
 		terms = append(terms, string(tok.Term))
 	}
-	return append(terms, expandAbbreviations(a, text)...)
+	terms = append(terms, expandAbbreviations(a, text)...)
+	return terms, familyGroups(a, text, terms)
 }
 
 // textScratch is the per-row state of one text search, reused.
@@ -479,6 +481,14 @@ type lexHit struct {
 // row has, and scaled by the share of the query's terms it has. Ties go
 // to the earlier row.
 func (vs *vecStore) textTop(terms []string, n int, f *rowFilter) ([]lexHit, error) {
+	return vs.textTopGroups(terms, nil, n, f)
+}
+
+// textTopGroups is textTop with groups of terms besides the terms: a row
+// scores the best of a group's terms, as a term of the query would, times
+// the group's weight, and the group counts as that weight of a term in the
+// share of the query's terms the row has. Without groups it is textTop.
+func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *rowFilter) ([]lexHit, error) {
 	if len(terms) == 0 || len(terms) > math.MaxUint16 || n <= 0 {
 		return nil, nil
 	}
@@ -552,6 +562,50 @@ func (vs *vecStore) textTop(terms []string, n int, f *rowFilter) ([]lexHit, erro
 			sc.matched[d]++
 		})
 	}
+	// A group's best term for each row it matches, weighted: few rows
+	// name the members of a family.
+	var (
+		extra   map[int]float64 // summed over the groups, by row
+		extraIn map[int]float64 // the groups' weights a row matched
+		groupW  float64
+	)
+	for _, g := range groups {
+		groupW += g.weight
+		best := map[int]float64{}
+		for _, t := range g.terms {
+			df := 0
+			err := vs.eachPosting(t, func(row int, _ uint32) {
+				if ln.k[row] >= 0 {
+					df++
+				}
+			})
+			if err != nil {
+				return nil, err
+			}
+			if df == 0 {
+				continue
+			}
+			idf := math.Log(1 + (float64(docs)-float64(df)+0.5)/(float64(df)+0.5))
+			vs.eachPosting(t, func(d int, freq uint32) {
+				k := ln.k[d]
+				if k < 0 {
+					return
+				}
+				tf := math.Sqrt(float64(freq))
+				best[d] = max(best[d], idf*(tf*search.BM25_k1)/(tf+k)*idf*norm)
+			})
+		}
+		for d, s := range best {
+			if extra == nil {
+				extra, extraIn = map[int]float64{}, map[int]float64{}
+			}
+			if sc.matched[d] == 0 && extraIn[d] == 0 {
+				sc.touched = append(sc.touched, uint32(d))
+			}
+			extra[d] += g.weight * s
+			extraIn[d] += g.weight
+		}
+	}
 	better := func(a, b lexHit) int {
 		if a.score != b.score {
 			if a.score > b.score {
@@ -561,7 +615,7 @@ func (vs *vecStore) textTop(terms []string, n int, f *rowFilter) ([]lexHit, erro
 		}
 		return a.row - b.row
 	}
-	total := float64(len(terms))
+	total := float64(len(terms)) + groupW
 	insert := n <= 256
 	top := make([]lexHit, 0, min(n, len(sc.touched))+1)
 	for _, d := range sc.touched {
@@ -569,6 +623,9 @@ func (vs *vecStore) textTop(terms []string, n int, f *rowFilter) ([]lexHit, erro
 			continue
 		}
 		h := lexHit{int(d), sc.acc[d] * (float64(sc.matched[d]) / total)}
+		if extra != nil {
+			h.score = (sc.acc[d] + extra[int(d)]) * ((float64(sc.matched[d]) + extraIn[int(d)]) / total)
+		}
 		if !insert {
 			top = append(top, h)
 			continue

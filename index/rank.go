@@ -6,12 +6,15 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/miramem/mira/mem"
 )
 
 // Candidate is one document found by a retriever, before ranking.
 type Candidate struct {
 	ID, Path  string
 	Project   string    // the entry's project, for the project bonus
+	Kind      string    // the entry's kind, for the decision bonus
 	BM25      float64   // the retriever's raw score; 0 when there was no query text
 	CreatedAt time.Time // zero when unknown: no recency
 	// vrow is the entry's row in the vector store plus one, found once
@@ -56,6 +59,9 @@ type Why struct {
 	// Date is the date bonus: up to Ranking.DateBonus for an entry created
 	// on, or near, a day the query names.
 	Date float64 `json:"date"`
+	// Decision is the decision bonus: Ranking.DecisionBonus for a
+	// decision when the query asks what was chosen, else 0.
+	Decision float64 `json:"decision"`
 	// MMRPenalty is what maximal marginal relevance subtracted for the
 	// entry's similarity to the hits ranked before it (Hit.Score is after
 	// it).
@@ -65,7 +71,7 @@ type Why struct {
 
 // Ranking holds the weights of the score
 //
-//	score = Relevance·fused + Recency·recency + project bonus + date bonus − MMR penalty
+//	score = Relevance·fused + Recency·recency + project bonus + date bonus + decision bonus − MMR penalty
 //
 // where fused is the query's relevance in [0, 1] whatever the corpus and
 // the embedder, and recency decays exponentially with the entry's age. A
@@ -154,6 +160,17 @@ type Ranking struct {
 	// wide to favour.
 	DateBonus  float64
 	DateWindow float64 // days
+	// DecisionBonus is added to the score of a memory of kind decision
+	// when the query asks what was picked, chosen or decided ("which
+	// database did we pick", "what did we decide about caching", "why
+	// did we choose Go", "which queue did we go with"): such a question
+	// is answered by the decision, and a fact or a note that shares more
+	// of its words ("the staging database runs on…") is not what it
+	// asks. 0.2 lets the decision win among comparable matches, as the
+	// date bonus does for a time: it needs fused relevance within 0.25
+	// of the best other memory. Other queries, and stores without
+	// decisions (LoCoMo's conversation turns), rank as before.
+	DecisionBonus float64
 	// LexicalSpan and VectorSpan are the narrowest ranges hybrid mode's
 	// min–max normalisation stretches to [0, 1]: LexicalSpan times the
 	// best BM25, VectorSpan in cosine. A narrower spread is scaled as if
@@ -228,6 +245,7 @@ var DefaultRanking = Ranking{
 	Relevance: 0.8, Recency: 0.2, RecencyDays: 30, ProjectBonus: 0.05,
 	LexicalShare: 0.5, RRFK: 60, MMRLambda: 0.7, MMRFloor: 0.9, MinCosine: 0.1,
 	Feedback: 0.3, DateBonus: 0.3, DateWindow: 7, LexicalSpan: 0.5, VectorSpan: 0.2,
+	DecisionBonus: 0.2,
 }
 
 // Recency is exp(-age/days) for an entry created at created, seen at now;
@@ -247,11 +265,12 @@ func Recency(created, now time.Time, days float64) float64 {
 // id) and returns at most k (all when k <= 0). The candidates' slice is not
 // modified.
 func (r Ranking) Rank(cands []Candidate, project string, now time.Time, k int) []Hit {
-	return r.rank(cands, project, nil, now, k)
+	return r.rank(cands, project, nil, false, now, k)
 }
 
-// rank is Rank with the times the query names, for the date bonus.
-func (r Ranking) rank(cands []Candidate, project string, spans []span, now time.Time, k int) []Hit {
+// rank is Rank with the times the query names, for the date bonus, and
+// whether it asks what was chosen, for the decision bonus.
+func (r Ranking) rank(cands []Candidate, project string, spans []span, decision bool, now time.Time, k int) []Hit {
 	best := 0.0
 	for _, c := range cands {
 		best = max(best, c.BM25)
@@ -275,7 +294,8 @@ func (r Ranking) rank(cands []Candidate, project string, spans []span, now time.
 			score += w.Project
 		}
 		w.Date = r.dateBonus(c.CreatedAt, spans)
-		score += w.Date
+		w.Decision = r.decisionBonus(c.Kind, decision)
+		score += w.Date + w.Decision
 		all[i] = scored{Hit{ID: c.ID, Path: c.Path, Score: score, Why: w}, c.CreatedAt}
 	}
 	slices.SortStableFunc(all, func(a, b scored) int {
@@ -305,4 +325,13 @@ func (r Ranking) dateBonus(created time.Time, spans []span) float64 {
 		return 0
 	}
 	return r.DateBonus * dateCloseness(created, spans, r.DateWindow)
+}
+
+// decisionBonus is the decision bonus of an entry of kind for a query
+// that asks (decision) or does not ask what was chosen.
+func (r Ranking) decisionBonus(kind string, decision bool) float64 {
+	if !decision || kind != mem.KindDecision {
+		return 0
+	}
+	return r.DecisionBonus
 }

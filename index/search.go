@@ -53,7 +53,10 @@ type Query struct {
 	Project string
 	Since   time.Time // only entries created at or after Since
 	until   time.Time // only entries created before until (zero: no bound)
-	Now     time.Time // the moment recency is measured from; zero: Options.Now
+	// decision: the text asks what was chosen (asksForDecision), set
+	// by the search.
+	decision bool
+	Now      time.Time // the moment recency is measured from; zero: Options.Now
 	// Mode is ModeHybrid (""), ModeLexical or ModeVector. Without usable
 	// vectors (none can be embedded, or they are damaged) hybrid and
 	// vector searches fall back to lexical and say so through
@@ -164,6 +167,7 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		defer vq.side.rw.RUnlock()
 	}
 	spans := querySpans(q.Text, now)
+	q.decision = r.DecisionBonus > 0 && asksForDecision(q.Text)
 	if mode == ModeLexical {
 		vs, done, err := ix.rowsFor()
 		if err != nil {
@@ -179,7 +183,7 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		if err != nil {
 			return Stages{}, err
 		}
-		return lexicalStages(r, lex, q.Project, spans, now, k), nil
+		return lexicalStages(r, lex, q.Project, spans, q.decision, now, k), nil
 	}
 	// The BM25 search runs beside the vector scan, over the same rows.
 	var (
@@ -276,7 +280,8 @@ func (ix *Index) lexicalCandidates(q Query, n int, spans []span, r Ranking, vs *
 // lexical returns the n best BM25 matches that pass the filters, best
 // first, from the rows and postings of vs (vecStore.textTop).
 func (ix *Index) lexical(q Query, n int, vs *vecStore) ([]Candidate, error) {
-	hits, err := vs.textTop(ix.textTerms(q.Text), n, newRowFilter(vs, q))
+	terms, groups := textTerms(q.Text)
+	hits, err := vs.textTopGroups(terms, groups, n, newRowFilter(vs, q))
 	if err != nil {
 		return nil, ix.markDamaged(damaged("vectors: %w", err))
 	}
@@ -291,8 +296,8 @@ func (ix *Index) lexical(q Query, n int, vs *vecStore) ([]Candidate, error) {
 
 // lexicalStages ranks BM25 candidates alone, as the index did before it
 // had vectors: relevance is BM25 over the best BM25, and there is no MMR.
-func lexicalStages(r Ranking, lex []Candidate, project string, spans []span, now time.Time, k int) Stages {
-	ranked := r.rank(lex, project, spans, now, 0)
+func lexicalStages(r Ranking, lex []Candidate, project string, spans []span, decision bool, now time.Time, k int) Stages {
+	ranked := r.rank(lex, project, spans, decision, now, 0)
 	lexRank := make(map[string]int, len(lex))
 	for i, c := range lex {
 		lexRank[c.Path] = i + 1

@@ -195,7 +195,7 @@ func (vs *vecStore) addTags(n int) (off, count uint32) {
 // fields sets c's id, project and creation time from row r.
 func (vs *vecStore) fields(r int, c *Candidate) {
 	row := &vs.rows[r]
-	c.ID, c.Project = row.id, vs.dict[row.project]
+	c.ID, c.Project, c.Kind = row.id, vs.dict[row.project], vs.dict[row.kind]
 	if row.hasCreated {
 		c.CreatedAt = time.Unix(0, row.created).UTC()
 	}
