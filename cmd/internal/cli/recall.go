@@ -24,7 +24,7 @@ type RecallCmd struct {
 	Since   string   `help:"Only memories created at or after this time: RFC 3339, a date, or a duration ago such as 72h or 30d." placeholder:"WHEN"`
 	Tag     []string `short:"t" help:"Only memories with one of these tags (repeatable or comma-separated)." sep:","`
 	Mode    string   `help:"Retrieval: lexical (BM25), vector (embeddings) or hybrid (both, fused)." enum:"lexical,vector,hybrid" default:"${recall_mode}"`
-	Explain bool     `help:"Show each stage's part of every score: bm25, vector, fusion, recency, project and date bonuses, MMR penalty, rerank."`
+	Explain bool     `help:"Show each stage's part of every score: bm25, vector, fusion, recency, project, date and decision bonuses, MMR penalty, rerank."`
 
 	RecencyWeight *float64 `name:"recency-weight" help:"Weight w of recency in score = (1−w)·fused + w·recency, from 0 to 1 (default ${recall_recency_weight}, recall.recency_weight)." placeholder:"W"`
 	MMRLambda     *float64 `name:"mmr-lambda" help:"MMR's λ, above 0 and at most 1: lower pushes near-copies further down, 1 turns MMR off (default ${recall_mmr_lambda}, recall.mmr_lambda)." placeholder:"L"`
