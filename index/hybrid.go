@@ -442,7 +442,9 @@ func (ix *Index) vectorQuery(text string) (*vecQuery, error) {
 	if side.vs.dim == 0 {
 		return vq, nil // an external embedder never reached: no vectors
 	}
+	side.rw.RLock() // familyTexts reads the postings
 	texts := append([]string{text}, side.vs.familyTexts(text)...)
+	side.rw.RUnlock()
 	vecs, err := side.emb.Embed(ix.c.ctx(), texts)
 	if err != nil {
 		done()
@@ -467,12 +469,12 @@ func (ix *Index) vectorQuery(text string) (*vecQuery, error) {
 		return vq, nil
 	}
 	// The members of the families the query names move it toward them,
-	// at FamilyWeight each (see families).
+	// at familyWeight each (see families).
 	moved := false
 	for _, e := range vecs[1:] {
 		if normalize(e) {
 			for d := range v {
-				v[d] += float32(FamilyWeight) * e[d]
+				v[d] += float32(familyWeight) * e[d]
 			}
 			moved = true
 		}

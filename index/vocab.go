@@ -15,13 +15,15 @@ import (
 // says "We chose PostgreSQL", which does not say "database", and the
 // built-in embedder cannot know what PostgreSQL is (it learns only from
 // the store's own words). So a query word that names a family also
-// searches for its members, at FamilyWeight, on both halves of the
+// searches for its members, at familyWeight, on both halves of the
 // search (see textTerms and vectorQuery). It goes one way: "postgres" does
 // not find a memory about MySQL, nor one that says only "database".
 //
 // Each line is "kind words: members", or words without a colon that each
-// stand for the others (at FamilyWeight: unlike an abbreviation's, their
-// meanings differ a little). Words are compared after the text
+// stand for the others (at familyWeight: unlike an abbreviation's, their
+// meanings differ a little); the last line, the words of choosing, is
+// searched on the lexical half only (see familyTexts). Words are compared
+// after the text
 // analyzer (lower case, stemmed), so plurals of a kind word belong to it.
 // A member belongs here only when it names the product in almost any
 // text: words that are also common English or people's names (go, swift,
@@ -42,11 +44,11 @@ var families = []string{
 	"pick picked choose chose chosen decide decided decision select selected opt opted",
 }
 
-// FamilyWeight is how much a family member found for a query's kind word
+// familyWeight is how much a family member found for a query's kind word
 // weighs against the word itself, on each half of the search: a memory
 // that names the kind of thing beats one that names only a product of it,
 // other things equal.
-const FamilyWeight = 0.5
+const familyWeight = 0.5
 
 // family is one kind word's members, as analysed terms, and how the
 // members are written (for the embedder, which reads words, not stems).
@@ -129,7 +131,7 @@ func familyGroups(a analysis.Analyzer, text string, terms []string) []termGroup 
 				continue
 			}
 			seen = append(seen, f)
-			g := termGroup{weight: FamilyWeight, choice: f == choiceFamily}
+			g := termGroup{weight: familyWeight, choice: f == choiceFamily}
 			for i, m := range f.terms {
 				if !slices.Contains(terms, m) {
 					g.terms, g.words = append(g.terms, m), append(g.words, f.words[i])
