@@ -7,6 +7,7 @@ package clitest
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,7 +38,7 @@ func Setup(env *testscript.Env) error {
 }
 
 // Cmds are the script commands: exits, jsonlines, commits, gitclean,
-// holdlock and sleep.
+// holdlock, sleep and listening.
 func Cmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"exits":     exits,
@@ -49,6 +50,30 @@ func Cmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) 
 			d, _ := time.ParseDuration(args[0])
 			time.Sleep(d)
 		},
+		"listening": listening,
+	}
+}
+
+// listening SOCKET: wait until a server accepts connections on the Unix
+// socket SOCKET. A server started in the background is ready when it
+// listens, however long a loaded machine takes to start it; a socket file
+// left by a killed server does not count, since nothing accepts on it.
+func listening(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: listening SOCKET")
+	}
+	const limit = 2 * time.Minute
+	deadline := time.Now().Add(limit)
+	for {
+		c, err := net.Dial("unix", args[0])
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("nothing listens on %s after %v: %v", args[0], limit, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
