@@ -58,9 +58,12 @@
 // index changes (git commits in the same order), so a crash leaves either the
 // old commit with the old index, or the new commit with an index that still
 // describes the previous commit for the committed paths. In the second case
-// the next commit finds the index lock of the dead process and rebuilds the
-// index from its new tree; until then `git status` lists those paths as
-// changed, and `git reset -q` would settle it as well.
+// the index lock of the dead process stays, and whoever meets it next
+// (RepairIndex, which the store runs whenever a writer takes its lock, or
+// the next commit, even one with nothing to record) rewrites the entries of
+// the paths the current commit changed from that commit, then removes the
+// lock. Until then `git status` lists those paths as deleted and untracked
+// at once, and `git reset -q` would settle it as well.
 //
 // # Other git processes
 //
