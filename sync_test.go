@@ -3,6 +3,7 @@ package mira
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -471,4 +472,44 @@ func TestSyncNothingToDo(t *testing.T) {
 	if h, _ := a.Store().Head(); !res.UpToDate() || h != head {
 		t.Errorf("sync with nothing to do: %+v, head moved %v", res, h != head)
 	}
+}
+
+// TestSyncRemovedOnRemote: a memory a teammate removed with a plain git rm
+// and pushed with git comes back from a sync as a tombstone, with when and
+// where it was removed, in both stores and on the remote.
+func TestSyncRemovedOnRemote(t *testing.T) {
+	a, b, id := pair(t, "Deploys happen on Tuesday", false)
+	e, err := b.Get(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitOut(t, b.Root(), "rm", "-q", e.Path)
+	gitOut(t, b.Root(), "-c", "user.name=Ed", "-c", "user.email=ed@example.com", "commit", "-q", "-m", "remove by hand")
+	gitOut(t, b.Root(), "push", "-q", "origin", "main")
+
+	res := mustSync(t, a)
+	if !hasRule(res.Decisions, "remove") {
+		t.Errorf("decisions = %v, want a remove", res.Decisions)
+	}
+	tomb := mem.DeletedPath(e.Path)
+	got, ok := files(t, a)[tomb]
+	if !ok {
+		t.Fatalf("no tombstone %s; files %v", tomb, slices.Sorted(maps.Keys(files(t, a))))
+	}
+	te, err := mem.Parse(tomb, []byte(got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if te.ID != id || !te.Deleted() || te.DeletedAt.IsZero() || !strings.Contains(te.DeletedReason, "removed on the remote") || te.Body != "Deploys happen on Tuesday" {
+		t.Errorf("tombstone:\n%s", got)
+	}
+	if _, ok := files(t, a)[e.Path]; ok {
+		t.Errorf("%s is still live", e.Path)
+	}
+	settle(t, a, b)
+	if _, ok := files(t, b)[tomb]; !ok {
+		t.Errorf("the tombstone did not reach the other store")
+	}
+	checkHealthy(t, a)
+	checkHealthy(t, b)
 }
