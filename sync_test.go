@@ -513,3 +513,45 @@ func TestSyncRemovedOnRemote(t *testing.T) {
 	checkHealthy(t, a)
 	checkHealthy(t, b)
 }
+
+// TestSyncRemoteSymlink: a remote whose tree turns a directory of the
+// store into a symbolic link is refused with an error naming the path;
+// nothing is written through the link, and the store stays as it was.
+func TestSyncRemoteSymlink(t *testing.T) {
+	for _, tc := range []struct{ name, path, target string }{
+		{"scope", "entries/global", "/etc"},
+		{"kind", "entries/global/facts", "../../.."},
+		{"entries", "entries", "/tmp"},
+		{"file", "entries/global/facts/20260101T000000Z__01JD3ZK4Q8V6N2M7T5R9W1X0YB.md", "/etc/passwd"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b, _ := pair(t, "Deploys happen on Tuesday", false)
+			remember(t, a, "Deploys happen on Wednesday")
+			gitOut(t, b.Root(), "rm", "-r", "-q", "--ignore-unmatch", tc.path)
+			full := filepath.Join(b.Root(), filepath.FromSlash(tc.path))
+			os.RemoveAll(full)
+			os.MkdirAll(filepath.Dir(full), 0o755)
+			if err := os.Symlink(tc.target, full); err != nil {
+				t.Fatal(err)
+			}
+			gitOut(t, b.Root(), "add", tc.path)
+			gitOut(t, b.Root(), "-c", "user.name=Ed", "-c", "user.email=ed@example.com", "commit", "-q", "-m", "a link")
+			gitOut(t, b.Root(), "push", "-q", "origin", "main")
+
+			before := files(t, a)
+			head, _ := a.Store().Head()
+			_, err := a.Sync(t.Context(), SyncOptions{})
+			var inv *InvalidError
+			if !errors.As(err, &inv) || !strings.Contains(err.Error(), tc.path+" is a symbolic link") {
+				t.Fatalf("sync with a link at %s: %v, want an invalid remote naming it", tc.path, err)
+			}
+			if h, _ := a.Store().Head(); h != head {
+				t.Errorf("the store moved")
+			}
+			if after := files(t, a); !maps.Equal(before, after) {
+				t.Errorf("entry files changed: %v", slices.Sorted(maps.Keys(after)))
+			}
+			checkHealthy(t, a)
+		})
+	}
+}
