@@ -105,7 +105,7 @@ func (r *Repo) commitWith(changes []Change, message string, author Signature, ex
 	// The index lock is taken first, as git does, so a running git command
 	// makes the commit fail before anything is written.
 	indexPath := filepath.Join(r.gitDir, "index")
-	orphan, err := createLock(indexPath+".lock", r.gitDir)
+	orphan, err := createLock(indexPath+".lock", r.gitDir, r.workDir)
 	if err != nil {
 		return "", err
 	}

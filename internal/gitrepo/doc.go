@@ -51,8 +51,12 @@
 //     content of a ref or of the index comes from a separate temporary file,
 //     where git would rename the lock file itself). A lock left by a process
 //     of this host that no longer runs is removed by the next commit, as is
-//     any lock older than ten minutes; git would keep refusing to work until
-//     someone deleted it by hand.
+//     any such lock older than ten minutes; git would keep refusing to work
+//     until someone deleted it by hand. A lock of git's names nobody: where
+//     /proc tells (Linux), it is removed once no process of this host has it
+//     open, no git command has its working directory in the repository (a
+//     `git commit` waiting for its editor holds .git/index.lock closed), and
+//     it is two seconds old; elsewhere once it is ten minutes old.
 //
 // All objects are on disk before the ref moves, and the ref moves before the
 // index changes (git commits in the same order), so a crash leaves either the

@@ -34,7 +34,7 @@ func (r *Repo) RepairIndex() (bool, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	orphan, err := createLock(indexPath+".lock", r.gitDir)
+	orphan, err := createLock(indexPath+".lock", r.gitDir, r.workDir)
 	if errors.Is(err, ErrLocked) {
 		return false, nil
 	}
