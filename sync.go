@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
 	"github.com/miramem/mira/internal/gitremote"
 	"github.com/miramem/mira/internal/gitrepo"
 	"github.com/miramem/mira/internal/secret"
@@ -304,13 +306,18 @@ func (m *Memory) planMerge(head, theirs string, share mem.Sharing) (*mergePlan, 
 		return p, nil
 	}
 	changed := map[string]bool{}
-	for _, side := range trees[1:] {
+	for i, side := range trees[1:] {
 		if side == trees[0] {
 			continue
 		}
 		ps, err := repo.DiffTrees(trees[0], side)
 		if err != nil {
 			return nil, err
+		}
+		if i == 1 {
+			if err := m.checkLinks(side, ps); err != nil {
+				return nil, err
+			}
 		}
 		for _, x := range ps {
 			if share.Shares(x) {
@@ -423,6 +430,37 @@ func (m *Memory) planMerge(head, theirs string, share mem.Sharing) (*mergePlan, 
 		}
 	}
 	return p, nil
+}
+
+// checkLinks refuses a remote tree that brings a symbolic link or a
+// submodule where a store holds only directories and regular files: under
+// entries/ or artifacts/, or in their place. Merged, it would turn a
+// directory of the store into a link that later writes follow out of the
+// store, and every file below it would look removed. ps are the paths the
+// remote changed (a directory that became a link is reported as the link).
+func (m *Memory) checkLinks(tree string, ps []string) error {
+	repo := m.st.Repo()
+	for _, x := range ps {
+		top, _, _ := strings.Cut(x, "/")
+		if top != mem.EntriesDir && top != "artifacts" {
+			continue
+		}
+		mode, hash, ok, err := repo.EntryAt(tree, x)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		switch mode {
+		case filemode.Symlink:
+			target, _ := repo.Blob(hash)
+			return &InvalidError{Field: "remote", Err: fmt.Errorf("%s is a symbolic link (to %q) on the remote; a store holds only directories and regular files, so nothing was merged (replace it with the directory or file it stands for, on the remote)", x, target)}
+		case filemode.Submodule:
+			return &InvalidError{Field: "remote", Err: fmt.Errorf("%s is a submodule on the remote; a store holds only directories and regular files, so nothing was merged", x)}
+		}
+	}
+	return nil
 }
 
 func wantOrNil(data []byte, keep bool) []byte {

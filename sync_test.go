@@ -3,6 +3,7 @@ package mira
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -470,5 +471,87 @@ func TestSyncNothingToDo(t *testing.T) {
 	res := mustSync(t, a)
 	if h, _ := a.Store().Head(); !res.UpToDate() || h != head {
 		t.Errorf("sync with nothing to do: %+v, head moved %v", res, h != head)
+	}
+}
+
+// TestSyncRemovedOnRemote: a memory a teammate removed with a plain git rm
+// and pushed with git comes back from a sync as a tombstone, with when and
+// where it was removed, in both stores and on the remote.
+func TestSyncRemovedOnRemote(t *testing.T) {
+	a, b, id := pair(t, "Deploys happen on Tuesday", false)
+	e, err := b.Get(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitOut(t, b.Root(), "rm", "-q", e.Path)
+	gitOut(t, b.Root(), "-c", "user.name=Ed", "-c", "user.email=ed@example.com", "commit", "-q", "-m", "remove by hand")
+	gitOut(t, b.Root(), "push", "-q", "origin", "main")
+
+	res := mustSync(t, a)
+	if !hasRule(res.Decisions, "remove") {
+		t.Errorf("decisions = %v, want a remove", res.Decisions)
+	}
+	tomb := mem.DeletedPath(e.Path)
+	got, ok := files(t, a)[tomb]
+	if !ok {
+		t.Fatalf("no tombstone %s; files %v", tomb, slices.Sorted(maps.Keys(files(t, a))))
+	}
+	te, err := mem.Parse(tomb, []byte(got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if te.ID != id || !te.Deleted() || te.DeletedAt.IsZero() || !strings.Contains(te.DeletedReason, "removed on the remote") || te.Body != "Deploys happen on Tuesday" {
+		t.Errorf("tombstone:\n%s", got)
+	}
+	if _, ok := files(t, a)[e.Path]; ok {
+		t.Errorf("%s is still live", e.Path)
+	}
+	settle(t, a, b)
+	if _, ok := files(t, b)[tomb]; !ok {
+		t.Errorf("the tombstone did not reach the other store")
+	}
+	checkHealthy(t, a)
+	checkHealthy(t, b)
+}
+
+// TestSyncRemoteSymlink: a remote whose tree turns a directory of the
+// store into a symbolic link is refused with an error naming the path;
+// nothing is written through the link, and the store stays as it was.
+func TestSyncRemoteSymlink(t *testing.T) {
+	for _, tc := range []struct{ name, path, target string }{
+		{"scope", "entries/global", "/etc"},
+		{"kind", "entries/global/facts", "../../.."},
+		{"entries", "entries", "/tmp"},
+		{"file", "entries/global/facts/20260101T000000Z__01JD3ZK4Q8V6N2M7T5R9W1X0YB.md", "/etc/passwd"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b, _ := pair(t, "Deploys happen on Tuesday", false)
+			remember(t, a, "Deploys happen on Wednesday")
+			gitOut(t, b.Root(), "rm", "-r", "-q", "--ignore-unmatch", tc.path)
+			full := filepath.Join(b.Root(), filepath.FromSlash(tc.path))
+			os.RemoveAll(full)
+			os.MkdirAll(filepath.Dir(full), 0o755)
+			if err := os.Symlink(tc.target, full); err != nil {
+				t.Fatal(err)
+			}
+			gitOut(t, b.Root(), "add", tc.path)
+			gitOut(t, b.Root(), "-c", "user.name=Ed", "-c", "user.email=ed@example.com", "commit", "-q", "-m", "a link")
+			gitOut(t, b.Root(), "push", "-q", "origin", "main")
+
+			before := files(t, a)
+			head, _ := a.Store().Head()
+			_, err := a.Sync(t.Context(), SyncOptions{})
+			var inv *InvalidError
+			if !errors.As(err, &inv) || !strings.Contains(err.Error(), tc.path+" is a symbolic link") {
+				t.Fatalf("sync with a link at %s: %v, want an invalid remote naming it", tc.path, err)
+			}
+			if h, _ := a.Store().Head(); h != head {
+				t.Errorf("the store moved")
+			}
+			if after := files(t, a); !maps.Equal(before, after) {
+				t.Errorf("entry files changed: %v", slices.Sorted(maps.Keys(after)))
+			}
+			checkHealthy(t, a)
+		})
 	}
 }

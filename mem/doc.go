@@ -211,6 +211,14 @@
 //     sides: this store's version stands, the other's is in the merge
 //     commit's second parent. The marker and .gitignore are always this
 //     store's.
+//  7. A live entry removed on one side without a tombstone (a plain git
+//     rm) and left alone on the other becomes a tombstone of its last
+//     version under deleted/, as mira-forget would have made it:
+//     deleted_at is the time of the removing side's newest commit, and
+//     deleted_reason "removed on the remote without a tombstone (git rm or
+//     a hand edit); kept by mira-sync" (or "in this store" when the removal
+//     was local). This is the one rule whose result names a side; a
+//     tombstone removed by hand stays removed (history keeps it).
 //
 // Every rule other than 1 is a decision: it is reported (mira-sync prints
 // it as a JSON line) and written into the merge commit's body, one line per

@@ -41,7 +41,7 @@ type Decision struct {
 	Kind  string `json:"kind,omitempty"`
 	Scope string `json:"scope,omitempty"`
 	// Rule names the rule applied: fields, edit-edit, edit-forget,
-	// edit-remove, derived or file.
+	// edit-remove, remove, derived or file.
 	Rule string `json:"rule"`
 	// Kept says whose version stands at the id: ours, theirs or both.
 	Kept string `json:"kept"`
@@ -87,6 +87,9 @@ type side struct {
 // stores that make the same merge make the same files, new ids included.
 func Merge(g MergeGroup) (MergeResult, error) {
 	changedO, changedT := !sameFiles(g.Base, g.Ours), !sameFiles(g.Base, g.Theirs)
+	if res, ok, err := removedByHand(g, changedO, changedT); ok || err != nil {
+		return res, err
+	}
 	switch {
 	case !changedT, sameFiles(g.Ours, g.Theirs):
 		return MergeResult{Files: g.Ours}, nil
@@ -125,6 +128,47 @@ func Merge(g MergeGroup) (MergeResult, error) {
 		return res, nil
 	}
 	return mergeFields(g, b, o, t)
+}
+
+// removedByHand decides an entry whose files a side removed without a
+// tombstone (a plain git rm, or a file deleted by hand and committed) while
+// the other side left it as it was: rather than vanish from the store, the
+// entry becomes a tombstone, as mira-forget would have made it. The
+// tombstone keeps the last version, deleted_at is the removing side's time
+// and deleted_reason says where it was removed. ok is false for every other
+// case.
+func removedByHand(g MergeGroup, changedO, changedT bool) (res MergeResult, ok bool, err error) {
+	if g.ID == "" || changedO == changedT {
+		return MergeResult{}, false, nil
+	}
+	removing, kept, name, at, where := g.Theirs, g.Ours, "theirs", g.TheirsTime, "on the remote"
+	if changedO {
+		removing, kept, name, at, where = g.Ours, g.Theirs, "ours", g.OursTime, "in this store"
+	}
+	b := primary(kept, "base", time.Time{})
+	if len(removing) > 0 || b == nil || b.e == nil || b.e.Deleted() {
+		return MergeResult{}, false, nil
+	}
+	t := *b.e
+	t.meta = cloneNode(b.e.meta)
+	t.implicit = nil
+	t.DeletedAt = at.UTC().Truncate(time.Second)
+	if t.DeletedAt.IsZero() {
+		t.DeletedAt = t.CreatedAt
+	}
+	t.DeletedReason = "removed " + where + " without a tombstone (git rm or a hand edit); kept by mira-sync"
+	t.Path = DeletedPath(b.path)
+	if t.Path == b.path {
+		return MergeResult{}, false, nil // not in the entries layout: no deleted/ to move it to
+	}
+	data, err := t.Marshal()
+	if err != nil {
+		return MergeResult{}, true, fmt.Errorf("tombstone of %s: %w", g.ID, err)
+	}
+	res.Files = map[string][]byte{t.Path: data}
+	res.Decision = decision(g, &side{path: t.Path, e: &t}, "remove", name,
+		fmt.Sprintf("removed %s without a tombstone: kept as a tombstone at %s", where, t.Path))
+	return res, true, nil
 }
 
 // mergeFields merges two versions of an entry that are both live (or both

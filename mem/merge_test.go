@@ -187,3 +187,56 @@ func TestMergeMovedOneSide(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeRemovedByHand: an entry one side removed without a tombstone
+// (a plain git rm) and the other left alone becomes a tombstone of its
+// last version, with deleted_at the removing side's time and a reason
+// saying where it was removed; an entry edited on the other side stays
+// live, and a tombstone removed by hand stays removed.
+func TestMergeRemovedByHand(t *testing.T) {
+	t1 := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	t2 := t1.Add(time.Hour)
+	base := entryFile("tags: [ops]\n", "Deploys happen on Tuesday")
+	tomb := "entries/global/deleted/facts/20260101T000000Z__01JD3ZK4Q8V6N2M7T5R9W1X0YB.md"
+	for _, tc := range []struct {
+		name  string
+		g     MergeGroup
+		where string
+		at    time.Time
+	}{
+		{"on the remote", group(base, base, nil, t1, t2), "on the remote", t2},
+		{"in this store", group(base, nil, base, t1, t2), "in this store", t1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Merge(tc.g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Files) != 1 || r.Files[tomb] == nil {
+				t.Fatalf("files = %q, want only the tombstone %s", r.Files, tomb)
+			}
+			e, err := Parse(tomb, r.Files[tomb])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !e.Deleted() || !e.DeletedAt.Equal(tc.at) || e.Body != "Deploys happen on Tuesday" || e.ID != "01JD3ZK4Q8V6N2M7T5R9W1X0YB" ||
+				!strings.Contains(e.DeletedReason, "removed "+tc.where+" without a tombstone") || !strings.Contains(string(r.Files[tomb]), "tags: [ops]") {
+				t.Errorf("tombstone:\n%s", r.Files[tomb])
+			}
+			if r.Decision == nil || r.Decision.Rule != "remove" || r.Decision.Path != tomb || !strings.Contains(r.Decision.Note, tc.where) {
+				t.Errorf("decision = %+v", r.Decision)
+			}
+		})
+	}
+	// An edit on the other side wins over the removal, as before.
+	r, err := Merge(group(base, entryFile("", "Deploys happen on Friday"), nil, t1, t2))
+	if err != nil || len(r.Files) != 1 || !strings.Contains(string(r.Files[mergePath]), "Friday") {
+		t.Errorf("edit against removal: %q, %v", r.Files, err)
+	}
+	// A tombstone removed by hand is a purge: it stays removed.
+	dead := entryFile("deleted_at: 2026-01-02T00:00:00Z\ndeleted_reason: obsolete\n", "Deploys happen on Tuesday")
+	g := MergeGroup{ID: "01JD3ZK4Q8V6N2M7T5R9W1X0YB", Paths: []string{tomb}, Base: map[string][]byte{tomb: dead}, Ours: map[string][]byte{tomb: dead}, Theirs: map[string][]byte{}}
+	if r, err := Merge(g); err != nil || len(r.Files) != 0 {
+		t.Errorf("tombstone removed by hand: %q, %v", r.Files, err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/miramem/mira/internal/atomicfile"
+	"github.com/miramem/mira/internal/fault"
 	"github.com/miramem/mira/internal/gitrepo"
 )
 
@@ -318,6 +319,7 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 			}
 		}
 	}
+	fault.At(fault.TxFilesWritten)
 	var hash string
 	if others != nil {
 		hash, err = tx.s.repo.CommitMerge(changes, b.String(), tx.s.sig(), others...)
@@ -327,8 +329,8 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 	if err != nil && !errors.Is(err, gitrepo.ErrIndexStale) {
 		return fail(fmt.Errorf("commit: %w", err))
 	}
-	// With ErrIndexStale the commit stands; only .git/index lags, and the
-	// next commit rebuilds it.
+	// With ErrIndexStale the commit stands; only .git/index lags (git
+	// status shows the paths as changed until `git reset -q`).
 	os.Remove(tx.s.journalPath())
 	tx.files = nil
 	return hash, nil
@@ -362,6 +364,12 @@ func (s *Store) Recover() (recovered bool, err error) {
 	removeTemps(s.journalPath())
 	if s.repo != nil {
 		s.repo.RemoveLeftovers()
+		// A commit killed after moving the branch and before writing
+		// .git/index left the index behind HEAD; nothing else would
+		// notice when the next change has nothing to commit.
+		if _, err := s.repo.RepairIndex(); err != nil {
+			return false, err
+		}
 	}
 	data, err := os.ReadFile(s.journalPath())
 	if errors.Is(err, os.ErrNotExist) {

@@ -15,6 +15,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/miramem/mira/internal/fault"
 )
 
 // Signature names the author of a commit; it is also used as the committer.
@@ -103,12 +105,22 @@ func (r *Repo) commitWith(changes []Change, message string, author Signature, ex
 	// The index lock is taken first, as git does, so a running git command
 	// makes the commit fail before anything is written.
 	indexPath := filepath.Join(r.gitDir, "index")
-	orphan, err := createLock(indexPath+".lock", r.gitDir)
+	orphan, err := createLock(indexPath+".lock", r.gitDir, r.workDir)
 	if err != nil {
 		return "", err
 	}
 	defer os.Remove(indexPath + ".lock")
 	r.removeLeftovers()
+	if orphan {
+		// A commit of ours died holding the index lock, possibly after
+		// moving the branch and before writing the index, which then
+		// still describes the previous commit for its paths. This is
+		// settled first, so that it is settled even when this commit
+		// turns out to have nothing to record.
+		if err := r.repairIndex(indexPath); err != nil {
+			return "", err
+		}
+	}
 
 	ref, err := r.headRef()
 	if err != nil {
@@ -183,15 +195,6 @@ func (r *Repo) commitWith(changes []Change, message string, author Signature, ex
 	if err != nil {
 		return "", err
 	}
-	if orphan {
-		// A commit of ours died holding the index lock, possibly after
-		// moving the branch and before writing the index, which then
-		// still describes the previous commit for its paths. Rebuilding
-		// the index from the new tree settles that; at worst it unstages
-		// changes someone staged by hand, whose content stays in the work
-		// tree.
-		idx.decoded, idx.raw = nil, nil
-	}
 	if name := idx.unmerged(); name != "" {
 		return "", fmt.Errorf("%w (%s)", ErrUnmerged, name)
 	}
@@ -239,9 +242,11 @@ func (r *Repo) commitWith(changes []Change, message string, author Signature, ex
 	if testHookBeforeRef != nil {
 		testHookBeforeRef()
 	}
+	fault.At(fault.BeforeRef)
 	if err := r.updateRef(ref, parent, commit); err != nil {
 		return "", fmt.Errorf("move %s: %w", ref, err)
 	}
+	fault.At(fault.RefMoved)
 
 	// From here on the commit exists; failing to update the index must not
 	// make the caller undo the work tree.
@@ -249,6 +254,9 @@ func (r *Repo) commitWith(changes []Change, message string, author Signature, ex
 	if err == nil {
 		err = install(tmp, indexPath)
 		installed = err == nil
+	}
+	if installed {
+		fault.At(fault.IndexWritten)
 	}
 	if err != nil {
 		return commit.String(), fmt.Errorf("%w (commit %s): write index: %w", ErrIndexStale, commit, err)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/miramem/mira/internal/fault"
 )
 
 const crashEnv = "GITREPO_CRASH_DIR"
@@ -118,4 +120,102 @@ func crashChild(dir string) {
 			}
 		}
 	}
+}
+
+const killAtEnv = "GITREPO_KILL_AT"
+
+// TestKilledAtStep kills a commit at each of its delicate steps, the same
+// way every time, and checks that what it left is repaired by the next
+// step of a store: a RepairIndex when a writer takes the store's lock, or
+// a next commit, even one that finds nothing to record.
+func TestKilledAtStep(t *testing.T) {
+	if step := os.Getenv(killAtEnv); step != "" {
+		killedChild(os.Getenv(crashEnv), step)
+		return
+	}
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	t.Parallel()
+	for _, step := range []string{fault.BeforeRef, fault.RefMoved, fault.IndexWritten} {
+		for _, next := range []string{"repair", "empty commit", "commit"} {
+			t.Run(step+"/"+next, func(t *testing.T) {
+				r, dir := newRepo(t)
+				writeFile(t, dir, "entries/old.md", "old\n")
+				writeFile(t, dir, "entries/gone.md", "gone\n")
+				writeFile(t, dir, "entries/keep.md", "keep\n")
+				if _, err := r.Commit([]Change{{Path: "entries/old.md"}, {Path: "entries/gone.md"}, {Path: "entries/keep.md"}}, "first", testSig); err != nil {
+					t.Fatal(err)
+				}
+				cmd := exec.Command(os.Args[0], "-test.run=^TestKilledAtStep$", "-test.count=1")
+				cmd.Env = append(os.Environ(), crashEnv+"="+dir, killAtEnv+"="+step)
+				out, err := cmd.CombinedOutput()
+				if err == nil || !strings.Contains(err.Error(), "killed") {
+					t.Fatalf("child meant to die at %s: %v\n%s", step, err, out)
+				}
+				switch next {
+				case "repair":
+					repaired, err := r.RepairIndex()
+					if err != nil || !repaired {
+						t.Fatalf("RepairIndex() = %v, %v; want true, nil", repaired, err)
+					}
+					if repaired, err := r.RepairIndex(); err != nil || repaired {
+						t.Errorf("RepairIndex() again = %v, %v; want false, nil", repaired, err)
+					}
+				case "empty commit":
+					if _, err := r.Commit([]Change{{Path: "entries/keep.md"}}, "nothing", testSig); !errors.Is(err, ErrNothingToCommit) {
+						t.Fatalf("Commit of an unchanged file: %v, want ErrNothingToCommit", err)
+					}
+				case "commit":
+					writeFile(t, dir, "entries/other.md", "other\n")
+					if _, err := r.Commit([]Change{{Path: "entries/other.md"}}, "next", testSig); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if step == fault.BeforeRef {
+					// The killed commit never happened: its files are
+					// changes waiting in the work tree.
+					if got := runGit(t, dir, "status", "--porcelain", "--untracked-files=all"); got != " D entries/gone.md\n M entries/old.md\n?? entries/new.md\n" {
+						t.Errorf("git status after a commit killed before its ref moved:\n%s", got)
+					}
+					return
+				}
+				assertClean(t, dir)
+				if _, err := os.Stat(filepath.Join(dir, ".git", "index.lock")); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("index.lock left: %v", err)
+				}
+			})
+		}
+	}
+}
+
+// killedChild commits a change of three files in dir and dies by SIGKILL
+// at step.
+func killedChild(dir, step string) {
+	fault.Set(func(s string) {
+		if s == step {
+			p, _ := os.FindProcess(os.Getpid())
+			p.Kill()
+			select {}
+		}
+	})
+	r, err := Open(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
+	for name, data := range map[string]string{"entries/new.md": "new\n", "entries/old.md": "changed\n"} {
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(name)), []byte(data), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(3)
+		}
+	}
+	os.Remove(filepath.Join(dir, "entries", "gone.md"))
+	changes := []Change{{Path: "entries/new.md"}, {Path: "entries/old.md"}, {Path: "entries/gone.md", Delete: true}}
+	if _, err := r.Commit(changes, "killed\n", testSig); err != nil {
+		fmt.Fprintln(os.Stderr, "commit:", err)
+		os.Exit(3)
+	}
+	fmt.Fprintln(os.Stderr, "not killed at", step)
+	os.Exit(3)
 }

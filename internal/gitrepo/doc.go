@@ -51,16 +51,23 @@
 //     content of a ref or of the index comes from a separate temporary file,
 //     where git would rename the lock file itself). A lock left by a process
 //     of this host that no longer runs is removed by the next commit, as is
-//     any lock older than ten minutes; git would keep refusing to work until
-//     someone deleted it by hand.
+//     any such lock older than ten minutes; git would keep refusing to work
+//     until someone deleted it by hand. A lock of git's names nobody: where
+//     /proc tells (Linux), it is removed once no process of this host has it
+//     open, no git command has its working directory in the repository (a
+//     `git commit` waiting for its editor holds .git/index.lock closed), and
+//     it is two seconds old; elsewhere once it is ten minutes old.
 //
 // All objects are on disk before the ref moves, and the ref moves before the
 // index changes (git commits in the same order), so a crash leaves either the
 // old commit with the old index, or the new commit with an index that still
 // describes the previous commit for the committed paths. In the second case
-// the next commit finds the index lock of the dead process and rebuilds the
-// index from its new tree; until then `git status` lists those paths as
-// changed, and `git reset -q` would settle it as well.
+// the index lock of the dead process stays, and whoever meets it next
+// (RepairIndex, which the store runs whenever a writer takes its lock, or
+// the next commit, even one with nothing to record) rewrites the entries of
+// the paths the current commit changed from that commit, then removes the
+// lock. Until then `git status` lists those paths as deleted and untracked
+// at once, and `git reset -q` would settle it as well.
 //
 // # Other git processes
 //

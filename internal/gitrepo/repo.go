@@ -354,7 +354,7 @@ func (r *Repo) updateRef(ref string, old, new plumbing.Hash) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	if _, err := createLock(path+".lock", r.gitDir); err != nil {
+	if _, err := createLock(path+".lock", r.gitDir, r.workDir); err != nil {
 		return err
 	}
 	defer os.Remove(path + ".lock")

@@ -105,32 +105,52 @@ type File struct {
 }
 
 // FileAt returns the file at a slash path of a tree, and false when the
-// tree has no file there ("" is the empty tree).
+// tree has no file there ("" is the empty tree). A symbolic link is a file
+// (its blob holds the target); a path that goes through one, or through
+// any other entry that is not a directory, has no file, as in git.
 func (r *Repo) FileAt(tree, p string) (File, bool, error) {
+	mode, h, ok, err := r.EntryAt(tree, p)
+	if err != nil || !ok || mode == filemode.Dir || mode == filemode.Submodule {
+		return File{}, false, err
+	}
+	return File{Hash: h, Mode: mode}, true, nil
+}
+
+// EntryAt returns the mode and hash of the entry at a slash path of a
+// tree, whatever it is (file, symbolic link, directory or submodule), and
+// false when there is none. Only directories are descended into: a path
+// below a symbolic link is not in the tree.
+func (r *Repo) EntryAt(tree, p string) (filemode.FileMode, string, bool, error) {
 	if tree == "" {
-		return File{}, false, nil
+		return 0, "", false, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h, ok := parseHash(tree)
 	if !ok {
-		return File{}, false, fmt.Errorf("%q is not a full tree hash", tree)
+		return 0, "", false, fmt.Errorf("%q is not a full tree hash", tree)
 	}
-	t, err := r.tree(h)
-	if err != nil {
-		return File{}, false, fmt.Errorf("read tree %s: %w", tree, err)
+	for {
+		t, err := r.tree(h)
+		if err != nil {
+			return 0, "", false, fmt.Errorf("read tree %s: %w", h, err)
+		}
+		name, rest, deeper := strings.Cut(p, "/")
+		e, err := t.FindEntry(name)
+		if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+			return 0, "", false, nil
+		}
+		if err != nil {
+			return 0, "", false, fmt.Errorf("%s in tree %s: %w", p, short(tree), err)
+		}
+		if !deeper {
+			return e.Mode, e.Hash.String(), true, nil
+		}
+		if e.Mode != filemode.Dir {
+			return 0, "", false, nil
+		}
+		h, p = e.Hash, rest
 	}
-	e, err := t.FindEntry(p)
-	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
-		return File{}, false, nil
-	}
-	if err != nil {
-		return File{}, false, fmt.Errorf("%s in tree %s: %w", p, short(tree), err)
-	}
-	if e.Mode == filemode.Dir || e.Mode == filemode.Submodule {
-		return File{}, false, nil
-	}
-	return File{Hash: e.Hash.String(), Mode: e.Mode}, true, nil
 }
 
 // Blob returns the content of a blob.

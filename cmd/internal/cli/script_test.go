@@ -21,7 +21,7 @@ var commands = map[string]func(){
 	"mira-remember": func() { os.Exit(relay.Forward("mira-remember", "mira-index")) }, // as the real main
 	"mira-recall":   func() { os.Exit(relay.Main("mira-recall", "mira-index")) },      // as the real main
 	"mira-forget":   func() { os.Exit(Forget(os.Args[1:], StdIO("mira-forget"))) },
-	"mira-sync":     func() { os.Exit(Sync(os.Args[1:], StdIO("mira-sync"))) },
+	"mira-sync":     func() { crashAt(os.Getenv(crashEnv)); os.Exit(Sync(os.Args[1:], StdIO("mira-sync"))) },
 	"mira-index":    func() { os.Exit(Index(os.Args[1:], StdIO("mira-index"))) },
 
 	"mira-summarize": func() { os.Exit(Summarize(os.Args[1:], StdIO("mira-summarize"))) },

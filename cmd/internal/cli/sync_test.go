@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/miramem/mira/internal/fault"
 )
 
 // syncEnv is the environment the sync tests run commands in.
@@ -133,5 +135,76 @@ func TestSyncExitCodes(t *testing.T) {
 	}
 	if now := mustRun(t, env, "", "git", "-C", home, "rev-parse", "HEAD"); now != head {
 		t.Errorf("the store moved from %s to %s", head, now)
+	}
+}
+
+// crashEnv names the step (one of package fault's) at which a command of
+// this test binary kills itself.
+const crashEnv = "MIRA_TEST_CRASH_AT"
+
+// crashAt makes this process die by SIGKILL, leaving what a kill leaves,
+// the first time it reaches step.
+func crashAt(step string) {
+	if step == "" {
+		return
+	}
+	fault.Set(func(s string) {
+		if s != step {
+			return
+		}
+		p, _ := os.FindProcess(os.Getpid())
+		p.Kill()
+		select {}
+	})
+}
+
+// TestSyncKilledAt kills mira-sync at each delicate step of its merge
+// commit, the same way every time: the next sync repairs what the kill
+// left, and both stores and the remote end up with every memory, clean and
+// sound.
+func TestSyncKilledAt(t *testing.T) {
+	for _, step := range []string{fault.TxFilesWritten, fault.BeforeRef, fault.RefMoved, fault.IndexWritten} {
+		t.Run(step, func(t *testing.T) {
+			env := syncEnv(t)
+			dir := t.TempDir()
+			remote, a, b := filepath.Join(dir, "remote.git"), filepath.Join(dir, "a"), filepath.Join(dir, "b")
+			mustRun(t, env, "", "git", "init", "-q", "--bare", "--initial-branch=main", remote)
+			mustRun(t, env, "first memory of the killed store\n", "mira-remember", "--home", a)
+			mustRun(t, env, "", "git", "-C", a, "remote", "add", "origin", remote)
+			mustRun(t, env, "", "mira-sync", "--home", a)
+			mustRun(t, env, "", "mira-sync", "--home", b, "--clone", remote)
+			mustRun(t, env, "a memory of the killed store\n", "mira-remember", "--home", a)
+			mustRun(t, env, "a memory of the other store\n", "mira-remember", "--home", b)
+			mustRun(t, env, "", "mira-sync", "--home", b)
+
+			code, out := runCmd(t, append(env, crashEnv+"="+step), "", "mira-sync", "--home", a)
+			if code != -1 {
+				t.Fatalf("mira-sync meant to die at %s exited %d:\n%s", step, code, out)
+			}
+			mustRun(t, env, "", "mira-sync", "--home", a)
+			mustRun(t, env, "", "mira-sync", "--home", b)
+			checkSynced(t, env, remote, 3, a, b)
+		})
+	}
+}
+
+// checkSynced checks that each store holds want entry files, committed and
+// clean, and that git finds every repository sound.
+func checkSynced(t *testing.T, env []string, remote string, want int, homes ...string) {
+	t.Helper()
+	for _, home := range homes {
+		out := mustRun(t, env, "", "git", "-C", home, "ls-files", "entries")
+		if n := strings.Count(out, ".md\n"); n != want {
+			t.Errorf("%s holds %d entry files, want %d", home, n, want)
+		}
+		if out := mustRun(t, env, "", "git", "-C", home, "status", "--porcelain"); out != "" {
+			t.Errorf("%s not clean:\n%s", home, out)
+		}
+		if out := mustRun(t, env, "", "git", "-C", home, "fsck", "--no-dangling"); out != "" {
+			t.Errorf("fsck %s: %s", home, out)
+		}
+	}
+	if out := mustRun(t, env, "", "git", "-C", remote, "fsck", "--no-dangling"); out != "" {
+		t.Errorf("fsck remote: %s", out)
 	}
 }
