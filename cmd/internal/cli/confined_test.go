@@ -13,8 +13,8 @@ import (
 	// The sandbox helper of mira-agent's bash tool: with its variable
 	// set, this test binary confines itself with Landlock before it runs
 	// the command it is named after.
-	_ "github.com/miramem/mira/agentloop/tools"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	_ "github.com/miramem/mira/agentloop/tools"
 )
 
 // TestServedRememberRefusesConfined: a mira-remember run inside
