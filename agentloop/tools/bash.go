@@ -40,6 +40,9 @@ func (t bashTool) Definition() openai.Tool {
 	if t.e.confined {
 		desc += " The command may change files only under the project root, the paths the user allowed and $TMPDIR " +
 			"(a private directory, removed when the command ends); writes anywhere else are denied."
+		if !t.e.allowGit {
+			desc += " Git's configuration and hooks (.git/config, .git/hooks) are read-only to it; git add, commit and checkout work."
+		}
 	}
 	return schemaTool("bash", desc, t.schema())
 }
@@ -287,11 +290,16 @@ func (e *env) namespaces() error {
 }
 
 // protectedWritable returns the protected paths that a confined command
-// could otherwise write: those under the root or an allowed path.
+// could otherwise write: those under the root or an allowed path, or
+// holding one of them.
 func (e *env) protectedWritable() []string {
 	var ps []string
 	for _, p := range e.ws.protected {
-		if e.ws.inside(p) {
+		holds := within(e.ws.root, p)
+		for _, a := range e.ws.allowed {
+			holds = holds || within(a, p)
+		}
+		if holds || e.ws.inside(p) {
 			ps = append(ps, p)
 		}
 	}

@@ -253,3 +253,22 @@ func TestBashGitNotice(t *testing.T) {
 		}
 	}
 }
+
+// A project inside a protected path is read-only to bash's commands.
+func TestBashProtectedAround(t *testing.T) {
+	needLandlock(t)
+	if err := mountNamespaces(); err != nil {
+		t.Skipf("no mount namespaces: %v", err)
+	}
+	store := t.TempDir()
+	proj := filepath.Join(store, "proj")
+	if err := os.Mkdir(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, func(c *Config) { c.Root, c.Protect = proj, []string{store} })
+	f.root = proj
+	res := f.call(t, "bash", obj{"command": "echo x > y"})
+	if !res.IsError || exists(t, filepath.Join(proj, "y")) {
+		t.Errorf("result = %q", res.Content)
+	}
+}

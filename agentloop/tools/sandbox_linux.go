@@ -258,7 +258,13 @@ func mountGuards(bind, readOnly []string) error {
 			return fmt.Errorf("making %s read-only: %w", p, err)
 		}
 	}
-	return nil
+	// The working directory was taken before the mounts: entered again
+	// by its path, it is the one under them.
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	return os.Chdir(wd)
 }
 
 // dropCapabilities leaves the calling thread, and the program it executes,
