@@ -173,6 +173,9 @@ func (t bashTool) run(ctx context.Context, command string, timeout time.Duration
 		if t.e.confined && writeDenied(text) {
 			b.WriteString(deniedNote)
 		}
+		if t.e.confined && !t.e.allowGit && gitDenied(text) {
+			b.WriteString(gitDeniedNote)
+		}
 	}
 	b.WriteString(undone)
 	res := Result{IsError: undone != ""}

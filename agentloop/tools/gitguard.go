@@ -323,8 +323,8 @@ func (g *gitGuard) restore() string {
 // its identity, and what took its place is set aside.
 func (g *gitGuard) restoreDot(now fileState) string {
 	dot := filepath.Join(g.root, ".git")
-	if g.dot.kind == 0 {
-		// A .git file (a linked worktree): its pointer is put back.
+	if g.dot.kind != fs.ModeDir {
+		// A .git file (a linked worktree) or link: put back.
 		if now.kind != absent {
 			setAside(dot)
 		}

@@ -130,6 +130,7 @@ var bashGitCases = []struct{ name, command string }{
 	{"hooks directory", "mv .git/hooks .git/hooks.old && mkdir .git/hooks && printf '#!/bin/sh\\ntouch $MARK\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit"},
 	{"new .git", "mv .git .git.old && cp -r .git.old .git && git config core.fsmonitor 'touch $MARK'"},
 	{"commondir", "mkdir -p evil && cp -r .git/objects .git/refs .git/HEAD evil/ && printf '[core]\\n\\tfsmonitor = touch $MARK\\n' > evil/config && echo ../evil > .git/commondir"},
+	{"link", "mv .git .real && ln -s .real .git && git config core.fsmonitor 'touch $MARK'"},
 	{"config.worktree", "git config extensions.worktreeConfig true; printf '[core]\\n\\tfsmonitor = touch $MARK\\n' > .git/config.worktree"},
 }
 
@@ -150,6 +151,9 @@ func testBashGit(t *testing.T) {
 			config := fileText(t, filepath.Join(git, "config"))
 			res := f.call(t, "bash", obj{"command": c.command})
 			t.Logf("%s: %s", c.command, res.Content)
+			if !strings.Contains(res.Content, "--allow-git-config") {
+				t.Errorf("the result does not tell the model: %q", res.Content)
+			}
 			if got := fileText(t, filepath.Join(git, "config")); got != config {
 				t.Errorf(".git/config changed:\n%s", got)
 			}

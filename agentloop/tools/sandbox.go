@@ -79,6 +79,18 @@ func noNamespaceNotice(why error, git bool, store []string) string {
 // write, so that the model knows why and what to do instead.
 const deniedNote = "[The command runs confined: it may change files only under the project root, the paths the user allowed and $TMPDIR (removed when the command ends). Writes elsewhere are denied by the kernel (Landlock); reads, network and processes are not restricted.]\n"
 
+// gitDeniedNote follows the output of a confined command that was refused
+// a change to git's configuration or hooks.
+const gitDeniedNote = "[Git's configuration and hooks (.git/config, .git/hooks and the like) are read-only to commands: git runs commands named there at the user's next git command, outside the sandbox. Do not work around it: ask the user, who can allow it with mira-agent --allow-git-config.]\n"
+
+// gitDenied reports whether a confined command's output shows a refused
+// change to git's configuration or hooks: in the command's mount
+// namespace they are read-only mounts (EROFS) or mount points (EBUSY).
+func gitDenied(output string) bool {
+	return (strings.Contains(output, "Read-only file system") || strings.Contains(output, "Device or resource busy")) &&
+		(strings.Contains(output, ".git") || strings.Contains(output, "config") || strings.Contains(output, "hooks"))
+}
+
 // writeDenied reports whether a confined command's output shows a refused
 // write: Landlock answers EACCES, and EXDEV for a rename or link that
 // would carry a file out of what the command may change.
