@@ -276,3 +276,46 @@ func TestBashProtectedAround(t *testing.T) {
 		t.Errorf("result = %q", res.Content)
 	}
 }
+
+// In a linked worktree whose main repository the user allowed, the main
+// repository's configuration and hooks are kept as well, and commits
+// work.
+func TestBashGitWorktree(t *testing.T) {
+	needLandlock(t)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+	for _, k := range []string{"GIT_AUTHOR", "GIT_COMMITTER"} {
+		t.Setenv(k+"_NAME", "T")
+		t.Setenv(k+"_EMAIL", "t@example.com")
+	}
+	for _, ns := range []bool{true, false} {
+		if ns && mountNamespaces() != nil {
+			continue
+		}
+		main := t.TempDir()
+		gitRepo(t)(&Config{Root: main})
+		wt := filepath.Join(t.TempDir(), "wt")
+		runGit(t, main, "worktree", "add", "-q", wt)
+		if !ns {
+			old := mountNamespaces
+			mountNamespaces = func() error { return errors.New("simulated") }
+			t.Cleanup(func() { mountNamespaces = old })
+		}
+		config := fileText(t, filepath.Join(main, ".git", "config"))
+		f := newFixture(t, func(c *Config) { c.Root, c.AllowPaths = wt, []string{filepath.Join(main, ".git")} })
+		res := f.call(t, "bash", obj{"command": "echo c > c.txt && git add c.txt && git commit -qm second && git log --format=%s"})
+		if !strings.Contains(res.Content, "second\nfirst\n[exit code 0]") {
+			t.Errorf("namespace %v: commit in the worktree: %q", ns, res.Content)
+		}
+		res = f.call(t, "bash", obj{"command": "git config core.fsmonitor 'touch x'; printf '#!/bin/sh\\n' > " + filepath.Join(main, ".git", "hooks", "post-commit")})
+		if got := fileText(t, filepath.Join(main, ".git", "config")); got != config {
+			t.Errorf("namespace %v: the main repository's config changed: %q\n%s", ns, res.Content, got)
+		}
+		if exists(t, filepath.Join(main, ".git", "hooks", "post-commit")) {
+			t.Errorf("namespace %v: a hook was planted in the main repository: %q", ns, res.Content)
+		}
+		if res := f.call(t, "write_file", obj{"path": filepath.Join(main, ".git", "config"), "content": "x"}); !res.IsError {
+			t.Errorf("namespace %v: write_file wrote the main repository's config", ns)
+		}
+	}
+}
