@@ -115,6 +115,49 @@ func projectGitDirs(root string) []string {
 	return dirs
 }
 
+// submoduleLinks returns the .git files of the submodules checked out
+// from the git directories dirs: each submodule's git directory names its
+// working tree in core.worktree, and the .git file there points back. A
+// command that pointed one elsewhere would have the user's next git
+// status, which looks into submodules, read another configuration.
+func submoduleLinks(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		wt := coreWorktree(filepath.Join(d, "config"))
+		if wt == "" {
+			continue
+		}
+		if !filepath.IsAbs(wt) {
+			wt = filepath.Join(d, wt)
+		}
+		link := filepath.Join(wt, ".git")
+		if fi, err := os.Lstat(link); err == nil && fi.Mode().IsRegular() {
+			out = append(out, link)
+		}
+	}
+	return out
+}
+
+// coreWorktree reads core.worktree from a git configuration file, or "".
+func coreWorktree(config string) string {
+	b, err := os.ReadFile(config)
+	if err != nil || len(b) > maxGuardedFile {
+		return ""
+	}
+	core := false
+	for line := range strings.Lines(string(b)) {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			core = strings.EqualFold(strings.TrimSpace(strings.Trim(line, "[]")), "core")
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok && core && strings.EqualFold(strings.TrimSpace(k), "worktree") {
+			return strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	return ""
+}
+
 // readGitPointer reads a one-line file of git's (a .git file, commondir),
 // without the prefix.
 func readGitPointer(path, prefix string) (string, bool) {
@@ -176,8 +219,10 @@ var guardedNames = []string{"config", "config.worktree", "commondir", "hooks"}
 type gitGuard struct {
 	root string
 	// dot is root/.git as found before the command, when there was one.
-	dot     *fileState
-	dirs    []string
+	dot  *fileState
+	dirs []string
+	// links are the submodules' .git files (submoduleLinks).
+	links   []string
 	entries map[string]fileState
 }
 
@@ -226,6 +271,7 @@ func newGitGuard(root string) *gitGuard {
 		g.dot = &s
 	}
 	g.dirs = projectGitDirs(root)
+	g.links = submoduleLinks(g.dirs)
 	for _, p := range g.paths() {
 		g.entries[p] = statePath(p)
 	}
@@ -235,7 +281,7 @@ func newGitGuard(root string) *gitGuard {
 // paths lists the guarded paths as they are now: every guarded entry of
 // the git directories and everything under their hooks.
 func (g *gitGuard) paths() []string {
-	var ps []string
+	ps := slices.Clone(g.links)
 	for _, d := range g.dirs {
 		for _, n := range guardedNames {
 			ps = append(ps, filepath.Join(d, n))
@@ -268,6 +314,7 @@ func gitMounts(dirs []string) (bind, readOnly []string) {
 			}
 		}
 	}
+	readOnly = append(readOnly, submoduleLinks(dirs)...)
 	return bind, readOnly
 }
 

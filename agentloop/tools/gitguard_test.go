@@ -4,6 +4,7 @@ package tools
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -316,6 +317,55 @@ func TestBashGitWorktree(t *testing.T) {
 		}
 		if res := f.call(t, "write_file", obj{"path": filepath.Join(main, ".git", "config"), "content": "x"}); !res.IsError {
 			t.Errorf("namespace %v: write_file wrote the main repository's config", ns)
+		}
+	}
+}
+
+// A submodule's .git file cannot be pointed at a git directory of the
+// model's, which the user's next git status would read.
+func TestBashGitSubmodule(t *testing.T) {
+	needLandlock(t)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+	mark := filepath.Join(t.TempDir(), "ran")
+	t.Setenv("MARK", mark)
+	for _, k := range []string{"GIT_AUTHOR", "GIT_COMMITTER"} {
+		t.Setenv(k+"_NAME", "T")
+		t.Setenv(k+"_EMAIL", "t@example.com")
+	}
+	lib := t.TempDir()
+	gitRepo(t)(&Config{Root: lib})
+	plant := "mkdir -p evil && cp -r .git/modules/lib/objects .git/modules/lib/refs .git/modules/lib/HEAD evil/ && " +
+		"printf '[core]\\n\\tfsmonitor = touch $MARK\\n\\tworktree = ../lib\\n' > evil/config && "
+	for _, c := range []struct{ name, command string }{
+		{"rewrite", plant + "echo 'gitdir: ../evil' > lib/.git"},
+		{"replace the directory", plant + "mv lib lib.old && mkdir lib && cp lib.old/a.txt lib/ && echo 'gitdir: ../evil' > lib/.git"},
+	} {
+		for _, ns := range []bool{true, false} {
+			if ns && mountNamespaces() != nil {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s namespace %v", c.name, ns), func(t *testing.T) {
+				if !ns {
+					old := mountNamespaces
+					mountNamespaces = func() error { return errors.New("simulated") }
+					t.Cleanup(func() { mountNamespaces = old })
+				}
+				f := newFixture(t, func(c *Config) {
+					gitRepo(t)(c)
+					runGit(t, c.Root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "lib")
+					runGit(t, c.Root, "commit", "-qm", "lib")
+				})
+				link := fileText(t, filepath.Join(f.root, "lib", ".git"))
+				res := f.call(t, "bash", obj{"command": c.command})
+				if got := fileText(t, filepath.Join(f.root, "lib", ".git")); got != link {
+					t.Errorf("lib/.git = %q after %q", got, res.Content)
+				}
+				runGit(t, f.root, "status")
+				if exists(t, mark) {
+					t.Fatalf("the user's git status ran the model's command: %q", res.Content)
+				}
+			})
 		}
 	}
 }
