@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -339,6 +340,7 @@ func (g *gitGuard) restore() string {
 		(now.kind == 0 && !bytes.Equal(now.content, g.dot.content))):
 		done = append(done, g.restoreDot(now))
 	}
+	done = append(done, g.refuseGitlinks()...)
 	for _, p := range g.paths() {
 		if _, ok := g.entries[p]; !ok {
 			if err := os.RemoveAll(p); err == nil {
@@ -363,6 +365,60 @@ func (g *gitGuard) restore() string {
 		}
 	}
 	return report(done)
+}
+
+// refuseGitlinks sets aside the git directory of every submodule in the
+// index that is none of those recorded before the command and whose
+// configuration or hooks run commands: git status looks into each
+// submodule with git, which would run them. A nested repository with a
+// commit that git add takes in is such a submodule.
+func (g *gitGuard) refuseGitlinks() []string {
+	if g.dot == nil || g.dot.kind != fs.ModeDir {
+		return nil
+	}
+	cmd := exec.Command("git", "-c", "core.fsmonitor=false", "ls-files", "--stage", "-z")
+	cmd.Dir = g.root
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	out, err := cmd.Output()
+	if err != nil {
+		return nil
+	}
+	var done []string
+	for rec := range bytes.SplitSeq(out, []byte{0}) {
+		// "160000 <object> <stage>\t<path>"
+		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
+		if !ok || !bytes.HasPrefix(meta, []byte("160000 ")) {
+			continue
+		}
+		wt := filepath.Join(g.root, filepath.FromSlash(string(path)))
+		link := filepath.Join(wt, ".git")
+		if slices.Contains(g.links, link) {
+			continue
+		}
+		fi, err := os.Lstat(link)
+		if err != nil {
+			continue
+		}
+		dir := link
+		if !fi.IsDir() {
+			p, ok := readGitPointer(link, "gitdir:")
+			if !ok {
+				continue
+			}
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(wt, p)
+			}
+			dir = p
+		}
+		if r, err := filepath.EvalSymlinks(dir); err == nil && slices.Contains(g.dirs, r) {
+			continue
+		}
+		if why := unsafeGitDir(dir); why != "" {
+			aside := setAside(link)
+			done = append(done, fmt.Sprintf("the submodule %s's .git was moved to %s: %s", path, g.show(aside), why))
+		}
+	}
+	return done
 }
 
 // restoreDot puts the project's .git back after a command renamed or
@@ -475,6 +531,12 @@ func unsafeNewGit(root string) string {
 	if !fi.IsDir() {
 		return ".git is not a directory"
 	}
+	return unsafeGitDir(dot)
+}
+
+// unsafeGitDir says why the git directory dot, which the command may have
+// made, may run something at the user's next git command, or "".
+func unsafeGitDir(dot string) string {
 	for _, n := range []string{"commondir", "config.worktree"} {
 		if _, err := os.Lstat(filepath.Join(dot, n)); err == nil {
 			return "it has a " + n

@@ -132,6 +132,7 @@ var bashGitCases = []struct{ name, command string }{
 	{"new .git", "mv .git .git.old && cp -r .git.old .git && git config core.fsmonitor 'touch $MARK'"},
 	{"commondir", "mkdir -p evil && cp -r .git/objects .git/refs .git/HEAD evil/ && printf '[core]\\n\\tfsmonitor = touch $MARK\\n' > evil/config && echo ../evil > .git/commondir"},
 	{"link", "mv .git .real && ln -s .real .git && git config core.fsmonitor 'touch $MARK'"},
+	{"embedded repository", "git init -q sub && echo b > sub/b && git -C sub add b && git -C sub commit -qm b && git -C sub config core.fsmonitor 'touch $MARK; false' && git add sub 2>/dev/null; git commit -qm sub"},
 	{"config.worktree", "git config extensions.worktreeConfig true; printf '[core]\\n\\tfsmonitor = touch $MARK\\n' > .git/config.worktree"},
 }
 
