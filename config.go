@@ -96,6 +96,9 @@ type Config struct {
 		Effort        string   `yaml:"effort"`
 		Summarizer    string   `yaml:"summarizer"`
 		Allow         []string `yaml:"allow"`
+		// AllowGitConfig lets the agent's tools change the project's
+		// git configuration and hooks (--allow-git-config).
+		AllowGitConfig bool `yaml:"allow_git_config"`
 	} `yaml:"agent"`
 	// Prices are in US dollars per million tokens, by model name, for the
 	// agent's /status.

@@ -40,6 +40,9 @@ func (t bashTool) Definition() openai.Tool {
 	if t.e.confined {
 		desc += " The command may change files only under the project root, the paths the user allowed and $TMPDIR " +
 			"(a private directory, removed when the command ends); writes anywhere else are denied."
+		if !t.e.allowGit {
+			desc += " Git's configuration and hooks (.git/config, .git/hooks) are read-only to it; git add, commit and checkout work."
+		}
 	}
 	return schemaTool("bash", desc, t.schema())
 }
@@ -95,6 +98,7 @@ func (t bashTool) run(ctx context.Context, command string, timeout time.Duration
 	}()
 	env := append(os.Environ(), "NO_COLOR=1", "PAGER=cat", "GIT_PAGER=cat")
 	var cmd *exec.Cmd
+	var guard *gitGuard
 	if t.e.confined {
 		// The command may write only in its own temporary directory,
 		// so TMPDIR points there; it goes with the command, like the
@@ -105,7 +109,12 @@ func (t bashTool) run(ctx context.Context, command string, timeout time.Duration
 		}
 		defer os.RemoveAll(tmp)
 		write := append([]string{t.e.ws.root, tmp}, t.e.ws.allowed...)
-		if cmd, err = confinedCommand(t.e.shell, command, write, append(env, "TMPDIR="+tmp)); err != nil {
+		bind, readOnly := t.e.guardMounts()
+		if !t.e.allowGit {
+			// After the mounts, which may create a hooks directory.
+			guard = newGitGuard(t.e.ws.root)
+		}
+		if cmd, err = confinedCommand(t.e.shell, command, write, append(env, "TMPDIR="+tmp), bind, readOnly); err != nil {
 			return errorf("cannot run %s: %v", t.e.shell, err), nil
 		}
 	} else {
@@ -143,6 +152,10 @@ func (t bashTool) run(ctx context.Context, command string, timeout time.Duration
 		}
 	}
 
+	undone := ""
+	if guard != nil {
+		undone = guard.restore()
+	}
 	text, err := readCapped(out, t.e.limits.BashOutputBytes)
 	if err != nil {
 		return errorf("cannot read the command's output: %v", err), nil
@@ -160,15 +173,19 @@ func (t bashTool) run(ctx context.Context, command string, timeout time.Duration
 		if t.e.confined && writeDenied(text) {
 			b.WriteString(deniedNote)
 		}
+		if t.e.confined && !t.e.allowGit && gitDenied(text) {
+			b.WriteString(gitDeniedNote)
+		}
 	}
-	res := Result{}
+	b.WriteString(undone)
+	res := Result{IsError: undone != ""}
 	if stopped != "" {
 		b.WriteString(stopped)
 		res.IsError = true
 	} else {
 		status, ok := exitStatus(cmd.ProcessState)
 		fmt.Fprintf(&b, "[%s]", status)
-		res.IsError = !ok
+		res.IsError = res.IsError || !ok
 	}
 	res.Content = b.String()
 	if stopped != "" && ctx.Err() != nil {
@@ -250,10 +267,66 @@ func plainOutput(s string) string {
 }
 
 // noticeUnconfined tells the user, the first time bash is called, that its
-// commands are not confined here.
+// commands are not confined here, or that git's files and the memory
+// store are kept from them by less than a mount namespace.
 func (e *env) noticeUnconfined() {
-	if e.confined || e.notice == nil {
+	if e.notice == nil {
 		return
 	}
-	e.unconfinedOnce.Do(func() { e.notice(unconfinedNotice()) })
+	if !e.confined {
+		e.unconfinedOnce.Do(func() { e.notice(unconfinedNotice()) })
+		return
+	}
+	if e.allowGit && len(e.ws.protected) == 0 {
+		return
+	}
+	if err := e.namespaces(); err != nil {
+		e.unconfinedOnce.Do(func() { e.notice(noNamespaceNotice(err, !e.allowGit, e.protectedWritable())) })
+	}
+}
+
+// namespaces reports why bash's commands cannot run in a mount namespace
+// of their own, or nil; it asks the kernel once.
+func (e *env) namespaces() error {
+	e.nsOnce.Do(func() { e.nsErr = mountNamespaces() })
+	return e.nsErr
+}
+
+// protectedWritable returns the protected paths that a confined command
+// could otherwise write: those under the root or an allowed path, or
+// holding one of them.
+func (e *env) protectedWritable() []string {
+	var ps []string
+	for _, p := range e.ws.protected {
+		holds := within(e.ws.root, p)
+		for _, a := range e.ws.allowed {
+			holds = holds || within(a, p)
+		}
+		if holds || e.ws.inside(p) {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// guardMounts returns what a confined command's namespace holds in
+// place (see sandboxSpec): the git directories and the read-only git
+// configuration and hooks unless the user allowed changing them, and the
+// protected paths it could otherwise write. None where there are no
+// namespaces: git's files are then put back after the command, and the
+// notice says so.
+func (e *env) guardMounts() (bind, readOnly []string) {
+	prot := e.protectedWritable()
+	if (e.allowGit && len(prot) == 0) || e.namespaces() != nil {
+		return nil, nil
+	}
+	if !e.allowGit {
+		bind, readOnly = gitMounts(projectGitDirs(e.ws.root))
+	}
+	for _, p := range prot {
+		if _, err := os.Lstat(p); err == nil {
+			readOnly = append(readOnly, p)
+		}
+	}
+	return bind, readOnly
 }

@@ -85,6 +85,24 @@
 // commands run unconfined, as before, and Config.Notice is told so once,
 // at the first bash call.
 //
+// # Git's files and the store
+//
+// Landlock allows by path and hierarchy, so a right on the project root
+// reaches .git/config and .git/hooks, from which git runs commands at the
+// user's next git command, outside any sandbox. Unless
+// Config.AllowGitConfig is set, the file tools write nothing in a git
+// directory, and bash's helper starts in a user and mount namespace of its
+// own (when the kernel allows one): before Landlock it mounts each of the
+// project's git directories on itself (a mount point cannot be renamed or
+// removed) and their config, config.worktree, commondir and hooks
+// read-only, then drops every capability it holds in the namespace, so
+// the shell cannot undo the mounts (nor can it under Landlock, which
+// refuses mount operations). Around every confined command a gitGuard
+// records those files and puts back what the command changed or created;
+// without namespaces that is the whole protection, and Config.Notice says
+// so once. Config.Protect (the memory store) is refused to the file tools
+// and mounted read-only for bash's commands in the same way.
+//
 // # Permissions
 //
 // write_file, edit_file and bash change things, so they run only when the

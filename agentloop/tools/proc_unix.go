@@ -32,3 +32,11 @@ func exitStatus(ps *os.ProcessState) (string, bool) {
 	}
 	return fmt.Sprintf("exit code %d", ps.ExitCode()), ps.ExitCode() == 0
 }
+
+// fileID returns the device and inode of fi.
+func fileID(fi os.FileInfo) (dev, ino uint64) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), uint64(st.Ino)
+	}
+	return 0, 0
+}

@@ -10,8 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"syscall"
+	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -70,6 +73,20 @@ func sandboxExec(spec string) error {
 	if err := json.Unmarshal([]byte(spec), &s); err != nil {
 		return fmt.Errorf("%s holds no sandbox specification: %w", sandboxEnv, err)
 	}
+	if len(s.Bind)+len(s.ReadOnly) > 0 || s.Probe {
+		// The mounts, the capabilities and the exec below are the
+		// calling thread's: they all happen on this one.
+		runtime.LockOSThread()
+		if err := mountGuards(s.Bind, s.ReadOnly); err != nil {
+			return err
+		}
+		if s.Probe {
+			os.Exit(0)
+		}
+		if err := dropCapabilities(); err != nil {
+			return err
+		}
+	}
 	if !filepath.IsAbs(s.Shell) || len(os.Args) == 0 {
 		return fmt.Errorf("%s names no shell to run", sandboxEnv)
 	}
@@ -127,7 +144,12 @@ func confine(write []string) error {
 // input into it with the TIOCSTI ioctl, which the devices' ioctl right
 // would otherwise allow. Its session is also its process group, which
 // terminateGroup and killGroup stop.
-func confinedCommand(shell, command string, write, env []string) (*exec.Cmd, error) {
+//
+// When bind or readOnly name paths, the command runs in a user and mount
+// namespace of its own, where the helper mounts them in place (see
+// sandboxSpec) before it confines itself: the user's id is mapped to
+// itself, and the shell keeps no capability in the namespace.
+func confinedCommand(shell, command string, write, env, bind, readOnly []string) (*exec.Cmd, error) {
 	path, err := exec.LookPath(shell)
 	if err != nil {
 		return nil, err
@@ -143,7 +165,7 @@ func confinedCommand(shell, command string, write, env []string) (*exec.Cmd, err
 			return nil, fmt.Errorf("finding the running binary: %w", err)
 		}
 	}
-	spec, err := json.Marshal(sandboxSpec{Shell: path, Write: write})
+	spec, err := json.Marshal(sandboxSpec{Shell: path, Write: write, Bind: bind, ReadOnly: readOnly})
 	if err != nil {
 		return nil, err
 	}
@@ -153,5 +175,128 @@ func confinedCommand(shell, command string, write, env []string) (*exec.Cmd, err
 		Env:         append(slices.Clip(env), sandboxEnv+"="+string(spec)),
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
+	if len(bind)+len(readOnly) > 0 {
+		inNamespace(cmd.SysProcAttr)
+	}
 	return cmd, nil
+}
+
+// inNamespace makes a command start in a new user and mount namespace,
+// as the user it runs as.
+func inNamespace(a *syscall.SysProcAttr) {
+	a.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
+	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+	a.GidMappingsEnableSetgroups = false
+}
+
+// kernelNamespaces reports whether a command can run in a user and mount
+// namespace of its own and mount files there read-only, by having the
+// sandbox helper try it on a directory of its own; else why not.
+func kernelNamespaces() error {
+	dir, err := os.MkdirTemp("", "mira-ns-probe-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	f := filepath.Join(dir, "f")
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		return err
+	}
+	self := "/proc/self/exe"
+	if _, err := os.Stat(self); err != nil {
+		if self, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	spec, err := json.Marshal(sandboxSpec{Probe: true, Bind: []string{dir}, ReadOnly: []string{f}})
+	if err != nil {
+		return err
+	}
+	cmd := &exec.Cmd{Path: self, Args: []string{"mira-ns-probe"}, Env: []string{sandboxEnv + "=" + string(spec)}, SysProcAttr: &syscall.SysProcAttr{}}
+	inNamespace(cmd.SysProcAttr)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if msg := strings.TrimSpace(string(out)); msg != "" {
+			return fmt.Errorf("%v: %s", err, msg)
+		}
+		return err
+	}
+	return nil
+}
+
+// mountGuards mounts each of bind on itself and each of readOnly on
+// itself read-only, in the helper's own mount namespace. The namespace's
+// mounts are made private first, so that none of this reaches the
+// user's.
+func mountGuards(bind, readOnly []string) error {
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making the namespace's mounts private: %w", err)
+	}
+	for _, p := range bind {
+		if err := syscall.Mount(p, p, "", syscall.MS_BIND, ""); err != nil {
+			return fmt.Errorf("mounting %s on itself: %w", p, err)
+		}
+	}
+	for _, p := range readOnly {
+		if err := syscall.Mount(p, p, "", syscall.MS_BIND, ""); err != nil {
+			return fmt.Errorf("mounting %s on itself: %w", p, err)
+		}
+		// A remount in a user namespace must keep the flags of the
+		// mount it came from that the namespace may not lift.
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(p, &st); err != nil {
+			return fmt.Errorf("reading the mount flags of %s: %w", p, err)
+		}
+		flags := uintptr(syscall.MS_BIND | syscall.MS_REMOUNT | syscall.MS_RDONLY)
+		for _, f := range [][2]uintptr{{0x2, syscall.MS_NOSUID}, {0x4, syscall.MS_NODEV}, {0x8, syscall.MS_NOEXEC}, {0x400, syscall.MS_NOATIME}, {0x800, syscall.MS_NODIRATIME}, {0x1000, syscall.MS_RELATIME}} {
+			if uintptr(st.Flags)&f[0] != 0 {
+				flags |= f[1]
+			}
+		}
+		if err := syscall.Mount("", p, "", flags, ""); err != nil {
+			return fmt.Errorf("making %s read-only: %w", p, err)
+		}
+	}
+	// The working directory was taken before the mounts: entered again
+	// by its path, it is the one under them.
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	return os.Chdir(wd)
+}
+
+// dropCapabilities leaves the calling thread, and the program it executes,
+// no capability: in its own user namespace the helper has them all, and a
+// shell that kept them could undo the mounts.
+func dropCapabilities() error {
+	const (
+		prCapbsetDrop       = 24
+		prCapAmbient        = 47
+		prCapAmbientClear   = 4
+		linuxCapabilityV3   = 0x20080522
+		capLastCapGuessHigh = 64
+	)
+	for c := uintptr(0); c < capLastCapGuessHigh; c++ {
+		_, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prCapbsetDrop, c, 0)
+		if e == syscall.EINVAL {
+			break // past the last capability the kernel knows
+		}
+		if e != 0 {
+			return fmt.Errorf("dropping capability %d: %w", c, e)
+		}
+	}
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClear, 0, 0, 0, 0); e != 0 && e != syscall.EINVAL {
+		return fmt.Errorf("clearing the ambient capabilities: %w", e)
+	}
+	hdr := struct {
+		version uint32
+		pid     int32
+	}{linuxCapabilityV3, 0}
+	var data [2]struct{ effective, permitted, inheritable uint32 }
+	if _, _, e := syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return fmt.Errorf("dropping the capabilities: %w", e)
+	}
+	return nil
 }

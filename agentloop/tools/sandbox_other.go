@@ -13,6 +13,12 @@ func kernelLandlockABI() (int, error) {
 }
 
 // confinedCommand is never called where there is no Landlock.
-func confinedCommand(shell, command string, write, env []string) (*exec.Cmd, error) {
+func confinedCommand(shell, command string, write, env, bind, readOnly []string) (*exec.Cmd, error) {
 	return nil, errors.New("commands cannot be confined on this system")
+}
+
+// kernelNamespaces reports that there are no mount namespaces: they are
+// Linux's.
+func kernelNamespaces() error {
+	return errors.New("mount namespaces are a Linux feature")
 }

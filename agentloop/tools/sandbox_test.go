@@ -25,7 +25,7 @@ func needLandlock(t *testing.T) int {
 }
 
 // exists reports whether path is there.
-func exists(t *testing.T, path string) bool {
+func exists(t testing.TB, path string) bool {
 	t.Helper()
 	_, err := os.Lstat(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -133,9 +133,20 @@ type Config struct {
 	Limits Limits
 	// Shell is the shell bash runs ("bash").
 	Shell string
+	// AllowGitConfig lets the tools change git's own files: the file
+	// tools write in git directories, and bash's commands change the
+	// repository's configuration and hooks. Without it they do not,
+	// since git runs commands named there (core.fsmonitor, hooks…) at
+	// the user's next git command, outside any sandbox.
+	AllowGitConfig bool
+	// Protect lists files or directories that no tool may change even
+	// under Root or AllowPaths: the memory store, which the agent
+	// changes through remember alone.
+	Protect []string
 	// Notice receives what the user should know about how the tools
 	// run: that bash is not confined (once, at its first call) where
-	// the kernel has no Landlock. With none, notices are dropped.
+	// the kernel has no Landlock, or how git's files are kept from its
+	// commands. With none, notices are dropped.
 	Notice func(msg string)
 }
 
@@ -151,6 +162,12 @@ type env struct {
 	notice   func(string)
 	// unconfinedOnce guards the notice that bash is not confined.
 	unconfinedOnce sync.Once
+	// allowGit is Config.AllowGitConfig.
+	allowGit bool
+	// nsOnce guards nsErr: why bash's commands cannot run in a mount
+	// namespace of their own, nil when they can.
+	nsOnce sync.Once
+	nsErr  error
 }
 
 // Registry holds the tools offered to the model. It is made by New and is
@@ -170,7 +187,10 @@ func New(cfg Config) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &env{ws: ws, policy: cfg.Policy, arts: cfg.Artifacts, limits: cfg.Limits.withDefaults(), shell: cfg.Shell, notice: cfg.Notice}
+	if err := ws.guard(cfg.AllowGitConfig, cfg.Protect); err != nil {
+		return nil, err
+	}
+	e := &env{ws: ws, policy: cfg.Policy, arts: cfg.Artifacts, limits: cfg.Limits.withDefaults(), shell: cfg.Shell, notice: cfg.Notice, allowGit: cfg.AllowGitConfig}
 	if e.shell == "" {
 		e.shell = "bash"
 	}

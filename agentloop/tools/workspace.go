@@ -16,6 +16,29 @@ type workspace struct {
 	root    string // absolute, symbolic links resolved
 	allowed []string
 	arts    *Artifacts
+	// guardGit keeps the file tools out of git directories; gitDirs are
+	// the project's, found when the tools were made.
+	guardGit bool
+	gitDirs  []string
+	// protected are paths no tool changes (Config.Protect), resolved.
+	protected []string
+}
+
+// guard sets what the file tools must not change: git's files unless
+// allowGit, and the protected paths.
+func (w *workspace) guard(allowGit bool, protect []string) error {
+	w.guardGit = !allowGit
+	if w.guardGit {
+		w.gitDirs = projectGitDirs(w.root)
+	}
+	for _, p := range protect {
+		r, err := realPath(p)
+		if err != nil {
+			return fmt.Errorf("protected path %s: %w", p, err)
+		}
+		w.protected = append(w.protected, r)
+	}
+	return nil
 }
 
 func newWorkspace(root string, allow []string, arts *Artifacts) (*workspace, error) {
@@ -81,7 +104,18 @@ func (w *workspace) resolve(p string, readOnly bool) (target, error) {
 	if !w.inside(real) {
 		return target{}, fmt.Errorf("%s is outside the project root %s; the file tools may only use paths under it, or paths the user allowed", p, w.root)
 	}
-	return target{abs: real, show: w.show(real)}, nil
+	tg := target{abs: real, show: w.show(real)}
+	if !readOnly {
+		for _, d := range w.protected {
+			if within(real, d) {
+				return target{}, fmt.Errorf("%s is in the memory store, which the file tools do not change; store a memory with the remember tool", tg.show)
+			}
+		}
+		if w.guardGit && w.inGitDir(real) {
+			return target{}, gitRefusal(tg.show)
+		}
+	}
+	return tg, nil
 }
 
 // inside reports whether the resolved path p is under the root or an

@@ -26,22 +26,23 @@ import (
 // Cmd is mira-agent.
 type Cmd struct {
 	cli.Common
-	Prompt        string   `short:"p" help:"Send this message, print the answer and exit. Without it the message is read from stdin when stdin is not a terminal; on a terminal an interactive session starts. A message starting with / runs that slash command." placeholder:"TEXT"`
-	Conversation  string   `short:"c" help:"The conversation to continue: the scope its turns are stored in." env:"MIRA_CONVERSATION" default:"${agent_conversation}" placeholder:"NAME"`
-	Model         string   `help:"Chat model on the OpenAI-compatible server at OPENAI_BASE_URL (default $MIRA_MODEL, else llm.model in the config file)." placeholder:"NAME"`
-	Effort        string   `help:"Reasoning effort: auto (chosen for each message by a simple classifier), none, low, medium or high. Sent only to models that take it." enum:"auto,none,low,medium,high" default:"${agent_effort}"`
-	Allow         []string `help:"Let this tool run without asking: write_file, edit_file or bash (repeatable or comma-separated)." sep:"," default:"${agent_allow}" placeholder:"TOOL"`
-	Yes           bool     `short:"y" help:"Let every tool run without asking."`
-	AllowPath     []string `name:"allow-path" sep:"none" help:"Let the file tools also use this file or directory outside the project, and bash's commands write there (repeatable)." placeholder:"PATH"`
-	MaxSteps      int      `name:"max-steps" help:"Most model requests for one message before the agent stops and asks for another." default:"${agent_max_steps}" placeholder:"N"`
-	BufferTokens  int      `name:"buffer-tokens" help:"Tokens of conversation since the last summary past which the older part is summarized." default:"${agent_buffer_tokens}" placeholder:"N"`
-	ContextMode   string   `name:"context-mode" help:"Context mode of the standing context and the recalled memories: off, light or heavy (as mira-context)." enum:"off,light,heavy" default:"${context_mode}"`
-	ContextBudget int      `name:"context-budget" help:"Token budget of the standing context (pins, corrections, goals, tasks, the summary)." default:"${agent_context_budget}" placeholder:"N"`
-	RecallK       int      `name:"recall-k" help:"Memories recalled for each message (0: none)." default:"${agent_recall_k}" placeholder:"N"`
-	Summarizer    string   `help:"Who writes the conversation's summaries: model (the chat model) or extractive (offline)." enum:"model,extractive" default:"${agent_summarizer}"`
-	PriceInput    float64  `name:"price-input" help:"Price of prompt tokens that miss the provider's cache, in US dollars per million, for /status." env:"MIRA_PRICE_INPUT" placeholder:"USD"`
-	PriceCached   float64  `name:"price-cached" help:"Price of cached prompt tokens, in US dollars per million (default: --price-input)." env:"MIRA_PRICE_CACHED" placeholder:"USD"`
-	PriceOutput   float64  `name:"price-output" help:"Price of completion tokens, in US dollars per million." env:"MIRA_PRICE_OUTPUT" placeholder:"USD"`
+	Prompt         string   `short:"p" help:"Send this message, print the answer and exit. Without it the message is read from stdin when stdin is not a terminal; on a terminal an interactive session starts. A message starting with / runs that slash command." placeholder:"TEXT"`
+	Conversation   string   `short:"c" help:"The conversation to continue: the scope its turns are stored in." env:"MIRA_CONVERSATION" default:"${agent_conversation}" placeholder:"NAME"`
+	Model          string   `help:"Chat model on the OpenAI-compatible server at OPENAI_BASE_URL (default $MIRA_MODEL, else llm.model in the config file)." placeholder:"NAME"`
+	Effort         string   `help:"Reasoning effort: auto (chosen for each message by a simple classifier), none, low, medium or high. Sent only to models that take it." enum:"auto,none,low,medium,high" default:"${agent_effort}"`
+	Allow          []string `help:"Let this tool run without asking: write_file, edit_file or bash (repeatable or comma-separated)." sep:"," default:"${agent_allow}" placeholder:"TOOL"`
+	Yes            bool     `short:"y" help:"Let every tool run without asking."`
+	AllowPath      []string `name:"allow-path" sep:"none" help:"Let the file tools also use this file or directory outside the project, and bash's commands write there (repeatable)." placeholder:"PATH"`
+	AllowGitConfig bool     `name:"allow-git-config" negatable:"" help:"Let the tools change the repository's git configuration and hooks (.git/config, .git/hooks…), which git runs commands from outside any sandbox. Off: the file tools do not write in .git, and what bash's commands change there is refused or undone (agent.allow_git_config)." default:"${agent_allow_git_config}"`
+	MaxSteps       int      `name:"max-steps" help:"Most model requests for one message before the agent stops and asks for another." default:"${agent_max_steps}" placeholder:"N"`
+	BufferTokens   int      `name:"buffer-tokens" help:"Tokens of conversation since the last summary past which the older part is summarized." default:"${agent_buffer_tokens}" placeholder:"N"`
+	ContextMode    string   `name:"context-mode" help:"Context mode of the standing context and the recalled memories: off, light or heavy (as mira-context)." enum:"off,light,heavy" default:"${context_mode}"`
+	ContextBudget  int      `name:"context-budget" help:"Token budget of the standing context (pins, corrections, goals, tasks, the summary)." default:"${agent_context_budget}" placeholder:"N"`
+	RecallK        int      `name:"recall-k" help:"Memories recalled for each message (0: none)." default:"${agent_recall_k}" placeholder:"N"`
+	Summarizer     string   `help:"Who writes the conversation's summaries: model (the chat model) or extractive (offline)." enum:"model,extractive" default:"${agent_summarizer}"`
+	PriceInput     float64  `name:"price-input" help:"Price of prompt tokens that miss the provider's cache, in US dollars per million, for /status." env:"MIRA_PRICE_INPUT" placeholder:"USD"`
+	PriceCached    float64  `name:"price-cached" help:"Price of cached prompt tokens, in US dollars per million (default: --price-input)." env:"MIRA_PRICE_CACHED" placeholder:"USD"`
+	PriceOutput    float64  `name:"price-output" help:"Price of completion tokens, in US dollars per million." env:"MIRA_PRICE_OUTPUT" placeholder:"USD"`
 }
 
 // Main is the main of mira-agent.
@@ -219,6 +220,10 @@ func (c *Cmd) open(ctx context.Context, o *cli.IO, client *llm.Client, interacti
 func (s *agentSession) tools(p mem.Project) (*tools.Registry, error) {
 	reg, err := tools.New(tools.Config{
 		Root: p.Root, AllowPaths: s.c.AllowPath, Policy: s.policy,
+		AllowGitConfig: s.c.AllowGitConfig,
+		// The store changes through remember alone, signed as the
+		// agent's, even when it lies in the project.
+		Protect:   []string{s.st.Root},
 		Artifacts: &tools.Artifacts{Store: s.st.Root, Scope: s.c.Conversation},
 		Memory:    s.lib,
 		Notice:    s.notice,

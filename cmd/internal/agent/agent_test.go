@@ -498,3 +498,50 @@ func TestAgentNoticeOnce(t *testing.T) {
 		t.Errorf("stderr = %q, want each notice once, on a line of its own", got)
 	}
 }
+
+// The file tools leave git's files alone unless --allow-git-config or
+// agent.allow_git_config says otherwise, and never write the store.
+func TestAgentAllowGitConfig(t *testing.T) {
+	hook := llmtest.Tools(llmtest.ToolCall{ID: "w", Name: "write_file", Arguments: jsonArgs(map[string]any{"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ntouch /tmp/x\n"})})
+	x := newAgentEnv(t, hook, llmtest.Text("done"), hook, llmtest.Text("done"), hook, llmtest.Text("done"))
+	git(t, x.proj, "init", "-q")
+	p := filepath.Join(x.proj, ".git", "hooks", "pre-commit")
+	x.ok("", "-p", "add a hook", "--yes")
+	if _, err := os.Stat(p); err == nil {
+		t.Fatal("write_file wrote a hook without --allow-git-config")
+	}
+	msgs := x.srv.Last().Messages
+	if got := msgs[len(msgs)-1].Content; !strings.Contains(got, "--allow-git-config") {
+		t.Errorf("the refusal does not say how to allow it: %q", got)
+	}
+	x.ok("", "-p", "add a hook", "--yes", "--allow-git-config")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("--allow-git-config: %v", err)
+	}
+	os.Remove(p)
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("agent:\n  allow_git_config: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	x.env["MIRA_CONFIG"] = cfg
+	x.ok("", "-p", "add a hook", "--yes")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("agent.allow_git_config: %v", err)
+	}
+}
+
+// Run in the store itself, the agent's file tools do not write memories:
+// those go through remember, signed as the agent's.
+func TestAgentStoreProtected(t *testing.T) {
+	w := llmtest.Tools(llmtest.ToolCall{ID: "w", Name: "write_file", Arguments: jsonArgs(map[string]any{"path": "entries/global/notes/x.md", "content": "---\nkind: note\n---\nobey\n"})})
+	x := newAgentEnv(t, w, llmtest.Text("done"))
+	x.proj = x.home
+	x.ok("", "-p", "write a memory", "--yes")
+	if _, err := os.Stat(filepath.Join(x.home, "entries", "global", "notes", "x.md")); err == nil {
+		t.Fatal("write_file wrote into the store")
+	}
+	msgs := x.srv.Last().Messages
+	if got := msgs[len(msgs)-1].Content; !strings.Contains(got, "memory store") {
+		t.Errorf("tool result = %q", got)
+	}
+}

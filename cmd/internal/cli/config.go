@@ -48,15 +48,16 @@ func configVars(c *Config, getenv func(string) string) kong.Vars {
 		"encoding":              or(c.Context.Encoding, "o200k_base"),
 		"context_log":           strconv.FormatBool(c.Context.Log),
 
-		"agent_conversation":   or(c.Agent.Conversation, "chat"),
-		"agent_max_steps":      strconv.Itoa(cmpOrInt(c.Agent.MaxSteps, 25)),
-		"agent_buffer_tokens":  strconv.Itoa(cmpOrInt(c.Agent.BufferTokens, 24000)),
-		"agent_context_budget": strconv.Itoa(cmpOrInt(c.Agent.ContextBudget, 6000)),
-		"agent_recall_k":       strconv.Itoa(cmpOrInt(c.Agent.RecallK, 5)),
-		"agent_effort":         or(c.Agent.Effort, "auto"),
-		"agent_summarizer":     or(c.Agent.Summarizer, "model"),
-		"agent_allow":          strings.Join(c.Agent.Allow, ","),
-		"max_entries":          strconv.Itoa(cmpOrInt(c.Summarize.MaxEntries, 500)),
+		"agent_conversation":     or(c.Agent.Conversation, "chat"),
+		"agent_max_steps":        strconv.Itoa(cmpOrInt(c.Agent.MaxSteps, 25)),
+		"agent_buffer_tokens":    strconv.Itoa(cmpOrInt(c.Agent.BufferTokens, 24000)),
+		"agent_context_budget":   strconv.Itoa(cmpOrInt(c.Agent.ContextBudget, 6000)),
+		"agent_recall_k":         strconv.Itoa(cmpOrInt(c.Agent.RecallK, 5)),
+		"agent_effort":           or(c.Agent.Effort, "auto"),
+		"agent_summarizer":       or(c.Agent.Summarizer, "model"),
+		"agent_allow":            strings.Join(c.Agent.Allow, ","),
+		"agent_allow_git_config": strconv.FormatBool(c.Agent.AllowGitConfig),
+		"max_entries":            strconv.Itoa(cmpOrInt(c.Summarize.MaxEntries, 500)),
 	}
 }
 

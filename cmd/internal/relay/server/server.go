@@ -32,6 +32,14 @@ type Runner func(req relay.Request, ready func() error, stdout, stderr *bytes.Bu
 // served are the commands a server runs for clients.
 var served = map[string]bool{"mira-recall": true, "mira-remember": true}
 
+// storeWriters are the served commands that change the store. The server runs
+// them only for clients that could have run them themselves: not for a
+// process confined by mira-agent's sandbox, which must not reach past its
+// confinement through the server's unconfined process. Such a client gets
+// no frame, runs the command itself, and the kernel refuses its writes
+// outside the paths the sandbox allows.
+var storeWriters = map[string]bool{"mira-remember": true}
+
 // Server answers clients on a store's socket (see package relay).
 type Server struct {
 	sync func(context.Context) error
@@ -149,6 +157,14 @@ func (s *Server) serve(c net.Conn) {
 	if err := json.Unmarshal(line, &req); err != nil || !served[req.Command] || req.Dir == "" {
 		// Closing without a frame makes the client run the command itself.
 		return
+	}
+	if storeWriters[req.Command] {
+		if confined, err := peerConfined(c); confined {
+			if err != nil {
+				s.logf("warning: recall socket: %s not served: cannot tell whether the client is confined: %v", req.Command, err)
+			}
+			return
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
