@@ -99,7 +99,7 @@ func TestAssignmentNameLength(t *testing.T) {
 // A name starts like an identifier: leading dashes and dots are not part
 // of it, as in command-line flags.
 func TestAssignmentFlagName(t *testing.T) {
-	fs := Scan("mysql --password=Tr0ub4dor&3xK9 -h db")
+	fs := Scan("myapp --password=Tr0ub4dor&3xK9 -h db")
 	if len(fs) != 1 || fs[0].Rule != "generic-assignment" || fs[0].Column != 18 {
 		t.Errorf("Scan = %+v, want generic-assignment at column 18", fs)
 	}

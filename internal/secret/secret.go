@@ -123,6 +123,10 @@ type rule struct {
 	// match replaces re and check for rules parsed by hand: it is given the
 	// keyword's position and length.
 	match func(text string, p, k int) (hit, bool)
+	// whole, for rules that have no keyword, runs once over the whole text
+	// and reports each hit by calling add; a hit names its rule (see
+	// ruleIndex), as one pass may find secrets of several rules.
+	whole func(text string, depth int, add func(hit))
 }
 
 // hit is a validated match: the byte span [lo, hi) of the secret in the text.
@@ -141,6 +145,9 @@ const maxSpan = 4096
 // start-up.
 var compiled = sync.OnceValues(func() ([]*rule, *keywordSet) {
 	rs := buildRules()
+	for i, r := range rs {
+		ruleIndex[r.id] = i
+	}
 	var kws []keyword
 	for i, r := range rs {
 		for _, k := range r.keywords {
@@ -155,6 +162,26 @@ var compiled = sync.OnceValues(func() ([]*rule, *keywordSet) {
 // earlier rule is dropped, so `GITHUB_TOKEN=ghp_…` is one github-token
 // finding rather than also a generic assignment.
 func scan(text string) []hit {
+	return scanAt(text, 0)
+}
+
+// ruleIndex maps a rule id to its index in the compiled rules, for the
+// passes that report hits of several rules.
+var ruleIndex = map[string]int{}
+
+// maxDepth bounds the rescans of text decoded or joined from the text
+// (see encodedRule and joinedRule): what they produce is not rescanned
+// again.
+const maxDepth = 1
+
+// rescan is scanAt, for the rules that scan what they decode or join: a
+// variable set at start-up, since the rules are part of what scanAt uses.
+var rescan func(text string, depth int) []hit
+
+func init() { rescan = scanAt }
+
+// scanAt is scan of a text found at the given depth of decoding.
+func scanAt(text string, depth int) []hit {
 	rs, ks := compiled()
 	var cands []hit
 	ks.find(text, func(kw *keyword, p int) {
@@ -163,6 +190,11 @@ func scan(text string) []hit {
 			cands = append(cands, h)
 		}
 	})
+	for _, r := range rs {
+		if r.whole != nil {
+			r.whole(text, depth, func(h hit) { cands = append(cands, h) })
+		}
+	}
 	if len(cands) == 0 {
 		return nil
 	}
