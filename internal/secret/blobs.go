@@ -23,18 +23,35 @@ import (
 //   - encoded-secret: base64 that decodes to text in which Scan finds a
 //     secret (a kubeconfig's client-key-data, an env file piped through
 //     base64).
+//
+// The same pass finds recovery phrases (see phraseScan).
 func blobRule(text string, depth int, add func(hit)) {
+	ps := phraseScan{text: text, add: add}
 	for i := 0; i < len(text); {
-		if !b64Byte(text[i]) {
+		c := text[i]
+		if byteClass[c]&classB64 == 0 {
+			if c != ' ' || ps.n == 0 {
+				ps.gap(c, i)
+			}
 			i++
 			continue
 		}
 		lo := i
-		for i < len(text) && b64Byte(text[i]) {
+		lower := true
+		for i < len(text) && byteClass[text[i]]&classB64 != 0 {
+			lower = lower && byteClass[text[i]]&classLower != 0
 			i++
 		}
 		if escapedBreak(text, lo) {
 			lo++ // the n of a \n that escapes a line break, as in JSON
+		}
+		switch n := i - lo; {
+		case n == 0:
+			// A line break escaped as \n.
+		case n >= 3 && n <= 8 && lower:
+			ps.run(lo, i)
+		case n > 0 && n <= 2 || ps.n > 0:
+			ps.run(lo, i) // a list number, or the end of a run of words
 		}
 		if i-lo < minBlob || lo > 0 && !blobEdge(text[lo-1]) && !escapedBreak(text, lo-1) || i < len(text) && !blobEdge(text[i]) && !escapedBreak(text, i+1) {
 			continue
@@ -48,6 +65,7 @@ func blobRule(text string, depth int, add func(hit)) {
 		}
 		judgeBlob(text, lo, hi, body, depth, add)
 	}
+	ps.end()
 }
 
 // minBlob is the shortest run looked at: 30 bytes once decoded.
@@ -56,14 +74,24 @@ const minBlob = 40
 // maxBlob bounds the bytes of a blob that are decoded.
 const maxBlob = 1 << 20
 
-var b64Table = func() (t [256]bool) {
+// byteClass says of each byte whether it may be part of a blob and
+// whether it is a lower-case letter.
+var byteClass = func() (t [256]uint8) {
 	for _, c := range base64Std + "-_" {
-		t[c] = true
+		t[c] |= classB64
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] |= classLower
 	}
 	return
 }()
 
-func b64Byte(c byte) bool { return b64Table[c] }
+const (
+	classB64 = 1 << iota
+	classLower
+)
+
+func b64Byte(c byte) bool { return byteClass[c]&classB64 != 0 }
 
 // blobEdge reports the bytes that may stand before or after a blob: not a
 // word character nor a path's punctuation, so that a run inside a URL path

@@ -372,9 +372,9 @@ func buildRules() []*rule {
 			match:    walletHexRule,
 		},
 		{
-			id:    "seed-phrase",
-			desc:  "wallet recovery phrase (BIP 39)",
-			whole: seedPhraseRule,
+			id:   "seed-phrase",
+			desc: "wallet recovery phrase (BIP 39)",
+			// Found by private-key-body's pass (see phraseScan).
 		},
 		{
 			id:       "encoded-credentials",

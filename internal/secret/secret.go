@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Finding is one suspected secret. Line and Column locate the first byte of
@@ -151,11 +152,54 @@ var compiled = sync.OnceValues(func() ([]*rule, *keywordSet) {
 	var kws []keyword
 	for i, r := range rs {
 		for _, k := range r.keywords {
+			if strings.IndexFunc(k, func(c rune) bool { return c >= utf8.RuneSelf }) >= 0 {
+				// Bytes of other scripts would each take a column of the
+				// automaton's table and push it out of the cache, for
+				// keywords that English text never holds: they are looked
+				// for one by one, and only in text that is not ASCII.
+				nonASCII = append(nonASCII, keyword{text: k, rule: i})
+				if r.fold && 'a' <= k[0] && k[0] <= 'z' {
+					// Only ASCII letters fold: "Contraseña" starts a sentence.
+					nonASCII = append(nonASCII, keyword{text: string(k[0]-'a'+'A') + k[1:], rule: i})
+				}
+				continue
+			}
 			kws = append(kws, keyword{text: k, rule: i, fold: r.fold})
 		}
 	}
 	return rs, newKeywordSet(kws)
 })
+
+// nonASCII are the keywords with bytes outside ASCII.
+var nonASCII []keyword
+
+// findNonASCII calls fn for every occurrence of the keywords in nonASCII
+// in text, if text holds anything but ASCII.
+func findNonASCII(text string, fn func(kw *keyword, pos int)) {
+	first := -1
+	for i := 0; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return
+	}
+	for k := range nonASCII {
+		kw := &nonASCII[k]
+		// A keyword starts at most three bytes before its first byte
+		// outside ASCII ("senha" has none, "contraseña" four letters).
+		for i := max(0, first-len(kw.text)); i < len(text); {
+			j := strings.Index(text[i:], kw.text)
+			if j < 0 {
+				break
+			}
+			fn(kw, i+j)
+			i += j + 1
+		}
+	}
+}
 
 // scan runs every rule and resolves overlaps: rules are ordered from the
 // most specific to the most generic, and a hit that overlaps a hit of an
@@ -184,12 +228,14 @@ func init() { rescan = scanAt }
 func scanAt(text string, depth int) []hit {
 	rs, ks := compiled()
 	var cands []hit
-	ks.find(text, func(kw *keyword, p int) {
+	found := func(kw *keyword, p int) {
 		if h, ok := rs[kw.rule].find(text, p, len(kw.text)); ok {
 			h.rule = kw.rule
 			cands = append(cands, h)
 		}
-	})
+	}
+	ks.find(text, found)
+	findNonASCII(text, found)
 	for _, r := range rs {
 		if r.whole != nil {
 			r.whole(text, depth, func(h hit) { cands = append(cands, h) })

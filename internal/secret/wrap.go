@@ -45,14 +45,46 @@ func joinAt(text string, m, next, depth int, add func(hit)) {
 	if e1 > 0 && text[e1-1] == '\\' {
 		e1-- // a shell line continued
 	}
-	s1 := e1
-	for s1 > 0 && e1-s1 < maxName && tokenByte(text[s1-1]) {
-		s1--
-	}
-	if e1-s1 < 8 || !mixed(text[s1:e1]) {
+	// Most lines end in punctuation, or the next starts with it or a
+	// lower-case word: say so before walking over either run.
+	j := skipBlanks(text, next)
+	if e1 == 0 || j >= len(text) || !tokenByte(text[e1-1]) || !tokenByte(text[j]) {
 		return
 	}
-	j := skipBlanks(text, next)
+	// One walk back over the run says what it holds.
+	s1 := e1
+	var lower, digit bool
+	uppers := 0
+	hexRun := 0 // hex digits at the end, after any : / or .
+	hexOnly := true
+	for s1 > 0 && e1-s1 < maxName && tokenByte(text[s1-1]) {
+		s1--
+		c := text[s1]
+		switch {
+		case 'a' <= c && c <= 'z':
+			lower = true
+		case 'A' <= c && c <= 'Z':
+			uppers++
+		case '0' <= c && c <= '9':
+			digit = true
+		}
+		if hexOnly {
+			if '0' <= c && c <= '9' || 'a' <= c && c <= 'f' {
+				hexRun++
+			} else {
+				hexOnly = false
+				if c != ':' && c != '/' && c != '.' {
+					hexRun = 0
+				}
+			}
+		}
+	}
+	// As in mixed: a capital that starts a word does not count.
+	upper := uppers > 1 || uppers == 1 && !('A' <= text[s1] && text[s1] <= 'Z')
+	if e1-s1 < 8 || !(digit && (lower || upper) || lower && upper) || hexRun == 40 || hexRun == 64 {
+		return // short, a word, or a whole git or SHA-256 hash in hex (a line
+		// that ends in one ends with it whole, as notes often do)
+	}
 	e2 := j
 	for e2 < len(text) && e2-j < maxValue && tokenByte(text[e2]) {
 		e2++
