@@ -300,7 +300,8 @@ var notServices = map[string]bool{
 	"page": true, "next": true, "continuation": true, "sync": true, "resume": true, "cursor": true,
 	"request": true, "trace": true, "correlation": true, "etag": true, "license": true, "product": true,
 	"registry": true, "publishable": true, "anon": true, "anonymous": true, "item": true, "record": true, "file": true, "s3": true, "bucket": true, "db": true,
-	"storage": true, "key": true, "csrf": true, "xsrf": true, "nonce": true, "jwt": true, "id": true,
+	"storage": true, "redis": true, "memcached": true, "kv": true, "dynamodb": true, "json": true,
+	"yaml": true, "config": true, "dict": true, "column": true, "field": true, "key": true, "csrf": true, "xsrf": true, "nonce": true, "jwt": true, "id": true,
 }
 
 // serviceKeyRule finds a key with no format of its own given after a
@@ -353,7 +354,9 @@ func serviceKeyRule(text string, p, k int) (hit, bool) {
 	}
 	v := text[lo:hi]
 	// Publishable keys (Stripe's pk_…, Mapbox's pk.…) are public.
-	if strings.HasPrefix(v, "pk_") || strings.HasPrefix(v, "pk.") ||
+	// A value with : or / is a name in a namespace (session:4f3a…) or a
+	// path, not a key.
+	if strings.HasPrefix(v, "pk_") || strings.HasPrefix(v, "pk.") || strings.ContainsAny(v, ":/") ||
 		isCode(v, quoted) || isPlaceholder(v) || isReference(v) || versionRE.MatchString(v) || digestRE.MatchString(v) ||
 		!tokenLike(v) {
 		return hit{}, false

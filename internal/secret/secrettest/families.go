@@ -280,5 +280,11 @@ func ordinaryFamilies() []string {
 		"kubectl get secret db -o jsonpath='{.data.password}' | base64 -d",
 		"Line one ends with commit " + Fake(hexlc, 40, 415) + "\nand the next line goes on with prose.",
 		"build " + Fake(alnum, 20, 416) + "\nNext: deploy to staging after lunch",
+		"The Redis key session:4f3a9c0d2e1b is evicted after 30 minutes",
+		"docker login -u ci --password-stdin registry.internal < token.txt",
+		"kubectl create secret generic db --from-literal=password=$DB_PASSWORD",
+		"The key is 3f786850e387550fdab836ed7e6dc881de23001b, the commit that split the index",
+		"ssh key SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s, signing key id 0x3AA5C34371567BD2",
+		"the idempotency token 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d is reused on retries",
 	}
 }
