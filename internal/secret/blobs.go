@@ -7,6 +7,8 @@ import (
 	"math/big"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/miramem/mira/internal/secret/bip39"
 )
 
 // A blob is a long run of base64 (or base58) characters, possibly wrapped
@@ -26,7 +28,7 @@ import (
 //
 // The same pass finds recovery phrases (see phraseScan).
 func blobRule(text string, depth int, add func(hit)) {
-	ps := phraseScan{text: text, add: add}
+	ps := phraseScan{text: text, add: add, list: bip39.List()}
 	for i := 0; i < len(text); {
 		c := text[i]
 		if byteClass[c]&classB64 == 0 {
@@ -37,11 +39,16 @@ func blobRule(text string, depth int, add func(hit)) {
 			continue
 		}
 		lo := i
-		lower := true
-		for i < len(text) && byteClass[text[i]]&classB64 != 0 {
-			lower = lower && byteClass[text[i]]&classLower != 0
+		all := uint8(classLower)
+		for i < len(text) {
+			c := byteClass[text[i]]
+			if c&classB64 == 0 {
+				break
+			}
+			all &= c
 			i++
 		}
+		lower := all != 0
 		if escapedBreak(text, lo) {
 			lo++ // the n of a \n that escapes a line break, as in JSON
 		}

@@ -19,6 +19,7 @@ import (
 type phraseScan struct {
 	text string
 	add  func(hit)
+	list bip39.Set
 	// n list words in a row so far, from lo to hi.
 	n, lo, hi int
 	// num is set after a list number, whose punctuation may follow.
@@ -34,7 +35,7 @@ func (s *phraseScan) run(lo, hi int) {
 		s.num = true
 		return
 	}
-	if len(w) < 3 || len(w) > 8 || !bip39.Contains(w) {
+	if len(w) < 3 || len(w) > 8 || !s.list.Contains(w) {
 		s.end()
 		return
 	}

@@ -167,6 +167,9 @@ var compiled = sync.OnceValues(func() ([]*rule, *keywordSet) {
 			kws = append(kws, keyword{text: k, rule: i, fold: r.fold})
 		}
 	}
+	for _, kw := range nonASCII {
+		nonASCIIAt = append(nonASCIIAt, strings.IndexFunc(kw.text, func(c rune) bool { return c >= utf8.RuneSelf }))
+	}
 	return rs, newKeywordSet(kws)
 })
 
@@ -174,32 +177,26 @@ var compiled = sync.OnceValues(func() ([]*rule, *keywordSet) {
 var nonASCII []keyword
 
 // findNonASCII calls fn for every occurrence of the keywords in nonASCII
-// in text, if text holds anything but ASCII.
+// in text. It looks only where text has a character outside ASCII, which
+// English text seldom has: an occurrence is found at its first such
+// character.
 func findNonASCII(text string, fn func(kw *keyword, pos int)) {
-	first := -1
-	for i := 0; i < len(text); i++ {
-		if text[i] >= utf8.RuneSelf {
-			first = i
-			break
+	for q := 0; q < len(text); q++ {
+		if text[q] < 0xc0 {
+			continue // ASCII, or not the first byte of a character
 		}
-	}
-	if first < 0 {
-		return
-	}
-	for k := range nonASCII {
-		kw := &nonASCII[k]
-		// A keyword starts at most three bytes before its first byte
-		// outside ASCII ("senha" has none, "contraseña" four letters).
-		for i := max(0, first-len(kw.text)); i < len(text); {
-			j := strings.Index(text[i:], kw.text)
-			if j < 0 {
-				break
+		for k := range nonASCII {
+			kw := &nonASCII[k]
+			lo := q - nonASCIIAt[k]
+			if lo >= 0 && strings.HasPrefix(text[lo:], kw.text) {
+				fn(kw, lo)
 			}
-			fn(kw, i+j)
-			i += j + 1
 		}
 	}
 }
+
+// nonASCIIAt holds the offset of each keyword's first byte outside ASCII.
+var nonASCIIAt []int
 
 // scan runs every rule and resolves overlaps: rules are ordered from the
 // most specific to the most generic, and a hit that overlaps a hit of an

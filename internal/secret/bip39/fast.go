@@ -45,11 +45,23 @@ func slot(k uint64) uint64 {
 
 // Contains reports whether w is a word of the list.
 func Contains(w string) bool {
+	return List().Contains(w)
+}
+
+// Set is the list as a set of words.
+type Set struct{ t *[1 << tableBits]uint64 }
+
+// List returns the list as a Set: a caller that asks of many words keeps
+// it rather than call Contains, which fetches it for each word.
+func List() Set { return Set{table()} }
+
+// Contains reports whether w is a word of the list.
+func (s Set) Contains(w string) bool {
 	k, ok := pack(w)
 	if !ok {
 		return false
 	}
-	t := table()
+	t := s.t
 	for h := slot(k); t[h] != 0; h = (h + 1) & (1<<tableBits - 1) {
 		if t[h] == k {
 			return true
