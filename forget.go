@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 
+	"github.com/miramem/mira/internal/secret"
+
 	"github.com/miramem/mira/mem"
 )
 
@@ -14,6 +16,8 @@ type ForgetOptions struct {
 	Reason string
 	// DryRun computes the operations and writes nothing.
 	DryRun bool
+	// AllowSecret records a reason even when it looks like a credential.
+	AllowSecret bool
 }
 
 // ForgetResult is what a Forget did.
@@ -26,10 +30,20 @@ type ForgetResult struct {
 
 // Forget tombstones memories by id in one commit: each file moves under
 // entries/<scope>/deleted/ with deleted_at and the reason. An unknown or
-// already deleted id makes an *InvalidError and nothing is written.
+// already deleted id makes an *InvalidError and nothing is written, and so
+// does a reason that looks like a credential (a *SecretError, unless
+// AllowSecret): the reason is written into the tombstone and the commit.
 func (m *Memory) Forget(ctx context.Context, ids []string, opt ForgetOptions) (*ForgetResult, error) {
 	if len(ids) == 0 {
 		return nil, invalidf("nothing to forget: no ids")
+	}
+	if !opt.AllowSecret {
+		if fs := secret.Scan(opt.Reason); len(fs) > 0 {
+			for i := range fs {
+				fs[i].Field = "reason"
+			}
+			return nil, &InvalidError{Err: &SecretError{Findings: fs}}
+		}
 	}
 	reason := cmp.Or(opt.Reason, "forgotten")
 	if !opt.DryRun {

@@ -162,3 +162,37 @@ func TestRememberSecretInTag(t *testing.T) {
 		t.Error("a secret reached the history")
 	}
 }
+
+// TestForgetReasonSecret: a credential given as the reason for forgetting
+// would land in the tombstone and the commit message (and every later
+// push would be refused), so Forget refuses it, writes nothing, and names
+// the field; AllowSecret overrides, as for Remember.
+func TestForgetReasonSecret(t *testing.T) {
+	m := open(t, false)
+	ctx := t.Context()
+	res, err := m.Remember(ctx, []*mem.Entry{{Body: "the staging key was rotated"}}, RememberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Items[0].Entry.ID
+	head := gitOut(t, m.Root(), "rev-parse", "HEAD")
+	for _, reason := range []string{"leaked " + githubKey, "pw for prod db is S3cr3tP4ss!"} {
+		_, err := m.Forget(ctx, []string{id}, ForgetOptions{Reason: reason})
+		se := secretErr(err)
+		if se == nil {
+			t.Fatalf("Forget with reason %q = %v, want a *SecretError", reason, err)
+		}
+		if f := se.Findings[0]; f.Field != "reason" {
+			t.Errorf("finding in field %q, want reason", f.Field)
+		}
+		if strings.Contains(err.Error(), reason) {
+			t.Errorf("error quotes the secret: %v", err)
+		}
+	}
+	if got := gitOut(t, m.Root(), "rev-parse", "HEAD"); got != head {
+		t.Fatal("a forget with a secret reason was committed")
+	}
+	if _, err := m.Forget(ctx, []string{id}, ForgetOptions{Reason: "leaked " + githubKey, AllowSecret: true}); err != nil {
+		t.Fatalf("Forget with AllowSecret: %v", err)
+	}
+}

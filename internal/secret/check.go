@@ -111,6 +111,9 @@ func assignmentAt(text string, p, k int) (assignment, bool) {
 	if lo > 0 && nameByte(text[lo-1]) {
 		return assignment{}, false
 	}
+	if escapedBreak(text, lo) {
+		lo++ // the n of a line break escaped as \n
+	}
 	for lo < p && !identStart(text[lo]) {
 		lo++ // a name starts like an identifier: --password, .token
 	}
@@ -122,6 +125,9 @@ func assignmentAt(text string, p, k int) (assignment, bool) {
 		return assignment{}, false
 	}
 	a := assignment{name: text[lo:hi]}
+	if lo > 0 && text[lo-1] == '<' && hi < len(text) && text[hi] == '>' {
+		return xmlElement(text, a, hi+1)
+	}
 
 	i := hi
 	if i < len(text) && strings.IndexByte("\"'`", text[i]) >= 0 {
@@ -163,7 +169,7 @@ func assignmentAt(text string, p, k int) (assignment, bool) {
 		a.lo, a.hi, a.quoted = i+1, j, true
 	default:
 		j := i
-		for j < end && !unquotedEnd(text[j]) {
+		for j < end && !unquotedEnd(text[j]) && !escapedBreak(text, j+1) {
 			j++
 		}
 		if j == i || j == end && end < len(text) {
@@ -171,6 +177,23 @@ func assignmentAt(text string, p, k int) (assignment, bool) {
 		}
 		a.lo, a.hi = i, j
 	}
+	return a, true
+}
+
+// xmlElement reads the value of <name>value</name>, as Maven's
+// settings.xml and other XML configuration hold passwords, from i, just
+// after the opening tag. The value is on one line and the closing tag
+// must follow it.
+func xmlElement(text string, a assignment, i int) (assignment, bool) {
+	end := min(len(text), i+maxValue)
+	j := i
+	for j < end && text[j] != '<' && text[j] != '\n' {
+		j++
+	}
+	if j == i || !strings.HasPrefix(text[j:], "</"+a.name+">") {
+		return assignment{}, false
+	}
+	a.lo, a.hi, a.quoted = i, j, true
 	return a, true
 }
 

@@ -4,7 +4,9 @@
 // gets in is hard to get out again. mira-remember therefore refuses a memory
 // when Scan finds anything in its text or in any other field that is written
 // (tags, project, front matter; each scanned on its own and named in
-// Finding.Field), unless the user passes --allow-secret. Missing a
+// Finding.Field), unless the user passes --allow-secret; mira-forget
+// refuses a reason the same way, since the reason is written into the
+// tombstone and the commit message. Missing a
 // real secret costs more than a refusal the user can override, but a scanner
 // that trips over ordinary notes, code, hashes, UUIDs and URLs would make the
 // tool unusable, so every rule is written to stay quiet on those.
@@ -64,6 +66,60 @@
 //	                            ENCRYPTED, PGP … BLOCK, SSH2) followed by a key body
 //	putty-private-key           the Private-Lines section of a .ppk file
 //
+// Rules that recognise a structure rather than a prefix:
+//
+//	private-key-body            base64 DER that begins as a private key does (a
+//	                            SEQUENCE whose first element is version 0, 1 or 3:
+//	                            PKCS#1, PKCS#8, SEC 1, PKCS#12), without its BEGIN
+//	                            line; certificates and public keys begin otherwise
+//	wallet-private-key          64 hex digits (with or without 0x) after "private
+//	                            key", "privkey", "signing key" and the like; a
+//	                            Bitcoin WIF key or BIP 32 xprv/tprv key whose
+//	                            base58 checksum holds (addresses and xpub keys do
+//	                            not count)
+//	seed-phrase                 12, 15, 18, 21 or 24 words of the BIP 39 English
+//	                            list in a row (blanks, commas, line breaks and list
+//	                            numbers between them) whose checksum holds; the run
+//	                            of list words must be exactly that long
+//	encoded-credentials         base64 user:password as the "auth" of a Docker or
+//	                            Podman config.json or an .npmrc _auth, and the
+//	                            base64 password of an .npmrc _password
+//	command-line-password       a password given to mysql/mysqldump/mariadb (-pX,
+//	                            --password=X), sshpass -p, curl -u/--user user:pw,
+//	                            redis-cli -a, htpasswd -b, docker/podman/helm
+//	                            registry login -p, mongosh -p, sqlcmd -P, ldapsearch
+//	                            -w, wget --password=, smbclient -U user%pw; any value
+//	                            of four bytes or more that is not a placeholder or
+//	                            a variable ($PW, "$(pass show db)")
+//	pgpass-entry                host:port:database:user:password, the port digits
+//	                            or *, the password chosen or random
+//	login-pair                  "admin / Qx7vR2mK9pL4": a known login name (admin,
+//	                            root, postgres, …), an e-mail address or any name on
+//	                            a line that speaks of a login, then " / " and a
+//	                            chosen password or token
+//	service-key                 "stripe key 4f3a…", "Algolia admin API key …": key,
+//	                            token or secret after a name (and modifiers such as
+//	                            api, admin, auth), then optionally is, : or =, then
+//	                            a random-looking value; not after words that make a
+//	                            key a hash or an id (primary, cache, idempotency,
+//	                            public, gpg, commit, …) nor for publishable pk_ keys
+//	encoded-secret              a base64 blob of 40 characters or more (on one line
+//	                            or wrapped) that decodes to text in which Scan finds
+//	                            a secret: a kubeconfig's client-key-data, an env
+//	                            file piped through base64
+//
+// XML elements are assignments too (<password>…</password> in Maven's
+// settings.xml, <ApiKey>…</ApiKey>), judged by generic-assignment.
+//
+// A secret wrapped over two lines is found under its own rule: where a
+// line ends in a run of token characters that mixes letters and digits or
+// cases (not a whole 40- or 64-digit hex hash) and the next line, after its
+// indentation, starts with another, the two are joined and scanned again,
+// and what crosses the join is reported. A line break may be a newline, a
+// backslash continuing a shell line, or \n escaped in JSON (as tool calls
+// and tags carry text); the other rules read \n as a line break too.
+// Decoded and joined text is scanned once more, not recursively.
+//
 // A key block is only reported when a body follows its header, so a note that
 // merely mentions "-----BEGIN RSA PRIVATE KEY-----" is not refused. Public
 // material (ssh-rsa AAAA… lines, certificates, Stripe pk_ keys, Google client
@@ -118,10 +174,16 @@
 // at white space, a quote, or one of , ; } ].
 //
 // In a sentence, one of the words password, passwd, pwd, pw, passphrase,
-// passcode or secret (standing alone, not part of a name such as
-// db_password) is followed by a verb (is, was, is now, set to, changed to,
-// became, …) or by : or =, optionally after a phrase of a few words that
-// starts with for, of or on ("for prod db", "of the admin account"). Only
+// passcode or secret, or password in another language (Passwort, Kennwort,
+// mot de passe, contraseña, senha, wachtwoord, lösenord, hasło, parola,
+// пароль, パスワード, 密码, 비밀번호 and others; standing alone, not part of a
+// name such as db_password) is followed by a verb (is, was, is now, set
+// to, changed to, became, ist, est, es, é, 是, は, …) or by : or = (or ：),
+// optionally after a phrase of a few words that starts with for, of or on
+// (für, van, de, para, для, …: "for prod db", "of the admin account"). An
+// app password (four groups of four lower-case letters joined by blanks
+// or hyphens, at most one of them a common word) needs no verb: "the
+// Google app password abcd efgh ijkl mnop". Only
 // the first word after the verb is the value, so "password is stored
 // hashed with argon2" offers "stored", and "password policy requires 12
 // characters" or "the secret to good code is tests" offer nothing. The
@@ -169,5 +231,10 @@
 // slow in Go: each rule names literal keywords found at a fixed place in its
 // matches (a prefix such as ghp_, or a word of the assigned name), one
 // Aho–Corasick pass finds every keyword, and the rule's anchored expression
-// or hand-written parser runs only where a keyword occurs.
+// or hand-written parser runs only where a keyword occurs. Keywords in
+// other scripts are searched for one by one, and only in text that is not
+// ASCII, so that their bytes do not swell the automaton's table. The rules
+// without keywords share one more pass over the text, which cuts it into
+// runs of base64 characters (blobs, wallet keys, the words of a phrase),
+// and a search for line breaks (wrapped secrets).
 package secret

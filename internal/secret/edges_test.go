@@ -3,8 +3,12 @@ package secret
 import (
 	"encoding/base64"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/miramem/mira/internal/secret/bip39"
+	"github.com/miramem/mira/internal/secret/secrettest"
 )
 
 // rulesFound returns the rule ids of text's findings.
@@ -99,7 +103,7 @@ func TestAssignmentNameLength(t *testing.T) {
 // A name starts like an identifier: leading dashes and dots are not part
 // of it, as in command-line flags.
 func TestAssignmentFlagName(t *testing.T) {
-	fs := Scan("mysql --password=Tr0ub4dor&3xK9 -h db")
+	fs := Scan("myapp --password=Tr0ub4dor&3xK9 -h db")
 	if len(fs) != 1 || fs[0].Rule != "generic-assignment" || fs[0].Column != 18 {
 		t.Errorf("Scan = %+v, want generic-assignment at column 18", fs)
 	}
@@ -369,5 +373,76 @@ func TestAdjacentSecrets(t *testing.T) {
 	wantRules(t, text, "gcp-api-key", "github-token")
 	if got := Redact(text); strings.Contains(got, gcp[4:30]) || strings.Contains(got, ghp[4:30]) {
 		t.Errorf("Redact(%q) = %q, keeps a secret", text, got)
+	}
+}
+
+// Keywords in other scripts are looked for apart from the others, in
+// text that is not ASCII, with a capital where a sentence starts one.
+func TestNonASCIIKeywords(t *testing.T) {
+	const pw = "Tr0ub4dor&3xK9"
+	for _, text := range []string{
+		"contraseña: " + pw, "Contraseña: " + pw, "la contraseña es " + pw, "пароль: " + pw, "Пароль: " + pw,
+		"密码：" + pw, "密码是" + pw, "パスワード: " + pw, "パスワードは " + pw, "Lösenord: " + pw, "— hasło: " + pw,
+	} {
+		wantRules(t, text, "prose-password")
+	}
+	for _, text := range []string{"la contraseña es segura", "пароль должен содержать цифры", "密码长度至少12位"} {
+		wantRules(t, text)
+	}
+}
+
+// Wallet keys and recovery phrases are recognised by their checksums: the
+// same shapes with one character or word changed are not keys.
+func TestWalletChecksums(t *testing.T) {
+	var phrase, wif string
+	for _, s := range secrettest.Secrets() {
+		switch s.Name {
+		case "BIP39 phrase of 12 words":
+			phrase = strings.TrimPrefix(s.Text, "seed: ")
+		case "WIF private key, compressed":
+			wif = s.Text
+		}
+	}
+	wantRules(t, phrase, "seed-phrase")
+	words := strings.Fields(phrase)
+	for _, w := range bip39.Words()[:64] {
+		changed := append(append([]string{}, words[:11]...), w)
+		if !bip39.Valid(changed) {
+			wantRules(t, strings.Join(changed, " "))
+			break
+		}
+	}
+	wantRules(t, strings.Join(words[:11], " ")) // eleven words
+	wantRules(t, wif, "wallet-private-key")
+	c := byte('A')
+	if wif[20] == 'A' {
+		c = 'B'
+	}
+	wantRules(t, wif[:20]+string(c)+wif[21:])
+}
+
+// A line break escaped as \n, alone or at the end of the text, is not a
+// word: phrases and blobs around it are read as around a newline.
+func TestEscapedBreakAlone(t *testing.T) {
+	for _, text := range []string{`\n`, `a \n`, `abandon \n`, `x\n\n`, `\n\n\n`} {
+		wantRules(t, text)
+	}
+}
+
+// A phrase escaped as JSON escapes its line breaks: \n is not a word.
+func TestSeedPhraseEscaped(t *testing.T) {
+	var words []string
+	for _, s := range secrettest.Secrets() {
+		if s.Name == "BIP39 phrase of 12 words" {
+			words = strings.Fields(strings.TrimPrefix(s.Text, "seed: "))
+		}
+	}
+	var numbered []string
+	for i, w := range words {
+		numbered = append(numbered, strconv.Itoa(i+1)+". "+w)
+	}
+	for _, sep := range []string{`\n`, "\\n ", " \\n"} {
+		wantRules(t, strings.Join(words, sep), "seed-phrase")
+		wantRules(t, strings.Join(numbered, sep)+sep, "seed-phrase")
 	}
 }

@@ -3,12 +3,20 @@ package secret
 import (
 	"regexp"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/miramem/mira/internal/secret/bip39"
 )
 
 // proseKeywords are the words that introduce a password in a sentence. Each
 // must stand alone as a word: db_password and 1Password are names, which
 // generic-assignment judges.
-var proseKeywords = []string{"password", "passwd", "pwd", "pw", "passphrase", "passcode", "secret"}
+// Other languages' words for password are here too; a keyword in a
+// cased script other than Latin is listed in each of its cases.
+var proseKeywords = []string{"password", "passwd", "pwd", "pw", "passphrase", "passcode", "secret",
+	"passwort", "kennwort", "mot de passe", "contraseña", "senha", "wachtwoord", "lösenord",
+	"adgangskode", "passord", "salasana", "hasło", "heslo", "parola", "jelszó", "mật khẩu", "şifre",
+	"пароль", "Пароль", "ПАРОЛЬ", "パスワード", "密码", "密碼", "비밀번호", "口令"}
 
 // proseVerbs join the keyword (or its phrase) to the value, longest first
 // so that "is set to" wins over "is". Each is followed by a blank.
@@ -16,7 +24,12 @@ var proseVerbs = []string{
 	"has been changed to", "has been reset to", "has been set to",
 	"was changed to", "was reset to", "was set to", "is set to", "is now",
 	"changed to", "reset to", "set to", "became", "becomes", "is", "was",
+	// Other languages: "Das Passwort ist …", "le mot de passe est …".
+	"lautet", "ist", "est", "es", "é", "är", "er", "jest", "je", "è", "это",
 }
+
+// proseVerbsCJK join without a blank: "密码是…", "パスワードは…".
+var proseVerbsCJK = []string{"是", "为", "為", "は", "：", "은", "는"}
 
 // proseSymbols are the punctuation that may stand for the verb.
 var proseSymbols = []string{":=", "=>", "->", ":", "="}
@@ -24,7 +37,8 @@ var proseSymbols = []string{":=", "=>", "->", ":", "="}
 // prosePrepositions start the phrase that may come between the keyword and
 // the verb: "pw for prod db is …", "the password of the admin account is …".
 // "to" is left out: "the secret to good code is …" is never a password.
-var prosePrepositions = []string{"for", "of", "on"}
+var prosePrepositions = []string{"for", "of", "on",
+	"für", "von", "van", "voor", "de", "du", "des", "pour", "para", "do", "da", "del", "för", "для", "от"}
 
 // maxPhraseWords bounds the words of that phrase.
 const maxPhraseWords = 6
@@ -46,6 +60,9 @@ func proseRule(text string, p, k int) (hit, bool) {
 	}
 	if j, ok := proseVerb(text, i, end); ok {
 		i = j
+	} else if hi, ok := appPassword(text, i); ok && i > p+k {
+		// "the app password abcd efgh ijkl mnop": no verb is needed.
+		return hit{lo: i, hi: hi, redacted: mask(text[i:hi])}, true
 	} else if i > p+k && netrcPassword(text, p, k) {
 		// "machine h login u password v": the blank is the separator.
 	} else {
@@ -79,6 +96,9 @@ func proseRule(text string, p, k int) (hit, bool) {
 		i++ // "is: …"
 	}
 	i = skipBlanks(text, i)
+	if hi, ok := appPassword(text, i); ok {
+		return hit{lo: i, hi: hi, redacted: mask(text[i:hi])}, true
+	}
 	lo, hi, quoted := proseValue(text, i)
 	if lo == hi {
 		return hit{}, false
@@ -101,13 +121,33 @@ func proseVerb(text string, i, end int) (int, bool) {
 			return i + len(s), true
 		}
 	}
-	for _, v := range proseVerbs {
+	if rest == "" {
+		return 0, false
+	}
+	for _, v := range verbsByByte[foldByte(rest[0])] {
 		if len(rest) > len(v) && strings.EqualFold(rest[:len(v)], v) && (rest[len(v)] == ' ' || rest[len(v)] == '\t' || rest[len(v)] == ':') {
 			return i + len(v), true
 		}
 	}
+	if rest[0] >= utf8.RuneSelf {
+		for _, v := range proseVerbsCJK {
+			if strings.HasPrefix(rest, v) {
+				return i + len(v), true
+			}
+		}
+	}
 	return 0, false
 }
+
+// verbsByByte lists proseVerbs by their first byte, lower-cased, in their
+// order: most words of a phrase start no verb, and this says so at once.
+var verbsByByte = func() (t [256][]string) {
+	for _, v := range proseVerbs {
+		c := foldByte(v[0])
+		t[c] = append(t[c], v)
+	}
+	return
+}()
 
 // wordAt returns the word of a phrase at i: letters, digits and the
 // punctuation of names and host names (prod-db, db.internal, ada@host).
@@ -228,3 +268,48 @@ func netrcPassword(text string, p, k int) bool {
 	n := len(fields)
 	return n >= 2 && fields[n-2] == "login" || n >= 2 && (fields[0] == "machine" || fields[0] == "default")
 }
+
+// appPassword reports an app password at i, as Google and Apple show
+// them: four groups of four random lower-case letters, joined by blanks or
+// hyphens, and returns its end. Groups that are words ("must have more
+// than") make a sentence, not a password: two are enough to say so.
+func appPassword(text string, i int) (int, bool) {
+	if i+19 > len(text) {
+		return 0, false
+	}
+	sep := text[i+4]
+	if sep != ' ' && sep != '-' {
+		return 0, false
+	}
+	words := 0
+	for g := 0; g < 4; g++ {
+		s := text[i+5*g : i+5*g+4]
+		for j := 0; j < 4; j++ {
+			if s[j] < 'a' || s[j] > 'z' {
+				return 0, false
+			}
+		}
+		if g < 3 && text[i+5*g+4] != sep {
+			return 0, false
+		}
+		if commonWord(s) {
+			words++
+		}
+	}
+	if i+19 < len(text) && (wordByte(text[i+19]) || text[i+19] == '-') || words >= 2 || isPlaceholder(text[i:i+19]) {
+		return 0, false
+	}
+	return i + 19, true
+}
+
+// commonWord reports a four-letter English word: one of the BIP 39 list
+// or of commonWords4.
+func commonWord(s string) bool {
+	if bip39.Contains(s) {
+		return true
+	}
+	return strings.Contains(commonWords4, " "+s+" ")
+}
+
+// commonWords4 are frequent four-letter words that the BIP 39 list lacks.
+const commonWords4 = " that with have from they been were what when your them than then some only into must more most much such many also very just like make made need know here well will each does done both back down even over same sure used uses user work year gets goes went came come took take said says seen show tell told want wait keep kept give gave find feel felt left last long look less mean next once part plan read real rest role runs sent sets side stop stay team test text till turn type unit upon view week word auth code data file host item link mail node port root sign site sync task days ones into only this your yours ours hers mine whom whose which where there these those their about would could should shall might ever else away onto "

@@ -35,6 +35,11 @@ func buildRules() []*rule {
 			check:     pemCheck(1, 2, 3),
 		},
 		{
+			id:    "private-key-body",
+			desc:  "private key body without its header",
+			whole: blobRule,
+		},
+		{
 			id:       "aws-access-key-id",
 			desc:     "AWS access key ID",
 			keywords: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
@@ -360,6 +365,37 @@ func buildRules() []*rule {
 			check:    token(0, 3, false),
 		},
 		{
+			id:       "wallet-private-key",
+			desc:     "cryptocurrency wallet private key",
+			keywords: walletKeyWords,
+			fold:     true,
+			match:    walletHexRule,
+		},
+		{
+			id:   "seed-phrase",
+			desc: "wallet recovery phrase (BIP 39)",
+			// Found by private-key-body's pass (see phraseScan).
+		},
+		{
+			id:       "encoded-credentials",
+			desc:     "base64 credentials in a registry or npm config",
+			keywords: []string{"auth", "_password"},
+			fold:     true,
+			match:    assignmentRule(encodedCredentialsCheck),
+		},
+		{
+			id:       "command-line-password",
+			desc:     "password on a command line",
+			keywords: cliKeywords(),
+			match:    cliPasswordRule,
+		},
+		{
+			id:       "pgpass-entry",
+			desc:     "password in a .pgpass line",
+			keywords: pgpassKeywords(),
+			match:    pgpassRule,
+		},
+		{
 			id:       "url-password",
 			desc:     "password in URL",
 			keywords: []string{"://"},
@@ -392,6 +428,29 @@ func buildRules() []*rule {
 			keywords: proseKeywords,
 			fold:     true,
 			match:    proseRule,
+		},
+		{
+			id:       "login-pair",
+			desc:     "user name and password given as user / password",
+			keywords: []string{" / "},
+			match:    loginPairRule,
+		},
+		{
+			id:       "service-key",
+			desc:     "key or token given after a service's name",
+			keywords: serviceKeyWords,
+			fold:     true,
+			match:    serviceKeyRule,
+		},
+		{
+			id:   "encoded-secret",
+			desc: "base64 text holding a secret",
+			// Found by private-key-body's pass over blobs.
+		},
+		{
+			id:    "joined-lines",
+			desc:  "secret wrapped over two lines",
+			whole: joinedRule,
 		},
 	}
 }

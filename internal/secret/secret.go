@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Finding is one suspected secret. Line and Column locate the first byte of
@@ -123,6 +124,10 @@ type rule struct {
 	// match replaces re and check for rules parsed by hand: it is given the
 	// keyword's position and length.
 	match func(text string, p, k int) (hit, bool)
+	// whole, for rules that have no keyword, runs once over the whole text
+	// and reports each hit by calling add; a hit names its rule (see
+	// ruleIndex), as one pass may find secrets of several rules.
+	whole func(text string, depth int, add func(hit))
 }
 
 // hit is a validated match: the byte span [lo, hi) of the secret in the text.
@@ -141,28 +146,98 @@ const maxSpan = 4096
 // start-up.
 var compiled = sync.OnceValues(func() ([]*rule, *keywordSet) {
 	rs := buildRules()
+	for i, r := range rs {
+		ruleIndex[r.id] = i
+	}
 	var kws []keyword
 	for i, r := range rs {
 		for _, k := range r.keywords {
+			if strings.IndexFunc(k, func(c rune) bool { return c >= utf8.RuneSelf }) >= 0 {
+				// Bytes of other scripts would each take a column of the
+				// automaton's table and push it out of the cache, for
+				// keywords that English text never holds: they are looked
+				// for one by one, and only in text that is not ASCII.
+				nonASCII = append(nonASCII, keyword{text: k, rule: i})
+				if r.fold && 'a' <= k[0] && k[0] <= 'z' {
+					// Only ASCII letters fold: "Contraseña" starts a sentence.
+					nonASCII = append(nonASCII, keyword{text: string(k[0]-'a'+'A') + k[1:], rule: i})
+				}
+				continue
+			}
 			kws = append(kws, keyword{text: k, rule: i, fold: r.fold})
 		}
 	}
+	for _, kw := range nonASCII {
+		nonASCIIAt = append(nonASCIIAt, strings.IndexFunc(kw.text, func(c rune) bool { return c >= utf8.RuneSelf }))
+	}
 	return rs, newKeywordSet(kws)
 })
+
+// nonASCII are the keywords with bytes outside ASCII.
+var nonASCII []keyword
+
+// findNonASCII calls fn for every occurrence of the keywords in nonASCII
+// in text. It looks only where text has a character outside ASCII, which
+// English text seldom has: an occurrence is found at its first such
+// character.
+func findNonASCII(text string, fn func(kw *keyword, pos int)) {
+	for q := 0; q < len(text); q++ {
+		if text[q] < 0xc0 {
+			continue // ASCII, or not the first byte of a character
+		}
+		for k := range nonASCII {
+			kw := &nonASCII[k]
+			lo := q - nonASCIIAt[k]
+			if lo >= 0 && strings.HasPrefix(text[lo:], kw.text) {
+				fn(kw, lo)
+			}
+		}
+	}
+}
+
+// nonASCIIAt holds the offset of each keyword's first byte outside ASCII.
+var nonASCIIAt []int
 
 // scan runs every rule and resolves overlaps: rules are ordered from the
 // most specific to the most generic, and a hit that overlaps a hit of an
 // earlier rule is dropped, so `GITHUB_TOKEN=ghp_…` is one github-token
 // finding rather than also a generic assignment.
 func scan(text string) []hit {
+	return scanAt(text, 0)
+}
+
+// ruleIndex maps a rule id to its index in the compiled rules, for the
+// passes that report hits of several rules.
+var ruleIndex = map[string]int{}
+
+// maxDepth bounds the rescans of text decoded or joined from the text
+// (see encodedRule and joinedRule): what they produce is not rescanned
+// again.
+const maxDepth = 1
+
+// rescan is scanAt, for the rules that scan what they decode or join: a
+// variable set at start-up, since the rules are part of what scanAt uses.
+var rescan func(text string, depth int) []hit
+
+func init() { rescan = scanAt }
+
+// scanAt is scan of a text found at the given depth of decoding.
+func scanAt(text string, depth int) []hit {
 	rs, ks := compiled()
 	var cands []hit
-	ks.find(text, func(kw *keyword, p int) {
+	found := func(kw *keyword, p int) {
 		if h, ok := rs[kw.rule].find(text, p, len(kw.text)); ok {
 			h.rule = kw.rule
 			cands = append(cands, h)
 		}
-	})
+	}
+	ks.find(text, found)
+	findNonASCII(text, found)
+	for _, r := range rs {
+		if r.whole != nil {
+			r.whole(text, depth, func(h hit) { cands = append(cands, h) })
+		}
+	}
 	if len(cands) == 0 {
 		return nil
 	}

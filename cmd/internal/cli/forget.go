@@ -2,11 +2,11 @@ package cli
 
 import (
 	"context"
-
+	"errors"
 	"fmt"
-	"github.com/miramem/mira"
 	"strings"
 
+	"github.com/miramem/mira"
 	"github.com/miramem/mira/mem"
 )
 
@@ -16,6 +16,8 @@ type ForgetCmd struct {
 	IDs    []string `arg:"" optional:"" name:"ID" help:"Ids of the memories to forget. Without them, ids are read from stdin (one per line, or JSONL records with an id)."`
 	Reason string   `short:"r" help:"Why, recorded as deleted_reason." default:"forgotten"`
 	DryRun bool     `name:"dry-run" short:"n" help:"Print the operations as JSONL and write nothing."`
+
+	AllowSecret bool `name:"allow-secret" help:"Record the reason even when it looks like a credential."`
 }
 
 // Forget is the main of mira-forget.
@@ -43,7 +45,10 @@ func (c *ForgetCmd) run(ctx context.Context, o *IO) error {
 		return err
 	}
 	defer m.Close()
-	res, err := m.Forget(ctx, ids, mira.ForgetOptions{Reason: c.Reason, DryRun: c.DryRun})
+	res, err := m.Forget(ctx, ids, mira.ForgetOptions{Reason: c.Reason, DryRun: c.DryRun, AllowSecret: c.AllowSecret})
+	if se := (*mira.SecretError)(nil); errors.As(err, &se) {
+		return usagef("--reason: %s", se.Explain("use --allow-secret if you are sure"))
+	}
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,7 @@ func Secrets() []Secret {
 		"eyJzdWIiOiJ1c2VyLTQyIiwiZXhwIjoxOTAwMDAwMDAwfQ." + Fake(b64url, 43, 101)
 	basic := base64.StdEncoding.EncodeToString([]byte("deploy:" + Fake(alnum, 14, 102) + "!"))
 	discordID := base64.RawStdEncoding.EncodeToString([]byte("1" + Fake("0123456789", 17, 103)))
-	return []Secret{
+	return append([]Secret{
 		{"AWS access key ID", "aws-access-key-id", "aws_access_key_id = AKIA" + Fake(base32, 16, 1)},
 		{"AWS temporary access key ID", "aws-access-key-id", "temporary creds from sts: ASIA" + Fake(base32, 16, 2)},
 		{"AWS secret access key", "aws-secret-access-key", "aws_secret_access_key=" + Fake(b64, 40, 3)},
@@ -137,14 +137,14 @@ func Secrets() []Secret {
 		{"basic auth header", "authorization-header", "Authorization: Basic " + basic},
 		{"Django secret key", "generic-assignment", "SECRET_KEY = 'django-insecure-" + Fake(alnum, 40, 85) + "'"},
 		{"generic API key", "generic-assignment", "export ACME_API_KEY=" + Fake(alnum, 32, 86)},
-	}
+	}, families()...)
 }
 
 // Ordinary returns notes a developer keeps that must not be taken for
 // secrets: hashes, ids, URLs without credentials, versions, colours and the
 // words password, key, token and secret in their everyday senses.
 func Ordinary() []string {
-	return []string{
+	return append([]string{
 		"password policy requires 12 characters",
 		"reset the password via the admin page",
 		"key decision: use Postgres",
@@ -197,5 +197,5 @@ func Ordinary() []string {
 		"MIRA_MODEL=qwen2.5:7b and OPENAI_BASE_URL=http://localhost:11434/v1",
 		"Discord server id 123456789012345678, channel #dev-chat",
 		"Meeting at 10:30 about the Postgres 16.2 upgrade and the key rotation runbook.",
-	}
+	}, ordinaryFamilies()...)
 }
