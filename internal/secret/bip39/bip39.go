@@ -1,25 +1,20 @@
-// Package bip39 holds the English word list of BIP 39, the standard that
+// Package bip39 knows the English word list of BIP 39, the standard that
 // turns a wallet's seed into a recovery phrase of 12 to 24 words, and
-// checks that a phrase is one.
+// checks that a phrase is one. The list itself comes from the
+// github.com/cosmos/go-bip39 module; this package indexes it and checks
+// phrases without that module's allocations.
 package bip39
 
 import (
 	"crypto/sha256"
-	_ "embed"
-	"strings"
 	"sync"
+
+	gobip39 "github.com/cosmos/go-bip39"
 )
 
-// english.txt holds the 2048 words in their order, one line per initial
-// letter; a word's index is its place in the whole list.
-//
-//go:embed english.txt
-var english string
-
-// Words returns the 2048 words in order.
-var Words = sync.OnceValue(func() []string {
-	return strings.Fields(english)
-})
+// Words returns the 2048 words in order; a word's index is its place in
+// the list.
+func Words() []string { return gobip39.EnglishWordList }
 
 // index maps a word to its place in Words.
 var index = sync.OnceValue(func() map[string]uint16 {
