@@ -246,9 +246,10 @@ const MaxTextBytes = mem.MaxFileBytes - mem.MaxMetaBytes - 64
 
 // MaxRecordBytes bounds one JSONL record read to be remembered, given the
 // text's limit (zero: DefaultMaxBytes): JSON may escape each byte of a
-// text as six ("\u0001"), and the front matter's fields alike.
+// text as six ("\u0001"), and the other fields' alike, and the known
+// fields take a few kilobytes more.
 func MaxRecordBytes(maxBytes int) int {
-	return 6*(cmp.Or(maxBytes, DefaultMaxBytes)+mem.MaxMetaBytes) + 4<<10
+	return 6*(cmp.Or(maxBytes, DefaultMaxBytes)+mem.MaxExtraBytes) + 64<<10
 }
 
 // check refuses secrets in any field of one entry (see scanEntry), then

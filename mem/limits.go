@@ -30,14 +30,18 @@ const (
 	// MaxReasonBytes is the longest deleted_reason.
 	MaxReasonBytes = 4 << 10
 	// MaxExtraBytes bounds the other fields of the front matter together
-	// (their names and values, as their text).
-	MaxExtraBytes = 16 << 10
+	// (their names and values, as their text). The agent and the proxy
+	// keep a turn's tool calls, arguments included, and a model's
+	// reasoning there, and a summary the ids it covers: a megabyte is
+	// more than a model writes in one reply.
+	MaxExtraBytes = 1 << 20
 	// MaxDepth is how deeply a field's value may nest lists and
 	// mappings: a value nested 10,000 levels deep passes the YAML and the
 	// JSON parsers alone, but not a record that wraps it.
 	MaxDepth = 32
-	// MaxMetaBytes bounds the front matter as written in the file.
-	MaxMetaBytes = 64 << 10
+	// MaxMetaBytes bounds the front matter as written in the file: the
+	// fields above, and room for YAML to quote and escape them.
+	MaxMetaBytes = 4 << 20
 	// MaxFileBytes bounds an entry file. A larger file, made by hand, is
 	// reported and skipped, not read.
 	MaxFileBytes = 16 << 20
