@@ -14,6 +14,7 @@ import (
 	"github.com/miramem/mira/internal/paths"
 	"github.com/miramem/mira/internal/rawfile"
 	"github.com/miramem/mira/llm"
+	"github.com/miramem/mira/mem"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -177,6 +178,9 @@ func ParseConfig(data []byte) (*Config, error) {
 				return &Config{}, fmt.Errorf("recall.%v", err)
 			}
 		}
+	}
+	if v := cfg.Remember.MaxBytes; v < 0 || v > MaxTextBytes {
+		return &Config{}, fmt.Errorf("remember.max_bytes: %d is not between 1 and %d (%s: an entry file holds at most %s)", v, MaxTextBytes, mem.ByteSize(MaxTextBytes), mem.ByteSize(mem.MaxFileBytes))
 	}
 	if v := cfg.Recall.ServeIdle; v != "" {
 		if d, err := time.ParseDuration(v); err != nil || d <= 0 {

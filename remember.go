@@ -207,8 +207,13 @@ func prepare(e *mem.Entry, opt RememberOptions, project string) error {
 	} else if !opt.Until.IsZero() && e.Pin != mem.PinLeased {
 		return invalidf("an end (until) applies only to a leased pin")
 	}
-	if max := cmp.Or(opt.MaxBytes, DefaultMaxBytes); len(e.Body) > max {
-		return invalidField("text", fmt.Errorf("%s is more than a memory may hold (%s, remember.max_bytes in the configuration): keep a document in a file of its own and remember what it holds and where it is, or split it into memories", byteSize(len(e.Body)), byteSize(max)))
+	if err := CheckSize(e, opt.MaxBytes); err != nil {
+		// A credential is refused as one, masked, even in a field too
+		// long: the user must learn that it was about to be stored.
+		if f := scanEntry(e); !opt.AllowSecret && len(f) > 0 {
+			return &InvalidError{Err: &SecretError{Findings: f}}
+		}
+		return err
 	}
 	c := *e
 	c.Kind = cmp.Or(c.Kind, mem.KindNote)
@@ -216,15 +221,35 @@ func prepare(e *mem.Entry, opt RememberOptions, project string) error {
 	return check(&c, opt.AllowSecret)
 }
 
-// byteSize says a size in bytes the way people read it.
-func byteSize(n int) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+// CheckSize refuses an entry beyond what a memory may hold: a text of
+// more than maxBytes (zero: DefaultMaxBytes), or another field beyond
+// the limits of mem.CheckLimits (the tags, their number and length, the
+// one-word fields, the other fields of the front matter and how deeply
+// they nest). The error is an *InvalidError naming the field and the
+// limit. Remember checks this first, before anything costs more than the
+// input's size; a front end reading many records calls it on each to
+// name the record at fault.
+func CheckSize(e *mem.Entry, maxBytes int) error {
+	if max := min(cmp.Or(maxBytes, DefaultMaxBytes), MaxTextBytes); len(e.Body) > max {
+		return invalidField("text", fmt.Errorf("%s is more than a memory may hold (%s, remember.max_bytes in the configuration): keep a document in a file of its own and remember what it holds and where it is, or split it into memories", mem.ByteSize(len(e.Body)), mem.ByteSize(max)))
 	}
-	return fmt.Sprintf("%d bytes", n)
+	if err := mem.CheckLimits(e); err != nil {
+		return &InvalidError{Err: err}
+	}
+	return nil
+}
+
+// MaxTextBytes is the largest text remember.max_bytes may allow: an
+// entry file holds the text and at most mem.MaxMetaBytes of front matter
+// within mem.MaxFileBytes.
+const MaxTextBytes = mem.MaxFileBytes - mem.MaxMetaBytes - 64
+
+// MaxRecordBytes bounds one JSONL record read to be remembered, given the
+// text's limit (zero: DefaultMaxBytes): JSON may escape each byte of a
+// text as six ("\u0001"), and the other fields' alike, and the known
+// fields take a few kilobytes more.
+func MaxRecordBytes(maxBytes int) int {
+	return 6*(cmp.Or(maxBytes, DefaultMaxBytes)+mem.MaxExtraBytes) + 64<<10
 }
 
 // check refuses secrets in any field of one entry (see scanEntry), then

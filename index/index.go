@@ -138,7 +138,7 @@ func (c *call) dir(src Source) string {
 // names the file already when it is a parse error. It is given back as a
 // parse error of p, so that the file is named once, as on the first report.
 func brokenError(p, msg string) error {
-	return &mem.ParseError{Path: p, Err: errors.New(strings.TrimPrefix(msg, p+": "))}
+	return &mem.ParseError{Path: p, Err: errors.New(strings.TrimPrefix(msg, mem.Escape(p, false)+": "))}
 }
 
 func (c *call) warn(path string, err error) {

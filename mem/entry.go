@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -90,14 +91,27 @@ type ParseError struct {
 	Err  error
 }
 
-func (e *ParseError) Error() string { return e.Path + ": " + e.Err.Error() }
+// Error names the file, its control characters escaped: a file name with
+// a line break must not start a line of its own in a message.
+func (e *ParseError) Error() string { return Escape(e.Path, false) + ": " + e.Err.Error() }
 func (e *ParseError) Unwrap() error { return e.Err }
 
 // Parse reads an entry file's bytes. rel is its path relative to the store
 // root; it is used in errors and to fill fields the front matter leaves out
 // (the id from the file name, the scope and kind from the directories).
 // The entry keeps copies of what it needs, never data itself.
+//
+// A file beyond the limits (MaxFileBytes, MaxMetaBytes, and those of
+// CheckLimits), or whose id, from its name or its front matter, is not a
+// valid id (see ValidID), is a *ParseError too: it is skipped, as a file
+// with broken front matter is.
 func Parse(rel string, data []byte) (*Entry, error) {
+	if len(data) > MaxFileBytes {
+		return nil, &ParseError{rel, tooLarge(int64(len(data)))}
+	}
+	if err := checkName(rel); err != nil {
+		return nil, &ParseError{rel, err}
+	}
 	yml, body, err := splitFrontMatter(data)
 	if err != nil {
 		return nil, &ParseError{rel, err}
@@ -114,7 +128,47 @@ func Parse(rel string, data []byte) (*Entry, error) {
 	if e.ID == "" {
 		return nil, &ParseError{rel, errors.New(`field "id" is missing and the file name carries none`)}
 	}
+	if !ValidID(e.ID) {
+		return nil, &ParseError{rel, fmt.Errorf("field \"id\": %s is not a memory id (1 to 64 letters, digits, '_' and '-')", quote(e.ID, 64))}
+	}
 	return e, nil
+}
+
+// tooLarge is the error of an entry file of n bytes, beyond MaxFileBytes.
+func tooLarge(n int64) error {
+	return &LimitError{Field: "file", What: ByteSize(int(min(n, 1<<40))), Limit: ByteSize(MaxFileBytes)}
+}
+
+// checkName refuses an entry file whose path holds a control character,
+// or whose name carries an id (after "__") that is not a valid one: ids
+// come from file names, and one with a line break would print as two
+// lines.
+func checkName(rel string) error {
+	for _, r := range rel {
+		if r < 0x20 || r == 0x7f {
+			return errors.New("the file's path holds a control character")
+		}
+	}
+	if _, id, ok := splitName(path.Base(rel)); ok && !ValidID(id) {
+		return fmt.Errorf("the file name's id %s is not a memory id (1 to 64 letters, digits, '_' and '-')", quote(id, 64))
+	}
+	return nil
+}
+
+// quote quotes s for a message, escaped, cut to about n bytes.
+func quote(s string, n int) string {
+	if len(s) > n {
+		return fmt.Sprintf("%q…", clipString(s, n))
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// clipString cuts s to at most n bytes at a character boundary.
+func clipString(s string, n int) string {
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:min(n, len(s))]
 }
 
 func (e *Entry) readMeta() error {
@@ -165,7 +219,7 @@ func (e *Entry) readMeta() error {
 		n := metaGet(m, "pin")
 		return fmt.Errorf("line %d: field \"pin\": %q is neither sticky nor leased", n.Line+1, e.Pin)
 	}
-	return nil
+	return CheckLimits(e)
 }
 
 // fillFromPath fills id, scope and kind from a path of the standard layout
@@ -209,6 +263,9 @@ func (e *Entry) Deleted() bool {
 // Marshal renders the entry as a file: front matter then body. Fields of the
 // parsed front matter that Mira does not know keep their place and form.
 func (e *Entry) Marshal() ([]byte, error) {
+	if err := CheckLimits(e); err != nil {
+		return nil, err
+	}
 	m := e.meta
 	if m == nil {
 		m = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
@@ -300,6 +357,12 @@ func (e *Entry) Marshal() ([]byte, error) {
 	yml, err := encodeMeta(m)
 	if err != nil {
 		return nil, fmt.Errorf("encode front matter: %w", err)
+	}
+	if len(yml) > MaxMetaBytes {
+		return nil, tooLong("front matter", len(yml), MaxMetaBytes)
+	}
+	if n := len(yml) + len(e.Body) + 9; n > MaxFileBytes {
+		return nil, tooLarge(int64(n))
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(yml) + len(e.Body) + 16)

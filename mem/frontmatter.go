@@ -41,6 +41,10 @@ func splitFrontMatter(data []byte) (yml, body []byte, err error) {
 			return nil, nil, errors.New("front matter is not closed: no second \"---\" line")
 		}
 		off += len(line) + 1
+		if off > MaxMetaBytes {
+			// Not read further: no second "---" line comes soon enough.
+			return nil, nil, fmt.Errorf("front matter: no closing \"---\" line within %s, the limit of a front matter", ByteSize(MaxMetaBytes))
+		}
 		rest = next
 	}
 }
@@ -62,7 +66,16 @@ func parseMeta(yml []byte) (*yaml.Node, error) {
 	if m, ok := plainMeta(yml); ok {
 		return m, nil
 	}
-	return yamlMeta(yml)
+	m, err := yamlMeta(yml)
+	if err != nil {
+		return nil, err
+	}
+	// yaml.v3 reads values nested up to 10,000 levels deep; a record
+	// that wraps one is refused by encoding/json as too deep.
+	if err := checkMetaDepth(m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // yamlMeta decodes the YAML front matter into a mapping node with the

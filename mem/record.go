@@ -97,6 +97,11 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 		if err := json.Unmarshal(v, &x); err != nil {
 			return err
 		}
+		// encoding/json reads values nested up to 10,000 levels deep,
+		// and then refuses a record that wraps one as too deep.
+		if JSONDepth(x) > MaxDepth {
+			return &LimitError{Field: k, What: "nested more deeply", Limit: fmt.Sprint(MaxDepth, " levels")}
+		}
 		if r.Extra == nil {
 			r.Extra = make(map[string]any)
 		}

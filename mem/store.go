@@ -307,14 +307,24 @@ func (s *Store) Read(rel string) (*Entry, error) {
 
 // ReadSized is Read of a file a stat pass found to hold size bytes, which
 // saves a system call when it still does.
+//
+// A file larger than MaxFileBytes is not read: the error is a *ParseError
+// naming it, as Parse would give.
 func (s *Store) ReadSized(rel string, size int64) (*Entry, error) {
+	if size > MaxFileBytes {
+		return nil, &ParseError{rel, tooLarge(size)}
+	}
 	var e *Entry
 	// Parse keeps copies of what it reads, never the bytes themselves.
-	err := rawfile.ReadWith(filepath.Join(s.Root, filepath.FromSlash(rel)), size, func(data []byte) error {
+	err := rawfile.ReadWith(filepath.Join(s.Root, filepath.FromSlash(rel)), size, MaxFileBytes, func(data []byte) error {
 		var err error
 		e, err = Parse(rel, data)
 		return err
 	})
+	var big *rawfile.TooLargeError
+	if errors.As(err, &big) {
+		return nil, &ParseError{rel, tooLarge(big.Size)}
+	}
 	return e, err
 }
 
@@ -496,8 +506,12 @@ func ValidScope(scope string) error {
 	return nil
 }
 
-// Validate checks an entry before it is written.
+// Validate checks an entry before it is written, its fields' limits
+// (CheckLimits) included.
 func Validate(e *Entry) error {
+	if e.ID != "" && !ValidID(e.ID) {
+		return fmt.Errorf("field \"id\": %s is not a memory id (1 to 64 letters, digits, '_' and '-')", quote(e.ID, 64))
+	}
 	if err := ValidScope(e.Scope); err != nil {
 		return err
 	}
@@ -518,6 +532,9 @@ func Validate(e *Entry) error {
 	}
 	if strings.TrimSpace(e.Body) == "" {
 		return errors.New("empty memory: nothing to remember")
+	}
+	if err := CheckLimits(e); err != nil {
+		return err
 	}
 	for _, t := range e.Tags {
 		if strings.TrimSpace(t) == "" || strings.ContainsAny(t, "\n\r") {

@@ -6,8 +6,14 @@
 # (scripts/interop/proxy.mjs). The packages are installed from npm once per
 # version into a cache outside the repository and reused from there.
 #
+# Then the MCP Inspector's CLI mode (the command line of the official
+# debugging tool, which converts each --tool-arg by the tool's schema)
+# lists the tools, remembers with tags, recalls, lists the resources,
+# reads one and forgets over stdio (scripts/interop/inspector.sh).
+#
 #   MIRA_INTEROP_SDK=1.32.2      the @modelcontextprotocol/sdk version to use
 #   MIRA_INTEROP_OPENAI=5.23.2   the openai version to use
+#   MIRA_INTEROP_INSPECTOR=0.15.0  the @modelcontextprotocol/inspector version
 set -euo pipefail
 version=${MIRA_INTEROP_SDK:-1.32.2}
 
@@ -54,3 +60,5 @@ if [ ! -f "$ocache/node_modules/openai/package.json" ]; then
 	mv "$otmp" "$ocache"
 fi
 MIRA_INTEROP_MODULES=$ocache/node_modules MIRA_PROXY=$PWD/bin/mira-proxy node scripts/interop/proxy.mjs
+
+scripts/interop/inspector.sh

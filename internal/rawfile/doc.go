@@ -9,3 +9,16 @@
 // where a system call costs microseconds those calls were a good part of
 // the time. Elsewhere than on Unix the functions are the os package's.
 package rawfile
+
+import "fmt"
+
+// TooLargeError is a file larger than the limit its reader set.
+type TooLargeError struct {
+	Path  string
+	Size  int64 // as far as known: at least Limit+1
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s: %d bytes, more than the limit of %d", e.Path, e.Size, e.Limit)
+}

@@ -23,7 +23,7 @@ var readBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b 
 // file ignores it.
 func ReadSized(path string, size int64) ([]byte, error) {
 	var out []byte
-	err := ReadWith(path, size, func(b []byte) error {
+	err := ReadWith(path, size, -1, func(b []byte) error {
 		out = append([]byte(nil), b...)
 		return nil
 	})
@@ -33,23 +33,26 @@ func ReadSized(path string, size int64) ([]byte, error) {
 // ReadWith reads a whole file as ReadSized does, into a buffer it lends
 // to use: the bytes are good until use returns, and use must not keep
 // them. A reader that copies what it keeps anyway (a parser) saves the
-// copy of the file ReadSized makes.
-func ReadWith(path string, size int64, use func([]byte) error) error {
+// copy of the file ReadSized makes. A file of more than limit bytes (when
+// limit >= 0) is read no further than that: the error is a
+// *TooLargeError.
+func ReadWith(path string, size, limit int64, use func([]byte) error) error {
 	bp := readBufs.Get().(*[]byte)
 	defer func() {
 		if cap(*bp) <= 64<<10 { // a rare big file's buffer is not kept
 			readBufs.Put(bp)
 		}
 	}()
-	data, err := readInto(path, size, bp)
+	data, err := readInto(path, size, limit, bp)
 	if err != nil {
 		return err
 	}
 	return use(data)
 }
 
-// readInto reads the file at path into *bp, growing it as need be.
-func readInto(path string, size int64, bp *[]byte) ([]byte, error) {
+// readInto reads the file at path into *bp, growing it as need be, up to
+// limit bytes.
+func readInto(path string, size, limit int64, bp *[]byte) ([]byte, error) {
 	fd, err := open(path)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
@@ -73,6 +76,14 @@ func readInto(path string, size int64, bp *[]byte) ([]byte, error) {
 		n += m
 		if int64(n) == size && n < len(buf) {
 			return buf[:n], nil
+		}
+		if limit >= 0 && int64(n) > limit {
+			total := int64(n)
+			var st syscall.Stat_t
+			if syscall.Fstat(fd, &st) == nil && st.Size > total {
+				total = st.Size
+			}
+			return nil, &TooLargeError{Path: path, Size: total, Limit: limit}
 		}
 	}
 }

@@ -97,7 +97,10 @@ func (o *IO) Color() bool {
 func (o *IO) Warnf(format string, args ...any) {
 	// A message may quote a value the user gave (an unknown kind, a bad
 	// field); a credential in it is masked, as the store would mask it.
-	fmt.Fprintf(o.Err, "%s: %s\n", o.progName, secret.Redact(fmt.Sprintf(format, args...)))
+	// Its control characters are escaped: a value from a file (a name
+	// with a line break, a tag with a terminal escape) must not make a
+	// line of its own or change the terminal.
+	fmt.Fprintf(o.Err, "%s: %s\n", o.progName, mem.Escape(secret.Redact(fmt.Sprintf(format, args...)), true))
 }
 
 // textOutput decides between JSONL and text for --output.
@@ -153,7 +156,12 @@ const maxLine = 64 << 20
 // line becomes an *InputError naming name:line; with stopAtFirst the first
 // bad line ends the read.
 func readRecords(r io.Reader, name string, stopAtFirst bool, fn func(line int, rec mem.Record) error) []error {
-	return readLines(r, name, stopAtFirst, func(line int, b []byte) error {
+	return readRecordsMax(r, name, maxLine, stopAtFirst, fn)
+}
+
+// readRecordsMax is readRecords with lines of at most max bytes.
+func readRecordsMax(r io.Reader, name string, max int, stopAtFirst bool, fn func(line int, rec mem.Record) error) []error {
+	return readLinesMax(r, name, max, stopAtFirst, func(line int, b []byte) error {
 		var rec mem.Record
 		if err := json.Unmarshal(b, &rec); err != nil {
 			return fmt.Errorf("invalid JSON: %w", jsonReason(err))
@@ -167,8 +175,13 @@ func readRecords(r io.Reader, name string, stopAtFirst bool, fn func(line int, r
 // long to read, becomes an *InputError naming name:line; with stopAtFirst
 // the first one ends the read.
 func readLines(r io.Reader, name string, stopAtFirst bool, fn func(line int, b []byte) error) []error {
+	return readLinesMax(r, name, maxLine, stopAtFirst, fn)
+}
+
+// readLinesMax is readLines with lines of at most max bytes.
+func readLinesMax(r io.Reader, name string, max int, stopAtFirst bool, fn func(line int, b []byte) error) []error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	sc.Buffer(make([]byte, 0, min(64<<10, max)), max)
 	var bad []error
 	line := 0
 	for sc.Scan() {
@@ -186,7 +199,7 @@ func readLines(r io.Reader, name string, stopAtFirst bool, fn func(line int, b [
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			err = fmt.Errorf("line longer than %d MiB", maxLine>>20)
+			err = fmt.Errorf("line longer than %s, the limit of a record", mem.ByteSize(max))
 		}
 		bad = append(bad, &InputError{Name: name, Line: line + 1, Err: err})
 	}

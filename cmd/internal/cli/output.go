@@ -43,33 +43,37 @@ func writeRecords(o *IO, mode string, recs []mem.Record, explain bool) error {
 		}
 		return "\x1b[" + code + "m" + s + "\x1b[0m"
 	}
+	// Every value is printed with its control characters escaped: an id
+	// from a file name with a line break, or a tag holding a terminal
+	// escape, must not forge a line or change the terminal.
+	esc := func(s string) string { return mem.Escape(s, false) }
 	for i, r := range recs {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		head := style("1", r.ID) + "  " + style("36", r.Kind) + "  " + r.Scope
+		head := style("1", esc(r.ID)) + "  " + style("36", esc(r.Kind)) + "  " + esc(r.Scope)
 		if r.CreatedAt != nil {
 			head += "  " + r.CreatedAt.Format("2006-01-02 15:04")
 		}
 		if len(r.Tags) > 0 {
-			head += "  " + style("33", "#"+strings.Join(r.Tags, " #"))
+			head += "  " + style("33", esc("#"+strings.Join(r.Tags, " #")))
 		}
 		if r.Pin != "" {
-			head += "  " + style("35", "pinned:"+r.Pin)
+			head += "  " + style("35", "pinned:"+esc(r.Pin))
 		}
 		if r.Score != nil {
 			head += fmt.Sprintf("  %s", style("2", fmt.Sprintf("score %.3f", *r.Score)))
 		}
 		b.WriteString(head + "\n")
 		text, cut := clipText(r.Text)
-		for _, l := range strings.Split(text, "\n") {
+		for _, l := range strings.Split(mem.Escape(text, true), "\n") {
 			b.WriteString("    " + l + "\n")
 		}
 		if cut > 0 {
 			b.WriteString("    " + style("2", fmt.Sprintf("… %d more bytes (--output jsonl prints it all)", cut)) + "\n")
 		}
 		if explain && r.Why != nil {
-			b.WriteString("    " + style("2", mira.ExplainText(r.Why)) + "\n")
+			b.WriteString("    " + style("2", esc(mira.ExplainText(r.Why))) + "\n")
 		}
 	}
 	_, err := fmt.Fprint(o.Out, b.String())

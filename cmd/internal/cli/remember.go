@@ -78,7 +78,8 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 	if c.JSONL || c.Lines {
 		bulkGC(bulkMemoryLimit)
 	}
-	entries, err := c.collect(o)
+	maxBytes := o.config().Remember.MaxBytes
+	entries, err := c.collect(o, maxBytes)
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 		return usagef("--pin leased needs --until")
 	}
 	opt := mira.RememberOptions{Replace: c.Replace, DryRun: c.DryRun, AllowSecret: c.AllowSecret, Source: c.Source, Until: until,
-		MaxBytes: o.config().Remember.MaxBytes}
+		MaxBytes: maxBytes}
 	res, err := c.remember(ctx, o, entries, opt)
 	var se *mira.SecretError
 	var inv *mira.InvalidError
@@ -137,8 +138,10 @@ func (c *RememberCmd) print(o *IO, res *mira.RememberResult) error {
 	return writeEntries(o, c.Output, res.Entries())
 }
 
-// collect builds the entries to store from arguments or stdin.
-func (c *RememberCmd) collect(o *IO) ([]*mem.Entry, error) {
+// collect builds the entries to store from arguments or stdin. Each JSONL
+// record is checked against the limits of a memory (maxBytes for its
+// text) as it is read, so that an error names its line.
+func (c *RememberCmd) collect(o *IO, maxBytes int) ([]*mem.Entry, error) {
 	if c.Lines && c.JSONL {
 		return nil, usagef("--lines and --jsonl cannot be used together")
 	}
@@ -156,7 +159,7 @@ func (c *RememberCmd) collect(o *IO) ([]*mem.Entry, error) {
 	}
 	if c.JSONL {
 		var out []*mem.Entry
-		bad := readRecords(o.In, "<stdin>", true, func(line int, r mem.Record) error {
+		bad := readRecordsMax(o.In, "<stdin>", mira.MaxRecordBytes(maxBytes), true, func(line int, r mem.Record) error {
 			if strings.TrimSpace(r.Text) == "" {
 				return errors.New(`field "text" is missing or empty`)
 			}
@@ -177,6 +180,9 @@ func (c *RememberCmd) collect(o *IO) ([]*mem.Entry, error) {
 			}
 			if e.Role == "" {
 				e.Role = c.Role
+			}
+			if err := mira.CheckSize(e, maxBytes); err != nil {
+				return err
 			}
 			v := *e
 			v.Kind = cmp.Or(v.Kind, mem.KindNote)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/miramem/mira"
 	"github.com/miramem/mira/internal/paths"
+	"github.com/miramem/mira/mem"
 )
 
 // SyncCmd is mira-sync.
@@ -67,7 +68,7 @@ func (c *SyncCmd) run(ctx context.Context, o *IO) error {
 func (c *SyncCmd) report(o *IO, res *mira.SyncResult) error {
 	if o.textOutput(c.Output) {
 		for _, d := range res.Decisions {
-			fmt.Fprintf(o.Out, "%s\n", d.String())
+			fmt.Fprintf(o.Out, "%s\n", mem.Escape(d.String(), false)) // a path from a remote may hold anything
 		}
 	} else {
 		rw := newRecordWriter(o.Out)

@@ -7,14 +7,17 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/miramem/mira"
@@ -68,6 +71,16 @@ func New(m *mira.Memory, opt Options) *mcp.Server {
 		Description: "One memory as its Markdown file: YAML front matter (id, kind, scope, created_at, tags, ...) and the text.",
 		MIMEType:    "text/markdown",
 	}, s.readMemory)
+	// resources/list lists the newest memories: the template alone gives
+	// a host nothing to show or attach.
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "resources/list" {
+				return s.listMemories(ctx)
+			}
+			return next(ctx, method, req)
+		}
+	})
 	return srv
 }
 
@@ -223,4 +236,54 @@ func (s *server) readMemory(ctx context.Context, req *mcp.ReadResourceRequest) (
 		return nil, err
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: string(data)}}}, nil
+}
+
+// ListedMemories is how many memories resources/list gives, newest first:
+// enough to pick one from, few enough to show.
+const ListedMemories = 50
+
+// listMemories serves resources/list: the newest memories a model
+// remembers (not conversation turns or summaries), newest first, each as
+// mira://memory/<id> with its first line as the title.
+func (s *server) listMemories(ctx context.Context) (*mcp.ListResourcesResult, error) {
+	// A recall without words ranks the newest by recency, where the same
+	// second ties: more are asked for, and ordered by time and id.
+	recs, err := s.m.Recall(ctx, mira.Query{K: 3 * ListedMemories, Kinds: memoryKinds, Mode: "lexical"})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(recs, func(a, b mem.Record) int {
+		var ta, tb time.Time
+		if a.CreatedAt != nil {
+			ta = *a.CreatedAt
+		}
+		if b.CreatedAt != nil {
+			tb = *b.CreatedAt
+		}
+		return cmp.Or(tb.Compare(ta), strings.Compare(b.ID, a.ID))
+	})
+	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	for _, r := range recs[:min(len(recs), ListedMemories)] {
+		out.Resources = append(out.Resources, &mcp.Resource{
+			Name:        r.ID,
+			Title:       title(r.Text),
+			URI:         "mira://memory/" + r.ID,
+			MIMEType:    "text/markdown",
+			Description: fmt.Sprintf("%s in scope %s", r.Kind, r.Scope),
+		})
+	}
+	return out, nil
+}
+
+// title is the first line of a memory's text, cut to about 80 bytes.
+func title(text string) string {
+	t, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	if len(t) > 80 {
+		n := 80
+		for n > 0 && !utf8.RuneStart(t[n]) {
+			n--
+		}
+		t = t[:n] + "…"
+	}
+	return t
 }

@@ -28,6 +28,60 @@ type RememberIn struct {
 	Replace string   `json:"replace,omitempty" jsonschema:"id of a memory this one corrects or updates: the old one is kept in history as replaced"`
 }
 
+// plainSchema is schema with plain types for optional fields: the
+// inferred ["null", "array"] of a slice or a pointer made the MCP
+// Inspector send an array as a string, and hosts backed by Gemini refuse
+// a union of types. Such a field is optional by not being required.
+func plainSchema[In any](fix func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
+	sc := schema[In](fix)
+	plainTypes(sc)
+	return sc
+}
+
+// plainTypes replaces each union of a type and null in s, and in the
+// schemas within it, by the type alone.
+func plainTypes(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) > 0 {
+		var types []string
+		for _, t := range s.Types {
+			if t != "null" {
+				types = append(types, t)
+			}
+		}
+		if len(types) == 1 {
+			s.Type, s.Types = types[0], nil
+		} else {
+			s.Types = types
+		}
+	}
+	plainTypes(s.Items)
+	plainTypes(s.AdditionalProperties)
+	for _, p := range s.Properties {
+		plainTypes(p)
+	}
+	for _, d := range s.Defs {
+		plainTypes(d)
+	}
+	for _, d := range s.Definitions {
+		plainTypes(d)
+	}
+	for _, list := range [][]*jsonschema.Schema{s.PrefixItems, s.AllOf, s.AnyOf, s.OneOf} {
+		for _, c := range list {
+			plainTypes(c)
+		}
+	}
+}
+
+// limitTags bounds a tags property by the store's limits, so that a host
+// can tell before it calls.
+func limitTags(p *jsonschema.Schema) {
+	p.MaxItems = ptr(mem.MaxTags)
+	p.Items.MaxLength = ptr(mem.MaxTagBytes)
+}
+
 // RememberOut is what remember stored.
 type RememberOut struct {
 	Memories []Memory `json:"memories"`
@@ -44,12 +98,14 @@ func rememberTool() *mcp.Tool {
 		Description: "Store one durable memory in the user's long-term memory (a Markdown file committed to git). " +
 			"Use it for facts, preferences, decisions, corrections, goals and tasks worth keeping beyond this conversation. " +
 			"Exact duplicates are not stored twice; text that looks like a credential is refused.",
-		InputSchema: schema[RememberIn](func(p map[string]*jsonschema.Schema) {
+		InputSchema: plainSchema[RememberIn](func(p map[string]*jsonschema.Schema) {
 			p["text"].MinLength = ptr(1)
 			p["kind"].Enum = enum(memoryKinds...)
 			p["pin"].Enum = enum(mem.PinSticky, mem.PinLeased)
+			limitTags(p["tags"])
 		}),
-		Annotations: &mcp.ToolAnnotations{Title: "Remember", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+		OutputSchema: plainSchema[RememberOut](nil),
+		Annotations:  &mcp.ToolAnnotations{Title: "Remember", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}
 }
 
@@ -108,13 +164,14 @@ func recallTool() *mcp.Tool {
 		Title: "Recall",
 		Description: "Search the user's long-term memory and return the most relevant memories, best first, each with its id, kind, scope, date and text. " +
 			"Hybrid search (keywords and meaning), favouring recent memories and the current project. Call it before answering anything that may depend on what was decided or learned before.",
-		InputSchema: schema[RecallIn](func(p map[string]*jsonschema.Schema) {
+		InputSchema: plainSchema[RecallIn](func(p map[string]*jsonschema.Schema) {
 			p["k"].Minimum, p["k"].Maximum = ptr(1.0), ptr(float64(maxK))
 			p["kinds"].Items.Enum = enum(mem.Kinds...)
 			p["mode"].Enum = enum(mira.RecallModes...)
 			p["min_score"].Minimum = ptr(0.0)
 		}),
-		Annotations: &mcp.ToolAnnotations{Title: "Recall", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		OutputSchema: plainSchema[RecallOut](nil),
+		Annotations:  &mcp.ToolAnnotations{Title: "Recall", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}
 }
 
@@ -151,11 +208,12 @@ func listTool() *mcp.Tool {
 		Name:        "list",
 		Title:       "List recent memories",
 		Description: "List the newest memories, optionally of one kind (e.g. the open tasks, the latest decisions) or one scope, newest first.",
-		InputSchema: schema[ListIn](func(p map[string]*jsonschema.Schema) {
+		InputSchema: plainSchema[ListIn](func(p map[string]*jsonschema.Schema) {
 			p["kind"].Enum = enum(mem.Kinds...)
 			p["limit"].Minimum, p["limit"].Maximum = ptr(1.0), ptr(float64(maxK))
 		}),
-		Annotations: &mcp.ToolAnnotations{Title: "List recent memories", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		OutputSchema: plainSchema[RecallOut](nil),
+		Annotations:  &mcp.ToolAnnotations{Title: "List recent memories", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}
 }
 
@@ -187,11 +245,12 @@ func forgetTool() *mcp.Tool {
 		Title: "Forget",
 		Description: "Forget memories by id: they leave every recall and context, and stay only in the store's git history as tombstones. " +
 			"Use it when the user asks to forget something or a memory is wrong (to correct one, prefer remember with replace). All ids or none.",
-		InputSchema: schema[ForgetIn](func(p map[string]*jsonschema.Schema) {
+		InputSchema: plainSchema[ForgetIn](func(p map[string]*jsonschema.Schema) {
 			p["ids"].MinItems = ptr(1)
 			p["ids"].MaxItems = ptr(maxK)
 		}),
-		Annotations: &mcp.ToolAnnotations{Title: "Forget", DestructiveHint: ptr(true), IdempotentHint: false, OpenWorldHint: ptr(false)},
+		OutputSchema: plainSchema[ForgetOut](nil),
+		Annotations:  &mcp.ToolAnnotations{Title: "Forget", DestructiveHint: ptr(true), IdempotentHint: false, OpenWorldHint: ptr(false)},
 	}
 }
 
@@ -237,12 +296,13 @@ func contextTool() *mcp.Tool {
 		Title: "Context block",
 		Description: "Build the memory block to put at the top of a prompt, under a token budget: pinned memories, open corrections, goals and tasks, the latest conversation summary, " +
 			"and the memories most relevant to the query. Stable parts come first so prompt caches keep hitting.",
-		InputSchema: schema[ContextIn](func(p map[string]*jsonschema.Schema) {
+		InputSchema: plainSchema[ContextIn](func(p map[string]*jsonschema.Schema) {
 			p["mode"].Enum = enum(string(plan.ModeOff), string(plan.ModeLight), string(plan.ModeHeavy))
 			p["budget"].Minimum, p["budget"].Maximum = ptr(100.0), ptr(200000.0)
 			p["k"].Minimum, p["k"].Maximum = ptr(1.0), ptr(float64(maxK))
 		}),
-		Annotations: &mcp.ToolAnnotations{Title: "Context block", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		OutputSchema: plainSchema[ContextOut](nil),
+		Annotations:  &mcp.ToolAnnotations{Title: "Context block", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}
 }
 
@@ -290,10 +350,11 @@ func pinTool() *mcp.Tool {
 		Name:        "pin",
 		Title:       "Pin or unpin",
 		Description: "Pin a memory into every context (sticky, or leased until a time), or unpin it. Use it for rules the user wants applied always.",
-		InputSchema: schema[PinIn](func(p map[string]*jsonschema.Schema) {
+		InputSchema: plainSchema[PinIn](func(p map[string]*jsonschema.Schema) {
 			p["pin"].Enum = enum(mem.PinSticky, mem.PinLeased, "none")
 		}),
-		Annotations: &mcp.ToolAnnotations{Title: "Pin or unpin", DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
+		OutputSchema: plainSchema[PinOut](nil),
+		Annotations:  &mcp.ToolAnnotations{Title: "Pin or unpin", DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}
 }
 
