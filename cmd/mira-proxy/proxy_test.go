@@ -78,6 +78,7 @@ func start(t *testing.T, home, up string) (*exec.Cmd, string) {
 func send(url, conv, text string) error {
 	req, _ := http.NewRequest("POST", url+"/chat/completions", strings.NewReader(fmt.Sprintf(`{"model":"m","messages":[{"role":"user","content":%q}]}`, text)))
 	req.Header.Set("X-Mira-Conversation", conv)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err

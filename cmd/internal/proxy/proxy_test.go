@@ -525,6 +525,7 @@ func TestOptOut(t *testing.T) {
 	for _, h := range []string{HeaderMira, HeaderRemember} {
 		req, _ := http.NewRequest("POST", f.url+"/chat/completions", strings.NewReader(body))
 		req.Header.Set(h, "off")
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -575,6 +576,7 @@ func TestPlainAnswerStoredBeforeReply(t *testing.T) {
 		req, _ := http.NewRequest("POST", f.url+"/chat/completions",
 			strings.NewReader(fmt.Sprintf(`{"model":"m","messages":[%s]}`, strings.Join(msgs, ","))))
 		req.Header.Set(HeaderConversation, "plain")
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -643,6 +645,7 @@ func TestRoutesAndAuth(t *testing.T) {
 	f := newFixture(t, nil, up.URL+"/v1", nil, func(o *Options) { o.Token = "proxy-token"; o.APIKey = "upstream-key"; o.MaxBody = 1000 })
 	do := func(method, path, token, body string) (int, string) {
 		req, _ := http.NewRequest(method, f.url+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}

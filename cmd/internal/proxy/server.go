@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/miramem/mira"
+	"github.com/miramem/mira/cmd/internal/httpguard"
 	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/mem"
 )
@@ -52,6 +52,15 @@ type Options struct {
 	APIKey string
 	// Token, when set, is the bearer token every client must send.
 	Token string
+	// ListenHost is the host of the address the proxy listens on, and
+	// AllowHosts more Host values it accepts; AllowOrigins are the
+	// browser origins allowed to call it (see package httpguard).
+	ListenHost   string
+	AllowHosts   []string
+	AllowOrigins []string
+	// BodyTimeout bounds the time a request's body may take to arrive
+	// (default httpguard.DefaultBodyTimeout).
+	BodyTimeout time.Duration
 	// Conversation is the conversation of requests that name none.
 	Conversation string
 	// Mode, Budget and Encoding plan the context block as mira-context
@@ -80,6 +89,7 @@ type Options struct {
 type Server struct {
 	opt      Options
 	upstream *url.URL
+	guarded  http.Handler
 
 	mu    sync.Mutex
 	convs map[string]*convState
@@ -106,7 +116,7 @@ const maxConvs = 10000
 func New(opt Options) (*Server, error) {
 	u, err := url.Parse(strings.TrimRight(opt.Upstream, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("upstream %q is not an http(s) URL", opt.Upstream)
+		return nil, fmt.Errorf("--upstream: %q is not an http(s) URL", opt.Upstream)
 	}
 	opt.MaxBody = cmp.Or(opt.MaxBody, 8<<20)
 	opt.Timeout = cmp.Or(opt.Timeout, 10*time.Minute)
@@ -119,34 +129,59 @@ func New(opt Options) (*Server, error) {
 	if opt.Logf == nil {
 		opt.Logf = func(string, ...any) {}
 	}
-	return &Server{opt: opt, upstream: u, convs: map[string]*convState{}}, nil
+	s := &Server{opt: opt, upstream: u, convs: map[string]*convState{}}
+	g, err := httpguard.New(httpguard.Options{Token: opt.Token, Realm: "mira-proxy", ListenHost: opt.ListenHost,
+		AllowHosts: opt.AllowHosts, AllowOrigins: opt.AllowOrigins, BodyTimeout: opt.BodyTimeout,
+		ExposeHeaders: exposed, Error: writeError})
+	if err != nil {
+		return nil, fmt.Errorf("--allow-host: %w", err)
+	}
+	s.guarded = g.Wrap(http.HandlerFunc(s.route))
+	return s, nil
 }
 
-// ServeHTTP implements http.Handler.
+// exposed are the reply headers a browser client on an allowed origin may
+// read.
+var exposed = []string{HeaderConversation, HeaderPlan, HeaderWarning, "Server-Timing", "X-Request-Id", "Openai-Processing-Ms",
+	"X-Ratelimit-Limit-Requests", "X-Ratelimit-Limit-Tokens", "X-Ratelimit-Remaining-Requests", "X-Ratelimit-Remaining-Tokens",
+	"X-Ratelimit-Reset-Requests", "X-Ratelimit-Reset-Tokens", "Retry-After"}
+
+// ServeHTTP implements http.Handler: the checks of package httpguard
+// (Host, Origin, token, the body's pace), then the route.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !s.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="mira-proxy"`)
-		writeError(w, http.StatusUnauthorized, "missing or wrong bearer token")
+	s.guarded.ServeHTTP(w, r)
+}
+
+// route passes on what an OpenAI client sends, and nothing else: the
+// API's routes with the methods it takes on them, JSON bodies (and
+// multipart ones where the API takes uploads).
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	rt := findRoute(r.URL.Path)
+	if rt == nil {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("%s is no route of the OpenAI API that mira-proxy passes on", r.URL.Path))
 		return
 	}
-	if !strings.HasPrefix(r.URL.Path, "/v1/") {
-		writeError(w, http.StatusNotFound, "mira-proxy serves /v1/ only")
+	if !rt.allows(r.Method) {
+		w.Header().Set("Allow", strings.Join(rt.methods, ", "))
+		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s is not a call of the OpenAI API", r.Method, r.URL.Path))
 		return
+	}
+	if httpguard.HasBody(r) {
+		mt := httpguard.MediaType(r)
+		if mt != "application/json" && !(rt.multipart && mt == "multipart/form-data") {
+			want := "application/json"
+			if rt.multipart {
+				want += " or multipart/form-data"
+			}
+			writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("the body of %s %s must be %s, not %q", r.Method, r.URL.Path, want, r.Header.Get("Content-Type")))
+			return
+		}
 	}
 	if r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions" && !strings.EqualFold(r.Header.Get(HeaderMira), "off") {
 		s.chat(w, r)
 		return
 	}
 	s.pass(w, r)
-}
-
-// authorized checks the client's bearer token when one is required.
-func (s *Server) authorized(r *http.Request) bool {
-	if s.opt.Token == "" {
-		return true
-	}
-	got := []byte(r.Header.Get("Authorization"))
-	return subtle.ConstantTimeCompare(got, []byte("Bearer "+s.opt.Token)) == 1
 }
 
 // writeError answers in the OpenAI error shape, which clients parse.
@@ -189,10 +224,18 @@ func (s *Server) upstreamRequest(ctx context.Context, r *http.Request, body io.R
 	return req, nil
 }
 
-// copyHeader copies a reply's end-to-end headers.
+// copyHeader copies a reply's end-to-end headers. The upstream's CORS
+// headers are not the proxy's: which origins may read its replies is
+// for --allow-origin to say.
 func copyHeader(dst, src http.Header) {
 	for k, vs := range src {
-		dst[k] = append([]string(nil), vs...)
+		switch {
+		case strings.HasPrefix(k, "Access-Control-"):
+		case k == "Vary":
+			dst[k] = append(dst[k], vs...)
+		default:
+			dst[k] = append([]string(nil), vs...)
+		}
 	}
 	for _, h := range hopHeaders {
 		dst.Del(h)
