@@ -229,3 +229,75 @@ func TestStreamOutlivesBodyTimeout(t *testing.T) {
 		t.Errorf("stream cut: %v\n%s", err, b)
 	}
 }
+
+// TestFailedCallNotStored: an upstream failure (an error status, a stream
+// cut short, a stream that ends in an error event) stores no assistant
+// turn: its text is the server's error, not an answer to remember.
+func TestFailedCallNotStored(t *testing.T) {
+	chunk := func(s string) string {
+		return `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"` + s + `"},"finish_reason":null}]}` + "\n\n"
+	}
+	replies := map[string]func(w http.ResponseWriter){
+		"status": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(429)
+			io.WriteString(w, `{"error":{"message":"Rate limit reached","type":"requests"}}`)
+		},
+		"stream-status": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(500)
+			io.WriteString(w, `data: {"error":{"message":"internal error"}}`+"\n\n")
+		},
+		"cut": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, chunk("The first half"))
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler) // the connection breaks
+		},
+		"ended": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, chunk("The first half"))
+		},
+		"error-event": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, chunk("The first half"))
+			io.WriteString(w, `data: {"error":{"message":"The server had an error while processing your request","type":"server_error"}}`+"\n\n")
+			io.WriteString(w, "data: [DONE]\n\n")
+		},
+		"error-event-named": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, chunk("The first half"))
+			io.WriteString(w, "event: error\n"+`data: {"message":"overloaded"}`+"\n\n")
+		},
+		"plain-not-a-reply": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"error":{"message":"model is loading"}}`)
+		},
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		replies[r.Header.Get("X-Case")](w)
+	}))
+	defer up.Close()
+	f := newFixture(t, nil, up.URL+"/v1", nil, nil)
+	for name := range replies {
+		req, _ := http.NewRequest("POST", f.url+"/chat/completions", strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"question for `+name+`"}]}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Case", name)
+		req.Header.Set(HeaderConversation, name)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		f.idle()
+		turns := f.turns(name)
+		if len(turns) != 1 || turns[0].Role != "user" {
+			var got []string
+			for _, e := range turns {
+				got = append(got, e.Role+": "+e.Body)
+			}
+			t.Errorf("%s: stored %q, want the user turn alone", name, got)
+		}
+	}
+}

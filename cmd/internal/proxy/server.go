@@ -298,7 +298,7 @@ func copyFlushing(w http.ResponseWriter, body io.Reader, tee io.Writer) error {
 				tee.Write(buf[:n])
 			}
 			if _, werr := w.Write(buf[:n]); werr != nil {
-				return werr
+				return clientError{werr}
 			}
 			rc.Flush()
 		}
@@ -310,6 +310,12 @@ func copyFlushing(w http.ResponseWriter, body io.Reader, tee io.Writer) error {
 		}
 	}
 }
+
+// clientError is a failure to pass a reply on to the client (it went
+// away), not a failure of the server's.
+type clientError struct{ err error }
+
+func (e clientError) Error() string { return e.err.Error() }
 
 // conversation is the conversation of a request: the header, else the
 // request's user field, else the default. A user field that is no valid
@@ -531,7 +537,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, re
 	resp, err := s.opt.Client.Do(up)
 	if err != nil {
 		s.upstreamFailed(w, r, err)
-		s.storeAnswer(x, nil, answerFailed(r, err))
+		s.noAnswer(x, "no reply: "+err.Error())
 		return
 	}
 	defer resp.Body.Close()
@@ -563,7 +569,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, re
 			// before the answer it follows.
 			tee = writerFunc(func(p []byte) (int, error) {
 				sse.Write(p)
-				if a.done && !stored {
+				if a.done && !stored && a.failed == "" {
 					stored = true
 					s.storeAnswer(x, a, "")
 				}
@@ -613,17 +619,26 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, re
 const maxPlainReply = 16 << 20
 
 // replyStatus says how a reply ended, for its stored answer: "" when it
-// is complete, cerr the error that stopped passing it on.
+// is complete, "interrupted: …" when the client went away during it (what
+// it got is kept), "failed: …" when the call failed (an error status, a
+// stream cut or ended short, an error event): a failed call's text is the
+// server's error, not an answer, and is not stored. cerr is the error
+// that stopped passing the reply on.
 func replyStatus(r *http.Request, resp *http.Response, a *answer, cerr error) string {
+	var ce clientError
 	switch {
-	case resp.StatusCode != http.StatusOK:
-		return fmt.Sprintf("failed: the server replied %s", resp.Status)
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return "failed: the server replied " + resp.Status
+	case a.failed != "":
+		return "failed: " + a.failed
 	case r.Context().Err() != nil:
 		return "interrupted: the client went away"
+	case errors.As(cerr, &ce):
+		return "interrupted: " + ce.err.Error()
 	case cerr != nil:
-		return "interrupted: " + cerr.Error()
+		return "failed: the reply broke off: " + cerr.Error()
 	case !a.finished:
-		return "interrupted: the reply ended early"
+		return "failed: the reply ended early"
 	}
 	return ""
 }
@@ -632,14 +647,6 @@ func replyStatus(r *http.Request, resp *http.Response, a *answer, cerr error) st
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-
-// answerFailed is how a reply that never came is stored.
-func answerFailed(r *http.Request, err error) string {
-	if r.Context().Err() != nil {
-		return "interrupted: the client went away"
-	}
-	return "failed: " + err.Error()
-}
 
 // limitedBuffer keeps at most max bytes: a plain reply is read for the
 // answer only up to a size no chat reply reaches.
@@ -655,6 +662,18 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// noAnswer stores nothing for a call that brought no answer; the user
+// turn stored stays, and its facts are still extracted.
+func (s *Server) noAnswer(x *exchange, why string) {
+	if !x.stored || !x.store {
+		return
+	}
+	s.opt.Logf("conversation %s: no answer stored: %s", x.conv, why)
+	if s.opt.After != nil {
+		s.opt.After.Touch(x.conv)
+	}
+}
+
 // storeAnswer stores the assistant's answer of an exchange whose user
 // turn was stored: complete, or with what came of it and why it stopped
 // (status, "" for a complete answer).
@@ -662,8 +681,9 @@ func (s *Server) storeAnswer(x *exchange, a *answer, status string) {
 	if !x.stored || !x.store {
 		return
 	}
-	if a == nil {
-		a = &answer{}
+	if strings.HasPrefix(status, "failed: ") || (a.text.Len() == 0 && len(a.calls) == 0 && status != "") {
+		s.noAnswer(x, strings.TrimPrefix(status, "failed: "))
+		return
 	}
 	e := s.turn(x.conv, "assistant", a.text.String())
 	if a.model != "" {
