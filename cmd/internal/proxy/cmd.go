@@ -116,8 +116,9 @@ func (c *Cmd) Run(ctx context.Context, o *cli.IO) error {
 		return fmt.Errorf("cannot listen: %w", err)
 	}
 	defer ln.Close()
-	// Reads do not wait for the watcher: every turn is a commit, and the
-	// turns are not what a user message recalls.
+	// Reads do not wait for the watcher: every turn is a commit, and a
+	// turn recalled a moment later than it could be is no loss (the
+	// client sent it itself, or it is from an earlier chat).
 	m, err := c.Common.OpenWarm(ctx, o, "mira-proxy", cli.Project(o, c.Project), true)
 	if err != nil {
 		return err

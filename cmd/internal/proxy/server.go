@@ -427,7 +427,7 @@ func (s *Server) inject(ctx context.Context, req *chatRequest, i int, x *exchang
 			return req.insertBefore(i, st.block)
 		}
 	}
-	p, err := s.plan(ctx, x, text)
+	p, err := s.plan(ctx, x, text, req.texts())
 	if err != nil {
 		if ctx.Err() == nil {
 			x.warnings = append(x.warnings, "no memory added: "+err.Error())
@@ -452,31 +452,46 @@ func (s *Server) inject(ctx context.Context, req *chatRequest, i int, x *exchang
 	return req.insertBefore(i, st.block)
 }
 
-// recallKinds are what a user message recalls: memories and summaries,
-// not turns, which are the conversation the client sends itself.
-var recallKinds = []string{mem.KindFact, mem.KindPreference, mem.KindDecision, mem.KindCorrection, mem.KindGoal, mem.KindTask, mem.KindNote, mem.KindSummary}
+// recallKinds are what a user message recalls: memories, summaries and
+// the conversation's earlier turns (those the client sent again are left
+// out: it has them).
+var recallKinds = []string{mem.KindFact, mem.KindPreference, mem.KindDecision, mem.KindCorrection, mem.KindGoal, mem.KindTask, mem.KindNote, mem.KindSummary, mem.KindTurn}
 
 // plan recalls from the conversation's scope and global and plans the
 // block: the rolling summary, pins and standing material, then the
-// recalled memories, under the budget.
-func (s *Server) plan(ctx context.Context, x *exchange, text string) (*plan.Plan, error) {
+// recalled memories and earlier turns, under the budget. sent are the
+// texts of the request's messages (normalized by sameText): a turn the
+// client sent is not recalled.
+func (s *Server) plan(ctx context.Context, x *exchange, text string, sent map[string]bool) (*plan.Plan, error) {
 	m, conv := s.opt.Memory, x.conv
 	var items []plan.Item
 	start := time.Now()
 	defer func() { x.tPlan = time.Since(start) - x.tRecall }()
-	if s.opt.RecallK > 0 {
-		recs, err := m.Recall(ctx, mira.Query{Text: text, K: s.opt.RecallK, Kinds: recallKinds, Scope: conv})
+	if k := s.opt.RecallK; k > 0 {
+		// As many more as the turns the client sent that may come first.
+		recs, err := m.Recall(ctx, mira.Query{Text: text, K: k + min(len(sent), 32), Kinds: recallKinds, Scope: conv})
 		x.tRecall = time.Since(start)
 		if err != nil {
 			return nil, fmt.Errorf("recall: %w", err)
 		}
 		for _, r := range recs {
+			if r.Kind == mem.KindTurn && (r.Role == "tool" || sent[sameText(r.Text)]) {
+				continue
+			}
+			if len(items) == k {
+				break
+			}
 			r.Why, r.Score = nil, nil
 			items = append(items, plan.FromRecord(r))
 		}
 	}
 	return m.Context(ctx, mira.ContextRequest{Items: items, Mode: s.opt.Mode, Budget: s.opt.Budget,
 		Encoding: s.opt.Encoding, Scopes: []string{conv}, Log: s.opt.Log})
+}
+
+// sameText is a text as turns are compared: its words, single-spaced.
+func sameText(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // storeRequestTurns stores what the request brings that the store does not
