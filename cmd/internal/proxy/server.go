@@ -350,6 +350,7 @@ func scopeOf(user string) string {
 
 // exchange is one chat completion going through the proxy.
 type exchange struct {
+	ctx      context.Context // the request's
 	conv     string
 	store    bool // the turns of this exchange are stored
 	stored   bool // the user turn (or the tool results) were stored
@@ -385,7 +386,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.forward(w, r, body, nil, &exchange{}, start)
 		return
 	}
-	x := &exchange{store: !strings.EqualFold(r.Header.Get(HeaderRemember), "off")}
+	x := &exchange{ctx: r.Context(), store: !strings.EqualFold(r.Header.Get(HeaderRemember), "off")}
 	if x.conv, err = s.conversation(r, req.user); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -527,6 +528,16 @@ func (s *Server) storeRequestTurns(req *chatRequest, x *exchange) {
 		}
 	}
 	x.stored = true
+	s.room(x)
+}
+
+// room waits while the writer holds more turns than it commits in about a
+// second: under a burst the proxy answers more slowly rather than pile
+// up answered turns that a kill would lose (and memory to hold them).
+func (s *Server) room(x *exchange) {
+	if x.ctx != nil {
+		s.opt.Writer.Room(x.ctx)
+	}
 }
 
 // turn makes a turn entry.
@@ -729,4 +740,6 @@ func (s *Server) storeAnswer(x *exchange, a *answer, status string) {
 	if s.opt.After != nil {
 		s.opt.After.Touch(x.conv)
 	}
+	// Before the client has the end of the answer.
+	s.room(x)
 }
