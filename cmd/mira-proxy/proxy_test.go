@@ -183,3 +183,18 @@ func TestKillAndSIGTERM(t *testing.T) {
 	}
 	t.Logf("%d turns answered before kill -9; %d stored; of those answered in its last %v, %d missing", len(done), len(stored)-1, window, missing)
 }
+
+// TestWeakToken: a token too short to guard the API key and the memory,
+// or one of whitespace, is refused at start.
+func TestWeakToken(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	os.WriteFile(filepath.Join(filepath.Dir(home), "none.yaml"), nil, 0o600)
+	for _, tok := range []string{"short", "                    ", "fifteen-chars-x", "has a space in it here"} {
+		cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--token", tok, "--upstream", "http://127.0.0.1:1/v1")
+		cmd.Env = append(os.Environ(), "MIRA_HOME="+home, "MIRA_CONFIG="+filepath.Join(filepath.Dir(home), "none.yaml"))
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "--token") {
+			t.Errorf("--token %q: %v\n%s", tok, err, out)
+		}
+	}
+}
