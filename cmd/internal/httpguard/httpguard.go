@@ -193,7 +193,7 @@ func (g *Guard) hostOK(r *http.Request) bool {
 		host, port = strings.Trim(full, "[]"), ""
 	}
 	host = strings.TrimSuffix(host, ".")
-	if g.hosts[host] || g.hosts[net.JoinHostPort(host, port)] || (port == "" && g.hosts[host]) {
+	if g.hosts[host] || g.hosts[net.JoinHostPort(host, port)] {
 		return true
 	}
 	var local netip.AddrPort
@@ -215,12 +215,6 @@ func (g *Guard) hostOK(r *http.Request) bool {
 	}
 	ip = ip.Unmap()
 	return ip.IsLoopback() || (local.IsValid() && ip == local.Addr().Unmap())
-}
-
-// JSON says whether a request's body, if it has one, is JSON (the type a
-// web page cannot send without asking the server first).
-func JSON(r *http.Request) bool {
-	return HasBody(r) == false || MediaType(r) == "application/json"
 }
 
 // HasBody says whether a request has a body.
