@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -115,7 +116,10 @@ func TestHTTPSlowBody(t *testing.T) {
 func TestHTTPWeakToken(t *testing.T) {
 	home := newStore(t)
 	for _, tok := range []string{"short", "                    ", "fifteen-chars-x"} {
-		cmd := exec.Command(bin, "--http", "127.0.0.1:0", "--token", tok)
+		// A server that starts is killed: it should not have started.
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "--http", "127.0.0.1:0", "--token", tok)
 		cmd.Env = env(home)
 		out, err := cmd.CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "token") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -190,7 +191,10 @@ func TestWeakToken(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	os.WriteFile(filepath.Join(filepath.Dir(home), "none.yaml"), nil, 0o600)
 	for _, tok := range []string{"short", "                    ", "fifteen-chars-x", "has a space in it here"} {
-		cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--token", tok, "--upstream", "http://127.0.0.1:1/v1")
+		// A server that starts is killed: it should not have started.
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "--listen", "127.0.0.1:0", "--token", tok, "--upstream", "http://127.0.0.1:1/v1")
 		cmd.Env = append(os.Environ(), "MIRA_HOME="+home, "MIRA_CONFIG="+filepath.Join(filepath.Dir(home), "none.yaml"))
 		out, err := cmd.CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "--token") {
