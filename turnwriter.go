@@ -93,6 +93,10 @@ type TurnWriterOptions struct {
 	Failed func(batch []*mem.Entry, err error, final bool)
 	// Retries is the number of attempts at one batch (default 5).
 	Retries int
+	// Backlog bounds the turns Room lets pile up: as many as the writer,
+	// at the pace its commits have been going, commits in this time
+	// (default 1 s; never fewer than 32).
+	Backlog time.Duration
 }
 
 // TurnWriter stores the turns of a busy server: turns added from many
@@ -113,13 +117,18 @@ type TurnWriter struct {
 	closing   bool
 	done      chan struct{}
 	lastStamp time.Time
+	rate      float64 // turns committed per second of commit, a moving average
 }
+
+// minRoom is the fewest turns Room lets wait.
+const minRoom = 32
 
 // NewTurnWriter starts a TurnWriter. Close it to commit what is left.
 func (m *Memory) NewTurnWriter(opt TurnWriterOptions) *TurnWriter {
 	opt.Delay = cmp.Or(opt.Delay, 300*time.Millisecond)
 	opt.MaxBatch = cmp.Or(opt.MaxBatch, 500)
 	opt.Retries = cmp.Or(opt.Retries, 5)
+	opt.Backlog = cmp.Or(opt.Backlog, time.Second)
 	w := &TurnWriter{m: m, opt: opt, progress: make(chan struct{}), kick: make(chan struct{}, 1), done: make(chan struct{})}
 	go w.loop()
 	return w
@@ -189,6 +198,34 @@ func (w *TurnWriter) Pending() int {
 	return int(w.added - w.settled)
 }
 
+// Room waits while more turns are pending than the writer commits in
+// Backlog at its measured pace: a server that answers faster than its
+// turns are committed answers more slowly instead of holding more turns
+// (in memory, and lost to a kill -9) than about Backlog's worth. It
+// returns early when ctx ends or the writer closes.
+func (w *TurnWriter) Room(ctx context.Context) error {
+	w.mu.Lock()
+	for int(w.added-w.settled) > w.roomLocked() && !w.closing {
+		ch := w.progress
+		w.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.done:
+			return nil
+		}
+		w.mu.Lock()
+	}
+	w.mu.Unlock()
+	return nil
+}
+
+// roomLocked is the most turns Room lets wait; the caller holds mu.
+func (w *TurnWriter) roomLocked() int {
+	return max(minRoom, int(w.rate*w.opt.Backlog.Seconds()))
+}
+
 // Close refuses further turns, commits those queued and stops. When ctx
 // ends first, the turns still queued are not stored and Close says how
 // many.
@@ -249,10 +286,21 @@ func (w *TurnWriter) loop() {
 		batch := slices.Clone(w.queue[:n])
 		w.queue = w.queue[n:]
 		w.mu.Unlock()
+		var took time.Duration
 		if len(batch) > 0 {
+			start := time.Now()
 			w.commit(batch)
+			took = time.Since(start)
 		}
 		w.mu.Lock()
+		if took > 0 {
+			r := float64(len(batch)) / took.Seconds()
+			if w.rate == 0 {
+				w.rate = r
+			} else {
+				w.rate = 0.7*w.rate + 0.3*r
+			}
+		}
 		w.settled += uint64(len(batch))
 		close(w.progress)
 		w.progress = make(chan struct{})

@@ -351,3 +351,38 @@ func TestLagSearchesPreviousWhileOpening(t *testing.T) {
 		t.Errorf("the read after the write opened the index again (%d opens) instead of searching the one the write opened", after-before)
 	}
 }
+
+// TestTurnWriterRoom: Room holds its caller while more turns wait than
+// the writer commits in Backlog, so that a burst of turns makes its
+// callers slower instead of piling up turns a kill would lose.
+func TestTurnWriterRoom(t *testing.T) {
+	m := open(t, false)
+	// Commits are held until the test lets them go: the pace is zero.
+	release := make(chan struct{})
+	var once sync.Once
+	w := m.NewTurnWriter(TurnWriterOptions{Delay: time.Millisecond, MaxBatch: 10, Source: "test",
+		Committed: func([]*mem.Entry) { <-release }})
+	defer func() { once.Do(func() { close(release) }); w.Close(t.Context()) }()
+	for i := range 200 {
+		if err := w.Add(&mem.Entry{Scope: "burst", Role: "user", Body: fmt.Sprintf("turn %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	roomed := make(chan [2]int, 1)
+	go func() {
+		w.Room(t.Context())
+		w.mu.Lock()
+		roomed <- [2]int{int(w.added - w.settled), w.roomLocked()}
+		w.mu.Unlock()
+	}()
+	select {
+	case n := <-roomed:
+		t.Fatalf("Room let its caller go with %d turns pending and none committed", n[0])
+	case <-time.After(200 * time.Millisecond):
+	}
+	once.Do(func() { close(release) })
+	// The room is what the measured pace commits in Backlog.
+	if n := <-roomed; n[0] > n[1] || n[0] == 200 {
+		t.Errorf("Room let its caller go with %d turns pending, room for %d", n[0], n[1])
+	}
+}

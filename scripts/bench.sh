@@ -287,3 +287,12 @@ for run in 0s,0,0 100ms,0,0 100ms,0,1 100ms,1,0 100ms,1,1; do
 done
 # The proxy's own work for one request with nothing else running.
 go test -run '^$' -bench '^BenchmarkInject$' -benchtime 300x ./cmd/internal/proxy/ | grep '^Benchmark'
+# A burst and a kill -9 in the middle of it: 64 conversations calling as
+# fast as an instant upstream answers for 10 s, then SIGKILL. The answered
+# turns not yet stored at peak, the proxy's peak RSS, and the answered
+# calls whose answer the kill lost, with the age of the oldest
+# (scripts/proxyburst).
+echo
+echo "## mira-proxy: a burst, then kill -9"
+go build -o "$work/proxyburst" ./scripts/proxyburst
+"$work/proxyburst" -bin "$root/bin/mira-proxy" -clients 64 -for 10s

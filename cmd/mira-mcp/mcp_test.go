@@ -421,14 +421,14 @@ func TestHTTP(t *testing.T) {
 // TestHTTPToken: with a token, a request without it is refused.
 func TestHTTPToken(t *testing.T) {
 	home := newStore(t)
-	endpoint, _ := httpServer(t, home, "--token", "s3cret-token")
+	endpoint, _ := httpServer(t, home, "--token", "s3cret-token-0123456789")
 	if _, err := httpSession(t, endpoint, ""); err == nil {
 		t.Errorf("connected without the token")
 	}
 	if _, err := httpSession(t, endpoint, "wrong"); err == nil {
 		t.Errorf("connected with a wrong token")
 	}
-	cs, err := httpSession(t, endpoint, "s3cret-token")
+	cs, err := httpSession(t, endpoint, "s3cret-token-0123456789")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -78,6 +79,7 @@ func start(t *testing.T, home, up string) (*exec.Cmd, string) {
 func send(url, conv, text string) error {
 	req, _ := http.NewRequest("POST", url+"/chat/completions", strings.NewReader(fmt.Sprintf(`{"model":"m","messages":[{"role":"user","content":%q}]}`, text)))
 	req.Header.Set("X-Mira-Conversation", conv)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
@@ -181,4 +183,22 @@ func TestKillAndSIGTERM(t *testing.T) {
 		}
 	}
 	t.Logf("%d turns answered before kill -9; %d stored; of those answered in its last %v, %d missing", len(done), len(stored)-1, window, missing)
+}
+
+// TestWeakToken: a token too short to guard the API key and the memory,
+// or one of whitespace, is refused at start.
+func TestWeakToken(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	os.WriteFile(filepath.Join(filepath.Dir(home), "none.yaml"), nil, 0o600)
+	for _, tok := range []string{"short", "                    ", "fifteen-chars-x", "has a space in it here"} {
+		// A server that starts is killed: it should not have started.
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "--listen", "127.0.0.1:0", "--token", tok, "--upstream", "http://127.0.0.1:1/v1")
+		cmd.Env = append(os.Environ(), "MIRA_HOME="+home, "MIRA_CONFIG="+filepath.Join(filepath.Dir(home), "none.yaml"))
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "--token") {
+			t.Errorf("--token %q: %v\n%s", tok, err, out)
+		}
+	}
 }

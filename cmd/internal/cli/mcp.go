@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/miramem/mira/cmd/internal/httpguard"
 	"github.com/miramem/mira/cmd/internal/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -17,10 +17,13 @@ import (
 // MCPCmd is mira-mcp.
 type MCPCmd struct {
 	Common
-	HTTP    string `name:"http" help:"Serve Streamable HTTP on this address (host:port) at /mcp instead of stdio. Loopback only unless --token is set." placeholder:"ADDR"`
-	Token   string `help:"Bearer token every HTTP request must carry (Authorization: Bearer TOKEN); required to listen on an address other than loopback." env:"MIRA_MCP_TOKEN" placeholder:"TOKEN"`
-	Project string `help:"The current project, favoured by recall and given to new memories (default: detected from the working directory, or $MIRA_PROJECT)."`
-	Verbose bool   `short:"v" help:"Log each failure that is not the caller's fault, and the HTTP address, on stderr."`
+	HTTP        string        `name:"http" help:"Serve Streamable HTTP on this address (host:port) at /mcp instead of stdio. Loopback only unless --token is set." placeholder:"ADDR"`
+	Token       string        `help:"Bearer token every HTTP request must carry (Authorization: Bearer TOKEN), at least 16 characters; required to listen on an address other than loopback." env:"MIRA_MCP_TOKEN" placeholder:"TOKEN"`
+	AllowOrigin []string      `name:"allow-origin" help:"With --http: a browser origin (scheme://host[:port]) allowed to call the server; requests from any other web page are refused. Repeatable." placeholder:"ORIGIN"`
+	AllowHost   []string      `name:"allow-host" help:"With --http: another Host (name or name:port) the server answers to, besides its address, localhost and loopback, e.g. when it is reached by a name or through a port forward. Repeatable." placeholder:"HOST"`
+	BodyTimeout time.Duration `name:"body-timeout" help:"With --http: how long a request's body may take to arrive, plus a second per 64 KiB received; a slower client is cut off." default:"30s" placeholder:"DUR"`
+	Project     string        `help:"The current project, favoured by recall and given to new memories (default: detected from the working directory, or $MIRA_PROJECT)."`
+	Verbose     bool          `short:"v" help:"Log each failure that is not the caller's fault, and the HTTP address, on stderr."`
 }
 
 // MCP is the main of mira-mcp.
@@ -35,6 +38,14 @@ func (c *MCPCmd) run(ctx context.Context, o *IO) error {
 	if c.HTTP != "" {
 		if err := checkListen(c.HTTP, c.Token); err != nil {
 			return err
+		}
+		for _, o := range c.AllowOrigin {
+			if err := httpguard.CheckOrigin(o); err != nil {
+				return usagef("--allow-origin: %v", err)
+			}
+		}
+		if c.BodyTimeout <= 0 {
+			return usagef("--body-timeout must be positive")
 		}
 	}
 	serveGC(ctx)
@@ -66,13 +77,21 @@ func (c *MCPCmd) run(ctx context.Context, o *IO) error {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		MaxRequestBodyBytes: 8 << 20,
 	})
+	host, _, _ := net.SplitHostPort(c.HTTP)
+	g, err := httpguard.New(httpguard.Options{Token: c.Token, Realm: "mira", ListenHost: host, AllowHosts: c.AllowHost,
+		AllowOrigins: c.AllowOrigin, BodyTimeout: c.BodyTimeout, ExposeHeaders: []string{"Mcp-Session-Id", "Mcp-Protocol-Version"}})
+	if err != nil {
+		return usagef("%v", err)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", bearer(c.Token, h))
+	mux.Handle("/mcp", g.Wrap(h))
 	ln, err := net.Listen("tcp", c.HTTP)
 	if err != nil {
 		return fmt.Errorf("cannot listen: %w", err)
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// No ReadTimeout or WriteTimeout: a stream of events lasts as long as
+	// the session; the guard bounds the time a body may take instead.
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	if c.Verbose || o.ErrTTY {
 		o.Warnf("serving MCP on http://%s/mcp", ln.Addr())
 	}
@@ -104,6 +123,9 @@ func CheckListen(flag, addr, token, env string) error {
 	if err != nil {
 		return usagef("%s %s: %v (want host:port, e.g. 127.0.0.1:7777)", flag, addr, err)
 	}
+	if err := httpguard.CheckToken(token); err != nil {
+		return usagef("--token (or %s): %v", env, err)
+	}
 	if token != "" {
 		return nil
 	}
@@ -114,22 +136,4 @@ func CheckListen(flag, addr, token, env string) error {
 		return nil
 	}
 	return usagef("%s %s is not a loopback address: set --token (or %s) so that only your clients can read the memory", flag, addr, env)
-}
-
-// bearer requires Authorization: Bearer token on every request when a
-// token is set.
-func bearer(token string, next http.Handler) http.Handler {
-	if token == "" {
-		return next
-	}
-	want := []byte("Bearer " + token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mira"`)
-			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/miramem/mira"
 	"github.com/miramem/mira/cmd/internal/cli"
+	"github.com/miramem/mira/cmd/internal/httpguard"
 	"github.com/miramem/mira/llm"
 	"github.com/miramem/mira/mem"
 )
@@ -26,7 +27,10 @@ import (
 type Cmd struct {
 	cli.Common
 	Listen        string        `short:"l" help:"Address to serve on (host:port). Loopback only unless --token is set." default:"127.0.0.1:7878" placeholder:"ADDR"`
-	Token         string        `help:"Bearer token every request must carry (Authorization: Bearer TOKEN); required to listen on an address other than loopback. The upstream then gets the configured API key, never this token." env:"MIRA_PROXY_TOKEN" placeholder:"TOKEN"`
+	Token         string        `help:"Bearer token every request must carry (Authorization: Bearer TOKEN), at least 16 characters; required to listen on an address other than loopback. The upstream then gets the configured API key, never this token." env:"MIRA_PROXY_TOKEN" placeholder:"TOKEN"`
+	AllowOrigin   []string      `name:"allow-origin" help:"A browser origin (scheme://host[:port]) allowed to call the proxy, for a web client; requests from any other web page are refused. Repeatable." placeholder:"ORIGIN"`
+	AllowHost     []string      `name:"allow-host" help:"Another Host (name or name:port) the proxy answers to, besides its address, localhost and loopback, e.g. when it is reached by a name or through a port forward. Repeatable." placeholder:"HOST"`
+	BodyTimeout   time.Duration `name:"body-timeout" help:"How long a request's body may take to arrive, plus a second per 64 KiB received; a slower client is cut off. Answers are not bounded by it." default:"30s" placeholder:"DUR"`
 	Upstream      string        `help:"API root of the OpenAI-compatible server to forward to, usually ending in /v1 (default: $OPENAI_BASE_URL, else llm.base_url in the config file, else https://api.openai.com/v1). Its key is $OPENAI_API_KEY, else llm.api_key." placeholder:"URL"`
 	Model         string        `help:"Model that extracts facts and writes summaries, on the upstream server (default $MIRA_MODEL, else llm.model). Clients choose their own model for their calls." placeholder:"NAME"`
 	Conversation  string        `short:"c" help:"Conversation of requests that name none (by the X-Mira-Conversation header or the request's user field): the scope their turns are stored in." env:"MIRA_PROXY_CONVERSATION" default:"proxy" placeholder:"NAME"`
@@ -64,8 +68,13 @@ func (c *Cmd) check() error {
 		return cli.Usagef("--recall-k must not be negative")
 	case c.MaxBody < 1:
 		return cli.Usagef("--max-body must be at least 1")
-	case c.Timeout <= 0 || c.CommitDelay <= 0 || c.Drain <= 0:
-		return cli.Usagef("--timeout, --commit-delay and --drain must be positive")
+	case c.Timeout <= 0 || c.CommitDelay <= 0 || c.Drain <= 0 || c.BodyTimeout <= 0:
+		return cli.Usagef("--timeout, --commit-delay, --drain and --body-timeout must be positive")
+	}
+	for _, o := range c.AllowOrigin {
+		if err := httpguard.CheckOrigin(o); err != nil {
+			return cli.Usagef("--allow-origin: %v", err)
+		}
 	}
 	return nil
 }
@@ -101,13 +110,15 @@ func (c *Cmd) Run(ctx context.Context, o *cli.IO) error {
 	if c.Verbose {
 		logf = func(format string, args ...any) { o.Warnf(format, args...) }
 	}
+	listenHost, _, _ := net.SplitHostPort(c.Listen)
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return fmt.Errorf("cannot listen: %w", err)
 	}
 	defer ln.Close()
-	// Reads do not wait for the watcher: every turn is a commit, and the
-	// turns are not what a user message recalls.
+	// Reads do not wait for the watcher: every turn is a commit, and a
+	// turn recalled a moment later than it could be is no loss (the
+	// client sent it itself, or it is from an earlier chat).
 	m, err := c.Common.OpenWarm(ctx, o, "mira-proxy", cli.Project(o, c.Project), true)
 	if err != nil {
 		return err
@@ -134,10 +145,13 @@ func (c *Cmd) Run(ctx context.Context, o *cli.IO) error {
 		Memory: m, Upstream: upstream, APIKey: chatCfg.APIKey, Token: c.Token, Conversation: c.Conversation,
 		Mode: c.ContextMode, Budget: c.ContextBudget, Encoding: c.Encoding, RecallK: c.RecallK, Log: c.Log,
 		MaxBody: c.MaxBody, Timeout: c.Timeout, Writer: writer, After: curator, Logf: logf,
+		ListenHost: listenHost, AllowHosts: c.AllowHost, AllowOrigins: c.AllowOrigin, BodyTimeout: c.BodyTimeout,
 	})
 	if err != nil {
-		return cli.Usagef("--upstream: %v", err)
+		return cli.Usagef("%v", err)
 	}
+	// No ReadTimeout or WriteTimeout: an answer can stream for minutes;
+	// the server bounds the time a body may take instead (--body-timeout).
 	hs := &http.Server{Handler: cli.ReleaseWhenIdle(ctx, srv), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	o.Warnf("serving http://%s/v1 in front of %s", ln.Addr(), upstream)
 	served := make(chan error, 1)

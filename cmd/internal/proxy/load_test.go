@@ -149,6 +149,7 @@ func TestLoad(t *testing.T) {
 	call := func(url, conv, body string) (first, all time.Duration, reply string, steps map[string]time.Duration, err error) {
 		req, _ := http.NewRequest("POST", url+"/chat/completions", strings.NewReader(body))
 		req.Header.Set(HeaderConversation, conv)
+		req.Header.Set("Content-Type", "application/json")
 		if off && url == f.url {
 			req.Header.Set(HeaderMira, "off")
 		}

@@ -14,6 +14,9 @@ type answer struct {
 	finished bool // a finish_reason or [DONE] was seen
 	done     bool // [DONE] was seen: nothing more comes
 	model    string
+	// failed, when set, says how the reply failed: a stream that carried
+	// an error event. A failed reply is no answer, and is not stored.
+	failed string
 }
 
 // toolCall is one tool call of an answer.
@@ -66,6 +69,7 @@ func (a *answer) parseReply(body []byte) {
 // passes through, whatever size the pieces it is fed come in.
 type sseReader struct {
 	a       *answer
+	evType  string // the type of the event being read (its event: line)
 	line    []byte
 	byIndex map[int]int // a tool call's index in the stream → its place in a.calls
 }
@@ -89,17 +93,30 @@ func (s *sseReader) Write(p []byte) (int, error) {
 
 // event reads one line of the stream.
 func (s *sseReader) event(line []byte) {
+	if len(line) == 0 {
+		s.evType = "" // the end of an event
+		return
+	}
+	if ev, ok := bytes.CutPrefix(line, []byte("event:")); ok {
+		s.evType = string(bytes.TrimSpace(ev))
+		return
+	}
 	data, ok := bytes.CutPrefix(line, []byte("data:"))
 	if !ok {
 		return
 	}
 	data = bytes.TrimSpace(data)
+	if s.evType == "error" {
+		s.a.failed = "the stream ended in an error event: " + clip(string(data))
+		return
+	}
 	if string(data) == "[DONE]" {
 		s.a.finished, s.a.done = true, true
 		return
 	}
 	var c struct {
-		Model   string `json:"model"`
+		Error   json.RawMessage `json:"error"`
+		Model   string          `json:"model"`
 		Choices []struct {
 			Index        int         `json:"index"`
 			Delta        wireMessage `json:"delta"`
@@ -107,6 +124,10 @@ func (s *sseReader) event(line []byte) {
 		} `json:"choices"`
 	}
 	if json.Unmarshal(data, &c) != nil {
+		return
+	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		s.a.failed = "the stream ended in an error event: " + clip(string(c.Error))
 		return
 	}
 	if c.Model != "" {
@@ -144,6 +165,14 @@ func (s *sseReader) event(line []byte) {
 			s.a.finished = true
 		}
 	}
+}
+
+// clip shortens a server's message for a log line.
+func clip(s string) string {
+	if r := []rune(s); len(r) > 200 {
+		return string(r[:200]) + "…"
+	}
+	return s
 }
 
 // describeCalls is the body of an answer that only called tools, so that

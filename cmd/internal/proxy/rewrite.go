@@ -135,6 +135,18 @@ func (r *chatRequest) lastUser() int {
 	return -1
 }
 
+// texts are the texts of the request's messages, as sameText compares
+// them.
+func (r *chatRequest) texts() map[string]bool {
+	out := make(map[string]bool, len(r.msgs))
+	for _, m := range r.msgs {
+		if t := sameText(m.Text); t != "" {
+			out[t] = true
+		}
+	}
+	return out
+}
+
 // insertBefore returns the body with msg (one JSON value) inserted as a
 // message just before message i; every other byte stays as it was.
 func (r *chatRequest) insertBefore(i int, msg []byte) []byte {

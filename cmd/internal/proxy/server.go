@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/miramem/mira"
+	"github.com/miramem/mira/cmd/internal/httpguard"
 	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/mem"
 )
@@ -52,6 +52,15 @@ type Options struct {
 	APIKey string
 	// Token, when set, is the bearer token every client must send.
 	Token string
+	// ListenHost is the host of the address the proxy listens on, and
+	// AllowHosts more Host values it accepts; AllowOrigins are the
+	// browser origins allowed to call it (see package httpguard).
+	ListenHost   string
+	AllowHosts   []string
+	AllowOrigins []string
+	// BodyTimeout bounds the time a request's body may take to arrive
+	// (default httpguard.DefaultBodyTimeout).
+	BodyTimeout time.Duration
 	// Conversation is the conversation of requests that name none.
 	Conversation string
 	// Mode, Budget and Encoding plan the context block as mira-context
@@ -80,6 +89,7 @@ type Options struct {
 type Server struct {
 	opt      Options
 	upstream *url.URL
+	guarded  http.Handler
 
 	mu    sync.Mutex
 	convs map[string]*convState
@@ -106,7 +116,7 @@ const maxConvs = 10000
 func New(opt Options) (*Server, error) {
 	u, err := url.Parse(strings.TrimRight(opt.Upstream, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("upstream %q is not an http(s) URL", opt.Upstream)
+		return nil, fmt.Errorf("--upstream: %q is not an http(s) URL", opt.Upstream)
 	}
 	opt.MaxBody = cmp.Or(opt.MaxBody, 8<<20)
 	opt.Timeout = cmp.Or(opt.Timeout, 10*time.Minute)
@@ -119,34 +129,59 @@ func New(opt Options) (*Server, error) {
 	if opt.Logf == nil {
 		opt.Logf = func(string, ...any) {}
 	}
-	return &Server{opt: opt, upstream: u, convs: map[string]*convState{}}, nil
+	s := &Server{opt: opt, upstream: u, convs: map[string]*convState{}}
+	g, err := httpguard.New(httpguard.Options{Token: opt.Token, Realm: "mira-proxy", ListenHost: opt.ListenHost,
+		AllowHosts: opt.AllowHosts, AllowOrigins: opt.AllowOrigins, BodyTimeout: opt.BodyTimeout,
+		ExposeHeaders: exposed, Error: writeError})
+	if err != nil {
+		return nil, fmt.Errorf("--allow-host: %w", err)
+	}
+	s.guarded = g.Wrap(http.HandlerFunc(s.route))
+	return s, nil
 }
 
-// ServeHTTP implements http.Handler.
+// exposed are the reply headers a browser client on an allowed origin may
+// read.
+var exposed = []string{HeaderConversation, HeaderPlan, HeaderWarning, "Server-Timing", "X-Request-Id", "Openai-Processing-Ms",
+	"X-Ratelimit-Limit-Requests", "X-Ratelimit-Limit-Tokens", "X-Ratelimit-Remaining-Requests", "X-Ratelimit-Remaining-Tokens",
+	"X-Ratelimit-Reset-Requests", "X-Ratelimit-Reset-Tokens", "Retry-After"}
+
+// ServeHTTP implements http.Handler: the checks of package httpguard
+// (Host, Origin, token, the body's pace), then the route.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !s.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="mira-proxy"`)
-		writeError(w, http.StatusUnauthorized, "missing or wrong bearer token")
+	s.guarded.ServeHTTP(w, r)
+}
+
+// route passes on what an OpenAI client sends, and nothing else: the
+// API's routes with the methods it takes on them, JSON bodies (and
+// multipart ones where the API takes uploads).
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	rt := findRoute(r.URL.Path)
+	if rt == nil {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("%s is no route of the OpenAI API that mira-proxy passes on", r.URL.Path))
 		return
 	}
-	if !strings.HasPrefix(r.URL.Path, "/v1/") {
-		writeError(w, http.StatusNotFound, "mira-proxy serves /v1/ only")
+	if !rt.allows(r.Method) {
+		w.Header().Set("Allow", strings.Join(rt.methods, ", "))
+		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s is not a call of the OpenAI API", r.Method, r.URL.Path))
 		return
+	}
+	if httpguard.HasBody(r) {
+		mt := httpguard.MediaType(r)
+		if mt != "application/json" && !(rt.multipart && mt == "multipart/form-data") {
+			want := "application/json"
+			if rt.multipart {
+				want += " or multipart/form-data"
+			}
+			writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("the body of %s %s must be %s, not %q", r.Method, r.URL.Path, want, r.Header.Get("Content-Type")))
+			return
+		}
 	}
 	if r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions" && !strings.EqualFold(r.Header.Get(HeaderMira), "off") {
 		s.chat(w, r)
 		return
 	}
 	s.pass(w, r)
-}
-
-// authorized checks the client's bearer token when one is required.
-func (s *Server) authorized(r *http.Request) bool {
-	if s.opt.Token == "" {
-		return true
-	}
-	got := []byte(r.Header.Get("Authorization"))
-	return subtle.ConstantTimeCompare(got, []byte("Bearer "+s.opt.Token)) == 1
 }
 
 // writeError answers in the OpenAI error shape, which clients parse.
@@ -189,10 +224,18 @@ func (s *Server) upstreamRequest(ctx context.Context, r *http.Request, body io.R
 	return req, nil
 }
 
-// copyHeader copies a reply's end-to-end headers.
+// copyHeader copies a reply's end-to-end headers. The upstream's CORS
+// headers are not the proxy's: which origins may read its replies is
+// for --allow-origin to say.
 func copyHeader(dst, src http.Header) {
 	for k, vs := range src {
-		dst[k] = append([]string(nil), vs...)
+		switch {
+		case strings.HasPrefix(k, "Access-Control-"):
+		case k == "Vary":
+			dst[k] = append(dst[k], vs...)
+		default:
+			dst[k] = append([]string(nil), vs...)
+		}
 	}
 	for _, h := range hopHeaders {
 		dst.Del(h)
@@ -255,7 +298,7 @@ func copyFlushing(w http.ResponseWriter, body io.Reader, tee io.Writer) error {
 				tee.Write(buf[:n])
 			}
 			if _, werr := w.Write(buf[:n]); werr != nil {
-				return werr
+				return clientError{werr}
 			}
 			rc.Flush()
 		}
@@ -267,6 +310,12 @@ func copyFlushing(w http.ResponseWriter, body io.Reader, tee io.Writer) error {
 		}
 	}
 }
+
+// clientError is a failure to pass a reply on to the client (it went
+// away), not a failure of the server's.
+type clientError struct{ err error }
+
+func (e clientError) Error() string { return e.err.Error() }
 
 // conversation is the conversation of a request: the header, else the
 // request's user field, else the default. A user field that is no valid
@@ -301,6 +350,7 @@ func scopeOf(user string) string {
 
 // exchange is one chat completion going through the proxy.
 type exchange struct {
+	ctx      context.Context // the request's
 	conv     string
 	store    bool // the turns of this exchange are stored
 	stored   bool // the user turn (or the tool results) were stored
@@ -336,7 +386,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.forward(w, r, body, nil, &exchange{}, start)
 		return
 	}
-	x := &exchange{store: !strings.EqualFold(r.Header.Get(HeaderRemember), "off")}
+	x := &exchange{ctx: r.Context(), store: !strings.EqualFold(r.Header.Get(HeaderRemember), "off")}
 	if x.conv, err = s.conversation(r, req.user); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -378,7 +428,7 @@ func (s *Server) inject(ctx context.Context, req *chatRequest, i int, x *exchang
 			return req.insertBefore(i, st.block)
 		}
 	}
-	p, err := s.plan(ctx, x, text)
+	p, err := s.plan(ctx, x, text, req.texts())
 	if err != nil {
 		if ctx.Err() == nil {
 			x.warnings = append(x.warnings, "no memory added: "+err.Error())
@@ -403,31 +453,46 @@ func (s *Server) inject(ctx context.Context, req *chatRequest, i int, x *exchang
 	return req.insertBefore(i, st.block)
 }
 
-// recallKinds are what a user message recalls: memories and summaries,
-// not turns, which are the conversation the client sends itself.
-var recallKinds = []string{mem.KindFact, mem.KindPreference, mem.KindDecision, mem.KindCorrection, mem.KindGoal, mem.KindTask, mem.KindNote, mem.KindSummary}
+// recallKinds are what a user message recalls: memories, summaries and
+// the conversation's earlier turns (those the client sent again are left
+// out: it has them).
+var recallKinds = []string{mem.KindFact, mem.KindPreference, mem.KindDecision, mem.KindCorrection, mem.KindGoal, mem.KindTask, mem.KindNote, mem.KindSummary, mem.KindTurn}
 
 // plan recalls from the conversation's scope and global and plans the
 // block: the rolling summary, pins and standing material, then the
-// recalled memories, under the budget.
-func (s *Server) plan(ctx context.Context, x *exchange, text string) (*plan.Plan, error) {
+// recalled memories and earlier turns, under the budget. sent are the
+// texts of the request's messages (normalized by sameText): a turn the
+// client sent is not recalled.
+func (s *Server) plan(ctx context.Context, x *exchange, text string, sent map[string]bool) (*plan.Plan, error) {
 	m, conv := s.opt.Memory, x.conv
 	var items []plan.Item
 	start := time.Now()
 	defer func() { x.tPlan = time.Since(start) - x.tRecall }()
-	if s.opt.RecallK > 0 {
-		recs, err := m.Recall(ctx, mira.Query{Text: text, K: s.opt.RecallK, Kinds: recallKinds, Scope: conv})
+	if k := s.opt.RecallK; k > 0 {
+		// As many more as the turns the client sent that may come first.
+		recs, err := m.Recall(ctx, mira.Query{Text: text, K: k + min(len(sent), 32), Kinds: recallKinds, Scope: conv})
 		x.tRecall = time.Since(start)
 		if err != nil {
 			return nil, fmt.Errorf("recall: %w", err)
 		}
 		for _, r := range recs {
+			if r.Kind == mem.KindTurn && (r.Role == "tool" || sent[sameText(r.Text)]) {
+				continue
+			}
+			if len(items) == k {
+				break
+			}
 			r.Why, r.Score = nil, nil
 			items = append(items, plan.FromRecord(r))
 		}
 	}
 	return m.Context(ctx, mira.ContextRequest{Items: items, Mode: s.opt.Mode, Budget: s.opt.Budget,
 		Encoding: s.opt.Encoding, Scopes: []string{conv}, Log: s.opt.Log})
+}
+
+// sameText is a text as turns are compared: its words, single-spaced.
+func sameText(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // storeRequestTurns stores what the request brings that the store does not
@@ -463,6 +528,16 @@ func (s *Server) storeRequestTurns(req *chatRequest, x *exchange) {
 		}
 	}
 	x.stored = true
+	s.room(x)
+}
+
+// room waits while the writer holds more turns than it commits in about a
+// second: under a burst the proxy answers more slowly rather than pile
+// up answered turns that a kill would lose (and memory to hold them).
+func (s *Server) room(x *exchange) {
+	if x.ctx != nil {
+		s.opt.Writer.Room(x.ctx)
+	}
 }
 
 // turn makes a turn entry.
@@ -488,7 +563,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, re
 	resp, err := s.opt.Client.Do(up)
 	if err != nil {
 		s.upstreamFailed(w, r, err)
-		s.storeAnswer(x, nil, answerFailed(r, err))
+		s.noAnswer(x, "no reply: "+err.Error())
 		return
 	}
 	defer resp.Body.Close()
@@ -520,7 +595,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, re
 			// before the answer it follows.
 			tee = writerFunc(func(p []byte) (int, error) {
 				sse.Write(p)
-				if a.done && !stored {
+				if a.done && !stored && a.failed == "" {
 					stored = true
 					s.storeAnswer(x, a, "")
 				}
@@ -570,17 +645,26 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, re
 const maxPlainReply = 16 << 20
 
 // replyStatus says how a reply ended, for its stored answer: "" when it
-// is complete, cerr the error that stopped passing it on.
+// is complete, "interrupted: …" when the client went away during it (what
+// it got is kept), "failed: …" when the call failed (an error status, a
+// stream cut or ended short, an error event): a failed call's text is the
+// server's error, not an answer, and is not stored. cerr is the error
+// that stopped passing the reply on.
 func replyStatus(r *http.Request, resp *http.Response, a *answer, cerr error) string {
+	var ce clientError
 	switch {
-	case resp.StatusCode != http.StatusOK:
-		return fmt.Sprintf("failed: the server replied %s", resp.Status)
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return "failed: the server replied " + resp.Status
+	case a.failed != "":
+		return "failed: " + a.failed
 	case r.Context().Err() != nil:
 		return "interrupted: the client went away"
+	case errors.As(cerr, &ce):
+		return "interrupted: " + ce.err.Error()
 	case cerr != nil:
-		return "interrupted: " + cerr.Error()
+		return "failed: the reply broke off: " + cerr.Error()
 	case !a.finished:
-		return "interrupted: the reply ended early"
+		return "failed: the reply ended early"
 	}
 	return ""
 }
@@ -589,14 +673,6 @@ func replyStatus(r *http.Request, resp *http.Response, a *answer, cerr error) st
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-
-// answerFailed is how a reply that never came is stored.
-func answerFailed(r *http.Request, err error) string {
-	if r.Context().Err() != nil {
-		return "interrupted: the client went away"
-	}
-	return "failed: " + err.Error()
-}
 
 // limitedBuffer keeps at most max bytes: a plain reply is read for the
 // answer only up to a size no chat reply reaches.
@@ -612,6 +688,18 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// noAnswer stores nothing for a call that brought no answer; the user
+// turn stored stays, and its facts are still extracted.
+func (s *Server) noAnswer(x *exchange, why string) {
+	if !x.stored || !x.store {
+		return
+	}
+	s.opt.Logf("conversation %s: no answer stored: %s", x.conv, why)
+	if s.opt.After != nil {
+		s.opt.After.Touch(x.conv)
+	}
+}
+
 // storeAnswer stores the assistant's answer of an exchange whose user
 // turn was stored: complete, or with what came of it and why it stopped
 // (status, "" for a complete answer).
@@ -619,8 +707,9 @@ func (s *Server) storeAnswer(x *exchange, a *answer, status string) {
 	if !x.stored || !x.store {
 		return
 	}
-	if a == nil {
-		a = &answer{}
+	if strings.HasPrefix(status, "failed: ") || (a.text.Len() == 0 && len(a.calls) == 0 && status != "") {
+		s.noAnswer(x, strings.TrimPrefix(status, "failed: "))
+		return
 	}
 	e := s.turn(x.conv, "assistant", a.text.String())
 	if a.model != "" {
@@ -651,4 +740,6 @@ func (s *Server) storeAnswer(x *exchange, a *answer, status string) {
 	if s.opt.After != nil {
 		s.opt.After.Touch(x.conv)
 	}
+	// Before the client has the end of the answer.
+	s.room(x)
 }
