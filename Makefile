@@ -20,7 +20,7 @@ FUZZTIME ?= 1m
 all: build
 
 build:
-	$(GO) build -trimpath -o bin/ ./cmd/...
+	$(GO) build -trimpath -buildvcs=auto -o bin/ ./cmd/...
 
 # The test command CI runs.
 test: cross

@@ -12,17 +12,7 @@ import (
 // TestManPagesListEveryFlag fails when a command has a flag its man page
 // does not mention, and checks each page has the sections users look for.
 func TestManPagesListEveryFlag(t *testing.T) {
-	cmds := map[string]any{
-		"mira-remember":  &RememberCmd{},
-		"mira-recall":    &RecallCmd{},
-		"mira-forget":    &ForgetCmd{},
-		"mira-index":     &IndexCmd{},
-		"mira-summarize": &SummarizeCmd{},
-		"mira-context":   &ContextCmd{},
-		"mira-mcp":       &MCPCmd{},
-		"mira-sync":      &SyncCmd{},
-	}
-	for name, grammar := range cmds {
+	for name, grammar := range manCommands() {
 		t.Run(name, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join("..", "..", "..", "man", name+".1.md"))
 			if err != nil {
@@ -62,5 +52,19 @@ func TestManPagesListEveryFlag(t *testing.T) {
 			}
 			walk(k.Model.Node)
 		})
+	}
+}
+
+// manCommands are the grammars of this package's commands, by name.
+func manCommands() map[string]any {
+	return map[string]any{
+		"mira-remember":  &RememberCmd{},
+		"mira-recall":    &RecallCmd{},
+		"mira-forget":    &ForgetCmd{},
+		"mira-index":     &IndexCmd{},
+		"mira-summarize": &SummarizeCmd{},
+		"mira-context":   &ContextCmd{},
+		"mira-mcp":       &MCPCmd{},
+		"mira-sync":      &SyncCmd{},
 	}
 }
