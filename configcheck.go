@@ -272,3 +272,53 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// ConfigValue returns the value the configuration file gives key (a
+// dotted path such as "recall.k"), formatted as the file would write it,
+// and whether the file sets it at all.
+func ConfigValue(c *Config, key string) (string, bool) {
+	if c == nil || c.Lines == nil {
+		return "", false
+	}
+	if _, set := c.Lines[key]; !set {
+		return "", false
+	}
+	v := reflect.ValueOf(c).Elem()
+	for _, part := range strings.Split(key, ".") {
+		for v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return "", true
+			}
+			v = v.Elem()
+		}
+		switch v.Kind() {
+		case reflect.Struct:
+			f, ok := yamlField(v.Type(), part)
+			if !ok {
+				return "", false
+			}
+			v = v.FieldByIndex(f.Index)
+		case reflect.Map:
+			v = v.MapIndex(reflect.ValueOf(part))
+			if !v.IsValid() {
+				return "", true
+			}
+		default:
+			return "", false
+		}
+	}
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return "", true
+		}
+		v = v.Elem()
+	}
+	if v.Kind() == reflect.Slice {
+		parts := make([]string, v.Len())
+		for i := range parts {
+			parts[i] = fmt.Sprint(v.Index(i).Interface())
+		}
+		return "[" + strings.Join(parts, ", ") + "]", true
+	}
+	return fmt.Sprint(v.Interface()), true
+}
