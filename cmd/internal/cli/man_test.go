@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -66,5 +67,50 @@ func manCommands() map[string]any {
 		"mira-context":   &ContextCmd{},
 		"mira-mcp":       &MCPCmd{},
 		"mira-sync":      &SyncCmd{},
+	}
+}
+
+// TestConfigPageListsEveryKey fails when the configuration file has a key
+// that mira-config(5) does not document.
+func TestConfigPageListsEveryKey(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "man", "mira-config.5.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := strings.ReplaceAll(string(data), `\-`, "-")
+	var walk func(t reflect.Type, prefix string, depth int)
+	walk = func(typ reflect.Type, prefix string, depth int) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			key := prefix + name
+			if f.Type.Kind() == reflect.Struct && depth < 1 {
+				walk(f.Type, key+".", depth+1)
+				continue
+			}
+			if !strings.Contains(page, "**"+key) {
+				t.Errorf("mira-config.5.md does not document %s", key)
+			}
+		}
+	}
+	walk(reflect.TypeFor[Config](), "", 0)
+}
+
+// TestOverviewPages checks the pages of the mira command and the overview
+// name every command.
+func TestOverviewPages(t *testing.T) {
+	for _, page := range []string{"mira.1.md", "mira.7.md"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "..", "man", page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range Commands {
+			if !strings.Contains(string(data), "**mira-"+c.Name+"**(1)") {
+				t.Errorf("%s does not name mira-%s(1)", page, c.Name)
+			}
+		}
 	}
 }
