@@ -46,6 +46,7 @@ func newParser(name, description string, grammar any, vars kong.Vars, o *IO) (*p
 		kong.Exit(func(c int) { panic(kongExit{c}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: false}),
 		kong.UsageOnError(),
+		kong.Help(helpWithExamples(name)),
 		kong.Resolvers(kong.ResolverFunc(p.resolveEnv)),
 	)
 	p.k = k
