@@ -85,7 +85,37 @@ func miraUsage(o *IO) {
 		fmt.Fprintf(w, "  %s\t%s\n", c.Name, c.Summary)
 	}
 	w.Flush()
+	if more := otherCommands(); len(more) > 0 {
+		fmt.Fprintf(o.Out, "\nOther commands found: %s\n", strings.Join(more, ", "))
+	}
 	fmt.Fprintf(o.Out, "\nmira <command> --help shows a command's options; man mira gives the overview.\nmira --version prints the version.\n")
+}
+
+// otherCommands lists the mira-<cmd> programs beside mira and on $PATH
+// that Commands does not know (a newer command, or one of the user's).
+func otherCommands() []string {
+	known := map[string]bool{}
+	for _, c := range Commands {
+		known[c.Name] = true
+	}
+	var dirs []string
+	if exe, err := os.Executable(); err == nil {
+		dirs = append(dirs, filepath.Dir(exe))
+	}
+	dirs = append(dirs, filepath.SplitList(os.Getenv("PATH"))...)
+	var out []string
+	for _, d := range dirs {
+		matches, _ := filepath.Glob(filepath.Join(d, "mira-*"))
+		for _, m := range matches {
+			name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), "mira-"), ".exe")
+			if fi, err := os.Stat(m); err != nil || !fi.Mode().IsRegular() || known[name] || strings.ContainsAny(name, ".") {
+				continue
+			}
+			known[name] = true
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // runCommand runs program with args in this process's place.
