@@ -7,20 +7,23 @@ GO      ?= go
 PREFIX  ?= /usr/local
 DESTDIR ?=
 BINDIR  := $(DESTDIR)$(PREFIX)/bin
-MANDIR  := $(DESTDIR)$(PREFIX)/share/man/man1
+MANDIR  := $(DESTDIR)$(PREFIX)/share/man
+BASHDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHDIR  := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+FISHDIR := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
-CMDS    := mira-remember mira-recall mira-forget mira-index mira-summarize mira-context mira-agent mira-mcp mira-proxy mira-sync
+CMDS    := mira mira-remember mira-recall mira-forget mira-index mira-summarize mira-context mira-agent mira-mcp mira-proxy mira-sync
 BINS    := $(addprefix bin/,$(CMDS))
-MANSRC  := $(wildcard man/*.1.md)
+MANSRC  := $(wildcard man/*.[157].md)
 MANS    := $(MANSRC:.md=)
 FUZZTIME ?= 1m
 
-.PHONY: all build test cross race lint fuzz mutate bench interop man install clean demo
+.PHONY: all build test cross race lint fuzz mutate bench interop man completions install clean demo
 
 all: build
 
 build:
-	$(GO) build -trimpath -o bin/ ./cmd/...
+	$(GO) build -trimpath -buildvcs=auto -o bin/ ./cmd/...
 
 # The test command CI runs.
 test: cross
@@ -67,13 +70,28 @@ interop: build
 
 man: $(MANS)
 
-man/%.1: man/%.1.md
+man/%: man/%.md
 	$(GO) tool go-md2man -in $< -out $@
 
-install: build man
-	install -d $(BINDIR) $(MANDIR)
+# Completion scripts for bash, zsh and fish, made by each command from its
+# own grammar (--completion=SHELL).
+completions: build
+	@mkdir -p bin/completions/bash bin/completions/zsh bin/completions/fish
+	@set -e; for c in $(CMDS); do \
+	  MIRA_SERVE=0 bin/$$c --completion=bash >bin/completions/bash/$$c; \
+	  MIRA_SERVE=0 bin/$$c --completion=zsh >bin/completions/zsh/_$$c; \
+	  MIRA_SERVE=0 bin/$$c --completion=fish >bin/completions/fish/$$c.fish; \
+	done
+
+install: build man completions
+	install -d $(BINDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7 $(BASHDIR) $(ZSHDIR) $(FISHDIR)
 	install -m 0755 $(BINS) $(BINDIR)/
-	install -m 0644 $(MANS) $(MANDIR)/
+	install -m 0644 $(filter %.1,$(MANS)) $(MANDIR)/man1/
+	install -m 0644 $(filter %.5,$(MANS)) $(MANDIR)/man5/
+	install -m 0644 $(filter %.7,$(MANS)) $(MANDIR)/man7/
+	install -m 0644 bin/completions/bash/* $(BASHDIR)/
+	install -m 0644 bin/completions/zsh/* $(ZSHDIR)/
+	install -m 0644 bin/completions/fish/* $(FISHDIR)/
 
 # Set up and run the main job on the built-in offline defaults: a fresh store
 # in a temporary MIRA_HOME, a small sample remembered, then recalled.

@@ -1,10 +1,8 @@
 package mira
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -14,7 +12,6 @@ import (
 	"github.com/miramem/mira/internal/paths"
 	"github.com/miramem/mira/internal/rawfile"
 	"github.com/miramem/mira/llm"
-	"github.com/miramem/mira/mem"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -107,6 +104,9 @@ type Config struct {
 
 	// Path is the file the configuration was read from ("" for none).
 	Path string `yaml:"-"`
+	// Lines is the line of each key the file sets, by its dotted path
+	// ("recall.k"), for telling where a value came from.
+	Lines map[string]int `yaml:"-"`
 }
 
 // Price is what a model's tokens cost, in US dollars per million.
@@ -136,7 +136,12 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 	}
 	c, err := ParseConfig(data)
 	if err != nil {
-		return &Config{Path: p}, &InvalidError{Err: fmt.Errorf("config %s: %v", p, err)}
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			ce.Path = p
+			return &Config{Path: p}, &InvalidError{Err: ce}
+		}
+		return &Config{Path: p}, &InvalidError{Err: &ConfigError{Path: p, Err: err}}
 	}
 	c.Path = p
 	return c, nil
@@ -159,35 +164,43 @@ func ServeIdle(cfg *Config) (time.Duration, error) {
 	return d, nil
 }
 
-// ParseConfig reads a configuration from YAML. Unknown keys are errors: a
-// misspelt key would otherwise be ignored without a word.
+// ParseConfig reads a configuration from YAML. An unknown key is an
+// error, since a misspelt one would otherwise be ignored without a word,
+// and so is a value the command would refuse as a flag; either is a
+// *ConfigError naming the line and the key.
 func ParseConfig(data []byte) (*Config, error) {
-	cfg := &Config{}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return &Config{}, yamlSyntaxError(err)
+	}
+	lines := map[string]int{}
+	if err := checkConfig(&doc, lines); err != nil {
 		return &Config{}, err
 	}
-	r := cfg.Recall
-	for _, s := range []struct {
-		key string
-		v   *float64
-	}{{"recency_weight", r.RecencyWeight}, {"recency_days", r.RecencyDays}, {"mmr_lambda", r.MMRLambda}, {"min_score", r.MinScore}} {
-		if s.v != nil {
-			if err := CheckRecallSetting(s.key, *s.v); err != nil {
-				return &Config{}, fmt.Errorf("recall.%v", err)
+	cfg := &Config{}
+	if len(doc.Content) > 0 {
+		if err := doc.Decode(cfg); err != nil {
+			// checkConfig lets through only what decodes; this is a
+			// case it does not foresee.
+			return &Config{}, err
+		}
+	}
+	cfg.Lines = lines
+	return cfg, nil
+}
+
+// yamlSyntaxError turns the YAML parser's "yaml: line N: msg" into a
+// *ConfigError at line N.
+func yamlSyntaxError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if n, after, ok := strings.Cut(rest, ": "); ok {
+			if line, err := strconv.Atoi(n); err == nil {
+				return &ConfigError{Line: line, Err: fmt.Errorf("%s", after)}
 			}
 		}
 	}
-	if v := cfg.Remember.MaxBytes; v < 0 || v > MaxTextBytes {
-		return &Config{}, fmt.Errorf("remember.max_bytes: %d is not between 1 and %d (%s: an entry file holds at most %s)", v, MaxTextBytes, mem.ByteSize(MaxTextBytes), mem.ByteSize(mem.MaxFileBytes))
-	}
-	if v := cfg.Recall.ServeIdle; v != "" {
-		if d, err := time.ParseDuration(v); err != nil || d <= 0 {
-			return &Config{}, fmt.Errorf("recall.serve_idle: %q is no positive duration (such as 10m)", v)
-		}
-	}
-	return cfg, nil
+	return &ConfigError{Err: fmt.Errorf("%s", msg)}
 }
 
 // BuiltinEmbedder names the built-in offline embedder.

@@ -46,7 +46,8 @@ type Config struct {
 	// context does that).
 	Timeout time.Duration
 	// MaxRetries is how often a request that failed with 429, a 5xx other
-	// than 501, a timeout or a network error is repeated (0 is the
+	// than 501, a timeout or a network error (not a refused connection or
+	// an unknown host, which fail at once) is repeated (0 is the
 	// client's default; negative means never).
 	MaxRetries int
 	// Backoff is the wait before the first retry, doubled for each later

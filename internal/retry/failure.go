@@ -205,8 +205,12 @@ func Classify(err error, h http.Header, attempt context.Context, timeout time.Du
 // Transport classifies an error that came with no HTTP status. Trouble
 // with the connection is Transient, and so is an attempt that ran out of
 // its own time (attempt's deadline, timeout, passed) while the caller's
-// context lives on; an unknown host or a certificate the client refuses
-// will not fix itself, and other errors are returned as they are.
+// context lives on. An unknown host, a refused connection and a
+// certificate the client refuses will not fix themselves in the seconds
+// a retry waits: a server configured on a port where nothing listens (a
+// local model server that is not running) fails at once instead of
+// holding the command up through every retry. Other errors are returned
+// as they are.
 func Transport(err error, attempt context.Context, timeout time.Duration) error {
 	if errors.Is(attempt.Err(), context.DeadlineExceeded) && errors.Is(err, context.DeadlineExceeded) {
 		return Transient(fmt.Errorf("no reply within %v: %w", timeout, err), 0)
@@ -220,6 +224,7 @@ func Transport(err error, attempt context.Context, timeout time.Duration) error 
 	)
 	switch {
 	case errors.As(err, &dnsErr) && dnsErr.IsNotFound,
+		refused(err),
 		errors.As(err, &verify), errors.As(err, &unknown),
 		errors.As(err, &hostname), errors.As(err, &invalid):
 		return err

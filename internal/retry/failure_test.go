@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -160,7 +161,8 @@ func TestTransport(t *testing.T) {
 		transient bool
 		wantText  string // the whole error text; "" for err's own
 	}{
-		{"connection refused", dial(errors.New("connection refused")), live, true, ""},
+		{"connection refused", dial(&os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}), live, false, ""},
+		{"connection reset", dial(&os.SyscallError{Syscall: "read", Err: syscall.ECONNRESET}), live, true, ""},
 		{"unknown host", dial(&net.DNSError{Name: "x", IsNotFound: true}), live, false, ""},
 		{"DNS server trouble", dial(&net.DNSError{Name: "x", IsTemporary: true}), live, true, ""},
 		{"unknown certificate authority", &url.Error{Op: "Post", URL: "https://x", Err: x509.UnknownAuthorityError{}}, live, false, ""},

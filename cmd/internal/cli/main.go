@@ -13,10 +13,10 @@ import (
 
 // Common holds the options every command takes.
 type Common struct {
-	Home        string        `help:"Memory store directory (a command that writes creates it on first use; no other command creates anything)." env:"MIRA_HOME" default:"${home}" placeholder:"DIR"`
-	Output      string        `help:"Output format: auto (JSONL when piped, text on a terminal), jsonl or text." enum:"auto,jsonl,text" default:"${output}"`
-	LockTimeout time.Duration `help:"How long a writer waits for another writer's lock before exiting 11." default:"${lock_timeout}" placeholder:"DUR"`
-	Embed       string        `help:"Embedder for vector search: builtin (offline, fitted from the store) or openai:<model>[/<dim>] for any OpenAI-compatible /v1/embeddings server." env:"MIRA_EMBED" default:"${embed}" placeholder:"NAME"`
+	Home        string        `help:"Memory store directory (a command that writes creates it on first use; no other command creates anything)." env:"MIRA_HOME" default:"${home}" placeholder:"DIR" group:"global"`
+	Output      string        `help:"Output format: auto (JSONL when piped, text on a terminal), jsonl or text." enum:"auto,jsonl,text" default:"${output}" group:"global"`
+	LockTimeout time.Duration `help:"How long a writer waits for another writer's lock before exiting 11." default:"${lock_timeout}" placeholder:"DUR" group:"global"`
+	Embed       string        `help:"Embedder for vector search: builtin (offline, fitted from the store) or openai:<model>[/<dim>] for any OpenAI-compatible /v1/embeddings server." env:"MIRA_EMBED" default:"${embed}" placeholder:"NAME" group:"global"`
 }
 
 // kongExit carries kong's exit request (after --help, or on a parse error)

@@ -3,7 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
-	"runtime/debug"
+	buildversion "github.com/miramem/mira/cmd/internal/version"
 	"sync"
 
 	"github.com/miramem/mira"
@@ -125,9 +125,4 @@ func (w *warnOnce) warn(path string, err error) {
 }
 
 // version is the module version the binary was built from.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
+func version() string { return buildversion.Version() }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/alecthomas/kong"
+	buildversion "github.com/miramem/mira/cmd/internal/version"
 )
 
 // parser is kong's model of one command's grammar, built for a set of
@@ -22,16 +23,30 @@ type parser struct {
 	mu sync.Mutex
 }
 
+// globalFlags are the flags every command has beside its grammar's.
+type globalFlags struct {
+	Version    kong.VersionFlag `help:"Print the version (module version and VCS revision) and exit." group:"global"`
+	Completion completionFlag   `help:"Print the shell completion script (bash, zsh or fish) and exit." hidden:"" placeholder:"SHELL"`
+}
+
+// globalGroup gathers the flags every command shares, shown apart from
+// the command's own in --help.
+var globalGroup = kong.Group{Key: "global", Title: "Global flags:"}
+
 func newParser(name, description string, grammar any, vars kong.Vars, o *IO) (*parser, error) {
 	p := &parser{grammar: grammar, getenv: o.Getenv}
+	vars = vars.CloneWith(kong.Vars{"version": buildversion.Line(name)})
 	k, err := kong.New(grammar,
 		kong.Name(name),
 		kong.Description(description),
 		kong.Vars(vars),
+		kong.Embed(&globalFlags{}),
+		kong.ExplicitGroups([]kong.Group{globalGroup}),
 		kong.Writers(o.Out, o.Err),
 		kong.Exit(func(c int) { panic(kongExit{c}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: false}),
 		kong.UsageOnError(),
+		kong.Help(helpWithExamples(name)),
 		kong.Resolvers(kong.ResolverFunc(p.resolveEnv)),
 	)
 	p.k = k

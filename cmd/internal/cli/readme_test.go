@@ -2,8 +2,11 @@ package cli
 
 import (
 	"os"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/miramem/mira"
 )
 
 // TestReadmeExamples checks that README.md shows the commands that
@@ -28,5 +31,57 @@ func TestReadmeExamples(t *testing.T) {
 		if !strings.Contains(readme, line) {
 			t.Errorf("README.md no longer shows %q: update it and testdata/script/readme.txtar together", line)
 		}
+	}
+}
+
+// yamlKeyLine is a commented-out line of YAML: a key, or an indented line.
+var yamlKeyLine = regexp.MustCompile(`^( |[a-z_]+:)`)
+
+// TestReadmeConfigExample checks that the README's config example is a
+// valid configuration that names no server, which would make a user
+// who copies it wait on ports where nothing listens, and that its
+// commented-out server sections are valid once uncommented.
+func TestReadmeConfigExample(t *testing.T) {
+	b, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "\n## Configuration\n")
+	if !ok {
+		t.Fatal("README.md has no Configuration section")
+	}
+	_, rest, ok := strings.Cut(sec, "config.yaml`")
+	if !ok {
+		t.Fatal("the Configuration section names no config.yaml")
+	}
+	var example, uncommented []string
+	for _, line := range strings.Split(rest, "\n")[1:] {
+		if line == "" && len(example) > 0 {
+			break
+		}
+		if l, ok := strings.CutPrefix(line, "    "); ok {
+			example = append(example, l)
+			if c, ok := strings.CutPrefix(l, "# "); ok && yamlKeyLine.MatchString(c) {
+				l = c
+			}
+			uncommented = append(uncommented, l)
+		}
+	}
+	if len(example) < 10 {
+		t.Fatalf("found no config example: %q", example)
+	}
+	cfg, err := mira.ParseConfig([]byte(strings.Join(example, "\n")))
+	if err != nil {
+		t.Fatalf("README config example: %v", err)
+	}
+	if cfg.Rerank.BaseURL != "" || cfg.LLM.Model != "" || cfg.LLM.BaseURL != "" || cfg.Embed.BaseURL != "" || cfg.Embed.Name != "" {
+		t.Errorf("README config example configures a server: %+v %+v %+v", cfg.Rerank, cfg.LLM, cfg.Embed)
+	}
+	full, err := mira.ParseConfig([]byte(strings.Join(uncommented, "\n")))
+	if err != nil {
+		t.Fatalf("README config example, uncommented: %v", err)
+	}
+	if full.Rerank.BaseURL == "" || full.LLM.Model == "" || full.Embed.Name == "" {
+		t.Errorf("README config example does not show the llm, embed and rerank sections")
 	}
 }

@@ -20,6 +20,7 @@ func TestMain(m *testing.M) {
 var commands = map[string]func(){
 	"mira-remember": func() { os.Exit(relay.Forward("mira-remember", "mira-index")) }, // as the real main
 	"mira-recall":   func() { os.Exit(relay.Main("mira-recall", "mira-index")) },      // as the real main
+	"mira":          func() { os.Exit(Mira(os.Args[1:], StdIO("mira"))) },
 	"mira-forget":   func() { os.Exit(Forget(os.Args[1:], StdIO("mira-forget"))) },
 	"mira-sync":     func() { crashAt(os.Getenv(crashEnv)); os.Exit(Sync(os.Args[1:], StdIO("mira-sync"))) },
 	"mira-index":    func() { os.Exit(Index(os.Args[1:], StdIO("mira-index"))) },

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/miramem/mira/cmd/internal/version"
 	"github.com/miramem/mira/internal/paths"
 	"golang.org/x/term"
 )
@@ -90,15 +91,16 @@ func run(command, target string, args []string) (code int, ok bool) {
 }
 
 // forwardable reports whether the server can run args as well as this
-// process: not help (kong prints it for this process's terminal width)
-// and not --eval, whose files are named relative to the client.
+// process: not help (kong prints it for this process's terminal width),
+// not --completion (which starts no server) and not --eval, whose files
+// are named relative to the client.
 func forwardable(args []string) bool {
 	for _, a := range args {
 		if a == "--" {
 			return true
 		}
 		switch {
-		case a == "-h", a == "--help", strings.HasPrefix(a, "--eval"):
+		case a == "-h", a == "--help", strings.HasPrefix(a, "--eval"), strings.HasPrefix(a, "--completion"):
 			return false
 		}
 	}
@@ -202,6 +204,10 @@ func ServeOff(v string) bool {
 // the store's server, or else has target (mira-index) run it in this
 // process's place, and returns the exit status when it could do neither.
 func Main(command, target string) int {
+	if version.Requested(os.Args[1:]) {
+		fmt.Println(version.Line(command))
+		return 0
+	}
 	code, ok := run(command, target, os.Args[1:])
 	return orExec(command, target, code, ok)
 }
@@ -210,6 +216,10 @@ func Main(command, target string) int {
 // the first remember of a day should not wait for an index to be built):
 // it asks a server that is already running, else runs the full command.
 func Forward(command, target string) int {
+	if version.Requested(os.Args[1:]) {
+		fmt.Println(version.Line(command))
+		return 0
+	}
 	code, ok := Run(command, os.Args[1:])
 	return orExec(command, target, code, ok)
 }

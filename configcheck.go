@@ -1,0 +1,337 @@
+package mira
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/miramem/mira/internal/openaicompat"
+	"github.com/miramem/mira/mem"
+	"go.yaml.in/yaml/v3"
+)
+
+// ConfigError is a mistake in the configuration file, at a line and key
+// of it, told in the file's own terms: the key as written there, the
+// value as the user typed it.
+type ConfigError struct {
+	Path string // the file; "" when the YAML came from elsewhere
+	Line int    // 1-based; 0 when unknown
+	Err  error
+}
+
+func (e *ConfigError) Error() string {
+	where := "config"
+	if e.Path != "" {
+		where += " " + e.Path
+	}
+	if e.Line > 0 {
+		if e.Path != "" {
+			where += ":" + strconv.Itoa(e.Line)
+		} else {
+			where += " line " + strconv.Itoa(e.Line)
+		}
+	}
+	return where + ": " + e.Err.Error()
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// configChecks are the values the file may hold beyond their type's: the
+// same as the commands accept for the flags they are the defaults of.
+var configChecks = map[string]func(string) error{
+	"output":            oneOf("auto", "jsonl", "text"),
+	"lock_timeout":      positiveDuration,
+	"recall.mode":       oneOf("lexical", "vector", "hybrid"),
+	"recall.serve_idle": positiveDuration,
+	"llm.timeout":       positiveDuration,
+	"context.mode":      oneOf("off", "light", "heavy"),
+	"agent.effort":      oneOf("auto", "none", "low", "medium", "high"),
+	"agent.summarizer":  oneOf("model", "extractive"),
+	"embed.name": func(v string) error {
+		if m, ok := strings.CutPrefix(v, "openai:"); v == BuiltinEmbedder || ok && m != "" {
+			return nil
+		}
+		return fmt.Errorf("%q is neither %s nor openai:<model>", v, BuiltinEmbedder)
+	},
+	"embed.base_url":  baseURL,
+	"rerank.base_url": baseURL,
+	"llm.base_url":    baseURL,
+	"remember.max_bytes": func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > MaxTextBytes {
+			return fmt.Errorf("%s is not between 0 (the default) and %d (%s: an entry file holds at most %s)", v, MaxTextBytes, mem.ByteSize(MaxTextBytes), mem.ByteSize(mem.MaxFileBytes))
+		}
+		return nil
+	},
+}
+
+func oneOf(vals ...string) func(string) error {
+	return func(v string) error {
+		if slices.Contains(vals, v) {
+			return nil
+		}
+		return fmt.Errorf("%q is not one of %s", v, strings.Join(vals, ", "))
+	}
+}
+
+func positiveDuration(v string) error {
+	if d, err := time.ParseDuration(v); err != nil || d <= 0 {
+		return fmt.Errorf("%q is not a duration (such as 10s or 2m)", v)
+	}
+	return nil
+}
+
+func baseURL(v string) error {
+	if v == "" {
+		return nil
+	}
+	if err := openaicompat.CheckBaseURL(v); err != nil {
+		return fmt.Errorf("%q is not an http(s)://host[:port]/path URL", v)
+	}
+	return nil
+}
+
+// checkConfig walks the YAML document against the type of Config and
+// reports the first key that Config does not have or value that does not
+// fit, by line; it records the line of every key it meets in lines, by
+// its dotted path ("recall.k").
+func checkConfig(doc *yaml.Node, lines map[string]int) error {
+	if doc.Kind == yaml.DocumentNode {
+		if len(doc.Content) == 0 {
+			return nil
+		}
+		doc = doc.Content[0]
+	}
+	return checkNode(doc, reflect.TypeFor[Config](), "", doc.Line, lines)
+}
+
+func checkNode(n *yaml.Node, t reflect.Type, path string, line int, lines map[string]int) error {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	at := func(format string, args ...any) error {
+		prefix := ""
+		if path != "" {
+			prefix = path + ": "
+		}
+		return &ConfigError{Line: line, Err: fmt.Errorf(prefix+format, args...)}
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil // an empty value keeps the default
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			return at("want keys and values, not %s", nodeKind(n))
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			key := join(path, k.Value)
+			if k.Value == "<<" { // a merge key: its mapping's keys are this one's
+				if err := checkNode(v, t, path, k.Line, lines); err != nil {
+					return err
+				}
+				continue
+			}
+			var ft reflect.Type
+			if t.Kind() == reflect.Map {
+				ft = t.Elem()
+			} else if f, ok := yamlField(t, k.Value); ok {
+				ft = f.Type
+			} else {
+				msg := fmt.Sprintf("unknown key %q", key)
+				if s := closest(k.Value, yamlKeys(t)); s != "" {
+					msg += fmt.Sprintf(" (did you mean %q?)", join(path, s))
+				}
+				return &ConfigError{Line: k.Line, Err: fmt.Errorf("%s", msg)}
+			}
+			lines[key] = k.Line
+			if err := checkNode(v, ft, key, k.Line, lines); err != nil {
+				return err
+			}
+		}
+		return nil
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			return at("want a list, such as [a, b], not %s", nodeKind(n))
+		}
+		for _, e := range n.Content {
+			if err := checkNode(e, t.Elem(), path, e.Line, lines); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return at("want a single value, not %s", nodeKind(n))
+	}
+	switch t.Kind() {
+	case reflect.Int:
+		var v int
+		if n.Decode(&v) != nil {
+			return at("%q is not a number", n.Value)
+		}
+		if check := configChecks[path]; check != nil {
+			if err := check(n.Value); err != nil {
+				return at("%w", err)
+			}
+		}
+	case reflect.Float64:
+		var v float64
+		if n.Decode(&v) != nil {
+			return at("%q is not a number", n.Value)
+		}
+		if name, ok := strings.CutPrefix(path, "recall."); ok {
+			if err := CheckRecallSetting(name, v); err != nil {
+				return &ConfigError{Line: line, Err: fmt.Errorf("recall.%w", err)}
+			}
+		}
+	case reflect.Bool:
+		var v bool
+		if n.Decode(&v) != nil {
+			return at("%q is not true or false", n.Value)
+		}
+	case reflect.String:
+		if check := configChecks[path]; check != nil {
+			if err := check(n.Value); err != nil {
+				return at("%w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// nodeKind names what a YAML node is, for an error.
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "keys and values"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	return fmt.Sprintf("%q", n.Value)
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// yamlField returns t's field that the YAML key name sets.
+func yamlField(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); tag == name && tag != "-" {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// yamlKeys lists the YAML keys of struct type t.
+func yamlKeys(t reflect.Type) []string {
+	var keys []string
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	for i := range t.NumField() {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag != "" && tag != "-" {
+			keys = append(keys, tag)
+		}
+	}
+	return keys
+}
+
+// closest returns the key of keys that s is most likely a misspelling of
+// (at most two edits away, or one for short keys), or "".
+func closest(s string, keys []string) string {
+	best, bestD := "", 3
+	if len(s) <= 3 {
+		bestD = 2
+	}
+	for _, k := range keys {
+		if d := editDistance(s, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// ConfigValue returns the value the configuration file gives key (a
+// dotted path such as "recall.k"), formatted as the file would write it,
+// and whether the file sets it at all.
+func ConfigValue(c *Config, key string) (string, bool) {
+	if c == nil || c.Lines == nil {
+		return "", false
+	}
+	if _, set := c.Lines[key]; !set {
+		return "", false
+	}
+	v := reflect.ValueOf(c).Elem()
+	for _, part := range strings.Split(key, ".") {
+		for v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return "", true
+			}
+			v = v.Elem()
+		}
+		switch v.Kind() {
+		case reflect.Struct:
+			f, ok := yamlField(v.Type(), part)
+			if !ok {
+				return "", false
+			}
+			v = v.FieldByIndex(f.Index)
+		case reflect.Map:
+			v = v.MapIndex(reflect.ValueOf(part))
+			if !v.IsValid() {
+				return "", true
+			}
+		default:
+			return "", false
+		}
+	}
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return "", true
+		}
+		v = v.Elem()
+	}
+	if v.Kind() == reflect.Slice {
+		parts := make([]string, v.Len())
+		for i := range parts {
+			parts[i] = fmt.Sprint(v.Index(i).Interface())
+		}
+		return "[" + strings.Join(parts, ", ") + "]", true
+	}
+	return fmt.Sprint(v.Interface()), true
+}
