@@ -99,6 +99,9 @@ func baseURL(v string) error {
 // fit, by line; it records the line of every key it meets in lines, by
 // its dotted path ("recall.k").
 func checkConfig(doc *yaml.Node, lines map[string]int) error {
+	if doc.Kind == 0 {
+		return nil // an empty file, or only comments
+	}
 	if doc.Kind == yaml.DocumentNode {
 		if len(doc.Content) == 0 {
 			return nil

@@ -124,19 +124,28 @@ func TestCheckCorpus(t *testing.T) {
 			refused++
 		}
 	}
+	tried := 0
 	for _, text := range ordinary {
 		for _, f := range fields {
 			e := &mem.Entry{Body: "see the field"}
 			f.put(e, text)
-			if err := Check([]*mem.Entry{e}, RememberOptions{}); err != nil {
+			err := Check([]*mem.Entry{e}, RememberOptions{})
+			var limit *mem.LimitError
+			if secretErr(err) == nil && errors.As(err, &limit) {
+				// A certificate does not fit in a tag: refused for its
+				// size, which is no judgement of the scanner's.
+				continue
+			}
+			tried++
+			if err != nil {
 				falsePositives++
 				t.Errorf("ordinary note %q in the %s: Check = %v", text, f.name, err)
 			}
 		}
 	}
 	n := len(fields)
-	t.Logf("secrets refused: %d of %d (%d secrets in %d fields); ordinary notes accepted: %d of %d (%d false positives)",
-		refused, len(secrets)*n, len(secrets), n, len(ordinary)*n-falsePositives, len(ordinary)*n, falsePositives)
+	t.Logf("secrets refused: %d of %d (%d secrets in %d fields); ordinary notes accepted: %d of %d that fit their field (%d false positives)",
+		refused, len(secrets)*n, len(secrets), n, tried-falsePositives, tried, falsePositives)
 }
 
 // TestRememberSecretInTag: a secret in a tag or in an extra field is not
