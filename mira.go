@@ -228,6 +228,10 @@ func Open(ctx context.Context, opt Options) (*Memory, error) {
 	m.lagDone = make(chan struct{})
 	if m.indexDir != "" {
 		m.warn("", fmt.Errorf("the store %s cannot be written: searching through an index in %s", st.Root, m.indexDir))
+	} else if fixed, err := mem.MakePrivate(st.Root); err != nil {
+		m.warn("", fmt.Errorf("cannot make the store private: %w", err))
+	} else if fixed {
+		m.warn("", fmt.Errorf("made the store private (it was readable by other users): chmod -R go-rwx %s", st.Root))
 	}
 	if opt.Warm {
 		if m.keep == nil {

@@ -26,7 +26,7 @@ func Rebuild(src Source, opt Options) (Stats, error) {
 func rebuild(src Source, c *call) (st Stats, err error) {
 	start := time.Now()
 	dir := c.dir(src)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return st, fmt.Errorf("create index directory: %w", err)
 	}
 	gen, err := newGeneration(dir)
@@ -110,7 +110,7 @@ func rebuild(src Source, c *call) (st Stats, err error) {
 func newGeneration(dir string) (string, error) {
 	for n := time.Now().UnixNano(); ; n++ {
 		name := genPrefix + strconv.FormatInt(n, 10)
-		err := os.Mkdir(filepath.Join(dir, name), 0o755)
+		err := os.Mkdir(filepath.Join(dir, name), 0o700)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
