@@ -223,7 +223,11 @@ func Open(ctx context.Context, opt Options) (*Memory, error) {
 		return nil, err
 	}
 	st.Sign(sig)
-	m := &Memory{st: st, home: st.Root, indexDir: readOnlyIndexDir(st.Root), opt: opt, cfg: cfg, emb: emb, rr: rr, keep: opt.Keep, cache: opt.Records}
+	indexDir, err := readOnlyIndexDir(st.Root)
+	if err != nil {
+		return nil, err
+	}
+	m := &Memory{st: st, home: st.Root, indexDir: indexDir, opt: opt, cfg: cfg, emb: emb, rr: rr, keep: opt.Keep, cache: opt.Records}
 	m.openLag = func(o index.Options) (*index.Index, error) { return index.Open(newSource(st), o) }
 	m.lagDone = make(chan struct{})
 	if m.indexDir != "" {
@@ -832,20 +836,44 @@ func (m *Memory) Watch(ctx context.Context, events func(index.Event), sync *inde
 
 // readOnlyIndexDir returns where to keep the index of a store that cannot
 // be written (a read-only mount, a colleague's store), "" for a store that
-// keeps its own: the user's cache directory, one index per store path, so
-// that later commands find it made.
-func readOnlyIndexDir(root string) string {
+// keeps its own (see indexDirFor).
+func readOnlyIndexDir(root string) (string, error) {
 	dir := filepath.Join(root, ".index")
 	if _, err := os.Stat(dir); err != nil {
 		dir = root
 	}
 	if writable(dir) {
-		return ""
+		return "", nil
 	}
-	base, err := os.UserCacheDir()
-	if err != nil || !writable(filepath.Dir(base)) {
-		base = os.TempDir()
-	}
+	return indexDirFor(root, os.Geteuid())
+}
+
+// indexDirFor returns the index directory, made if need be, of the store
+// at root for user uid: one per store path in the user's cache directory,
+// so that later commands find it made, else in a directory of the user's
+// own under the temporary directory. Every directory of it from the
+// user's is private to the user, or made so: an index another user could
+// write would let them choose what this one's searches find. One that
+// belongs to someone else, or is a link, is refused.
+func indexDirFor(root string, uid int) (string, error) {
 	sum := sha256.Sum256([]byte(root))
-	return filepath.Join(base, "mira", "index", hex.EncodeToString(sum[:8]))
+	name := hex.EncodeToString(sum[:8])
+	if base, err := os.UserCacheDir(); err == nil && writable(filepath.Dir(base)) && os.MkdirAll(base, 0o700) == nil && ownDir(base, uid) {
+		return privateDirs(base, uid, "mira", "index", name)
+	}
+	base := os.TempDir()
+	return privateDirs(base, uid, fmt.Sprintf("mira-%d", uid), "index", name)
+}
+
+// privateDirs makes the directories names under base, one in the other,
+// each private to uid (see privateDir), and returns the last.
+func privateDirs(base string, uid int, names ...string) (string, error) {
+	dir := base
+	for _, n := range names {
+		dir = filepath.Join(dir, n)
+		if err := privateDir(dir, uid, true); err != nil {
+			return "", fmt.Errorf("cannot keep the index in %s: %w", dir, err)
+		}
+	}
+	return dir, nil
 }
