@@ -72,6 +72,10 @@ type Options struct {
 	// Reading front ends set it, so that a mistyped home does not become
 	// a store.
 	Existing bool
+	// Absent, with Existing, opens a missing store as an empty one, for
+	// a dry run that must show what it would do and create nothing: only
+	// reads and dry runs may be made through it.
+	Absent bool
 	// Warm keeps the index open between calls and runs a file watcher that
 	// keeps it fresh (as mira-index watch does), for a long-running
 	// process. Without it, each read opens the index and checks the store
@@ -210,8 +214,12 @@ func Open(ctx context.Context, opt Options) (*Memory, error) {
 	// server is its client's, not the process's.
 	sig := mem.Signature{Name: opt.Getenv("GIT_AUTHOR_NAME"), Email: opt.Getenv("GIT_AUTHOR_EMAIL")}
 	var st *mem.Store
+	absent := false
 	if opt.Existing {
 		st, err = mem.OpenExisting(home, opt.Command)
+		if opt.Absent && errors.Is(err, mem.ErrNoStore) {
+			st, err, absent = mem.Absent(home, opt.Command), nil, true
+		}
 	} else {
 		st, err = mem.OpenAs(ctx, home, opt.Command, opt.LockTimeout, sig)
 	}
@@ -223,19 +231,25 @@ func Open(ctx context.Context, opt Options) (*Memory, error) {
 		return nil, err
 	}
 	st.Sign(sig)
-	indexDir, err := readOnlyIndexDir(st.Root)
-	if err != nil {
-		return nil, err
+	indexDir := ""
+	if !absent {
+		if indexDir, err = readOnlyIndexDir(st.Root); err != nil {
+			return nil, err
+		}
 	}
 	m := &Memory{st: st, home: st.Root, indexDir: indexDir, opt: opt, cfg: cfg, emb: emb, rr: rr, keep: opt.Keep, cache: opt.Records}
 	m.openLag = func(o index.Options) (*index.Index, error) { return index.Open(newSource(st), o) }
 	m.lagDone = make(chan struct{})
-	if m.indexDir != "" {
+	switch {
+	case absent:
+	case m.indexDir != "":
 		m.warn("", fmt.Errorf("the store %s cannot be written: searching through an index in %s", st.Root, m.indexDir))
-	} else if fixed, err := mem.MakePrivate(st.Root); err != nil {
-		m.warn("", fmt.Errorf("cannot make the store private: %w", err))
-	} else if fixed {
-		m.warn("", fmt.Errorf("made the store private (it was readable by other users): chmod -R go-rwx %s", st.Root))
+	default:
+		if fixed, err := mem.MakePrivate(st.Root); err != nil {
+			m.warn("", fmt.Errorf("cannot make the store private: %w", err))
+		} else if fixed {
+			m.warn("", fmt.Errorf("made the store private (it was readable by other users): chmod -R go-rwx %s", st.Root))
+		}
 	}
 	if opt.Warm {
 		if m.keep == nil {

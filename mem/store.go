@@ -162,6 +162,18 @@ func OpenExisting(root, command string) (*Store, error) {
 	return s, s.openRepo()
 }
 
+// Absent returns the store that root would be, which is not there: it
+// reads as empty, without history, and may only be read or written by a
+// dry run (Begin(true)), which shows what a first command would do.
+func Absent(root, command string) *Store {
+	s, err := newStore(root, command)
+	if err != nil {
+		s = &Store{Root: root, Now: time.Now, Command: command}
+		s.Sign(Signature{})
+	}
+	return s
+}
+
 // noStoreError is a missing or empty store directory; it matches both
 // ErrNoStore and fs.ErrNotExist.
 type noStoreError struct{ root string }
@@ -276,10 +288,20 @@ func (s *Store) Lock(ctx context.Context, timeout time.Duration) (*Lock, error) 
 }
 
 // Head returns the current commit, "" before the first.
-func (s *Store) Head() (string, error) { return s.repo.Head() }
+func (s *Store) Head() (string, error) {
+	if s.repo == nil {
+		return "", nil // an Absent store
+	}
+	return s.repo.Head()
+}
 
 // Diff returns entry paths changed between two commits.
-func (s *Store) Diff(from, to string) ([]string, error) { return s.repo.Diff(from, to, "entries/") }
+func (s *Store) Diff(from, to string) ([]string, error) {
+	if s.repo == nil {
+		return nil, nil // an Absent store
+	}
+	return s.repo.Diff(from, to, "entries/")
+}
 
 // NewID returns a new time-sortable id (a ULID) for time t. Ids made in one
 // process for the same millisecond still sort in creation order.
