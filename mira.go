@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"sync/atomic"
 	"time"
 
@@ -437,6 +438,16 @@ func (m *Memory) openIndex(ctx context.Context) (*index.Index, error) {
 		return nil, err
 	}
 	ix, err := index.Open(newSource(m.st), m.indexOptions(ctx))
+	if err != nil && diskFull(err) {
+		// Reads go on when the disk is full: the index as it was last
+		// brought up to date is searched, with one warning.
+		opt := m.indexOptions(ctx)
+		opt.NoRefresh = true
+		if ix, oerr := index.Open(newSource(m.st), opt); oerr == nil {
+			m.warn("", errors.New("the disk is full: searching the index as it was last brought up to date, without the changes since (free some space)"))
+			return ix, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot open index: %w", err)
 	}
@@ -890,4 +901,10 @@ func privateDirs(base string, uid int, names ...string) (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// diskFull reports whether err is a write refused for want of space: the
+// disk, or the user's quota, is full.
+func diskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }

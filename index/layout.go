@@ -552,6 +552,9 @@ func writeManifest(genDir string, m manifest, changed []string) error {
 
 // appendSync appends b to the file name (created if need be) and syncs it.
 func appendSync(name string, b []byte) error {
+	if err := atomicfile.Check(name); err != nil {
+		return err
+	}
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err

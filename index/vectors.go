@@ -1290,6 +1290,9 @@ func logRecord(b []byte, d *vecDoc, del bool) []byte {
 // committed, first cutting off a torn record a crashed writer may have left
 // after it, and syncs it. It returns the log's new length.
 func appendLog(log string, committed int64, records []byte) (int64, error) {
+	if err := atomicfile.Check(log); err != nil {
+		return 0, fmt.Errorf("vector log: %w", err)
+	}
 	f, err := os.OpenFile(log, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return 0, fmt.Errorf("vector log: %w", err)
