@@ -26,8 +26,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	plan "github.com/miramem/mira/ctx"
