@@ -92,3 +92,34 @@ func TestNothingWrittenOutsideAStore(t *testing.T) {
 		t.Errorf("the missing store was written:\n%s", after)
 	}
 }
+
+// TestRecallMakesOldStorePrivate: the first recall on a store other users
+// can read makes it private and tells its user, on their own stderr (not
+// in a server's log); the next recall has nothing to say.
+func TestRecallMakesOldStorePrivate(t *testing.T) {
+	r := onDemand(t)
+	r.run("mira-remember", "tomatoes grow in the garden")
+	filepath.WalkDir(r.home, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o755)
+		} else if err == nil && d.Type().IsRegular() {
+			os.Chmod(p, 0o644)
+		}
+		return nil
+	})
+	for i, want := range []bool{true, false} {
+		var out, errb bytes.Buffer
+		c := r.cmd("mira-recall", "tomatoes")
+		c.Env = append(c.Env, "MIRA_SERVE=1")
+		c.Stdout, c.Stderr = &out, &errb
+		if err := c.Run(); err != nil || !strings.Contains(out.String(), "tomatoes grow") {
+			t.Fatalf("recall %d: %v, %q\n%s", i+1, err, out.String(), errb.String())
+		}
+		if got := strings.Contains(errb.String(), "made the store private"); got != want {
+			t.Errorf("recall %d: notice of the repair %v, want %v: %q", i+1, got, want, errb.String())
+		}
+		if fi, err := os.Stat(r.home); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("recall %d: store %v, %v; want 0700", i+1, fi, err)
+		}
+	}
+}
