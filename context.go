@@ -230,7 +230,7 @@ func (m *Memory) logPlan(p *plan.Plan) error {
 		return err
 	}
 	dir := filepath.Join(m.home, "plans")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, mem.DirMode); err != nil {
 		return err
 	}
 	file := filepath.Join(dir, p.ID+".json")
@@ -246,5 +246,5 @@ func (m *Memory) logPlan(p *plan.Plan) error {
 	if err := enc.Encode(planLog{Plan: js, Prompt: p.Prompt()}); err != nil {
 		return err
 	}
-	return atomicfile.Write(file, buf.Bytes(), 0o644, false)
+	return atomicfile.Write(file, buf.Bytes(), mem.FileMode, false)
 }

@@ -83,6 +83,10 @@ func TestDamagedIndex(t *testing.T) {
 				if err := os.CopyFS(home, os.DirFS(root)); err != nil {
 					t.Fatal(err)
 				}
+				// The copy is as the umask made it: private, as Mira keeps a store.
+				if _, err := mem.MakePrivate(home); err != nil {
+					t.Fatal(err)
+				}
 				if err := damage[kind](filepath.Join(home, ".index", file)); err != nil {
 					t.Fatal(err)
 				}

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	plan "github.com/miramem/mira/ctx"
@@ -72,6 +73,10 @@ type Options struct {
 	// Reading front ends set it, so that a mistyped home does not become
 	// a store.
 	Existing bool
+	// Absent, with Existing, opens a missing store as an empty one, for
+	// a dry run that must show what it would do and create nothing: only
+	// reads and dry runs may be made through it.
+	Absent bool
 	// Warm keeps the index open between calls and runs a file watcher that
 	// keeps it fresh (as mira-index watch does), for a long-running
 	// process. Without it, each read opens the index and checks the store
@@ -210,8 +215,12 @@ func Open(ctx context.Context, opt Options) (*Memory, error) {
 	// server is its client's, not the process's.
 	sig := mem.Signature{Name: opt.Getenv("GIT_AUTHOR_NAME"), Email: opt.Getenv("GIT_AUTHOR_EMAIL")}
 	var st *mem.Store
+	absent := false
 	if opt.Existing {
 		st, err = mem.OpenExisting(home, opt.Command)
+		if opt.Absent && errors.Is(err, mem.ErrNoStore) {
+			st, err, absent = mem.Absent(home, opt.Command), nil, true
+		}
 	} else {
 		st, err = mem.OpenAs(ctx, home, opt.Command, opt.LockTimeout, sig)
 	}
@@ -223,11 +232,25 @@ func Open(ctx context.Context, opt Options) (*Memory, error) {
 		return nil, err
 	}
 	st.Sign(sig)
-	m := &Memory{st: st, home: st.Root, indexDir: readOnlyIndexDir(st.Root), opt: opt, cfg: cfg, emb: emb, rr: rr, keep: opt.Keep, cache: opt.Records}
+	indexDir := ""
+	if !absent {
+		if indexDir, err = readOnlyIndexDir(st.Root); err != nil {
+			return nil, err
+		}
+	}
+	m := &Memory{st: st, home: st.Root, indexDir: indexDir, opt: opt, cfg: cfg, emb: emb, rr: rr, keep: opt.Keep, cache: opt.Records}
 	m.openLag = func(o index.Options) (*index.Index, error) { return index.Open(newSource(st), o) }
 	m.lagDone = make(chan struct{})
-	if m.indexDir != "" {
+	switch {
+	case absent:
+	case m.indexDir != "":
 		m.warn("", fmt.Errorf("the store %s cannot be written: searching through an index in %s", st.Root, m.indexDir))
+	default:
+		if fixed, err := mem.MakePrivate(st.Root); err != nil {
+			m.warn("", fmt.Errorf("cannot make the store private: %w", err))
+		} else if fixed {
+			m.warn("", fmt.Errorf("made the store private (it was readable by other users): chmod -R go-rwx %s", st.Root))
+		}
 	}
 	if opt.Warm {
 		if m.keep == nil {
@@ -415,6 +438,16 @@ func (m *Memory) openIndex(ctx context.Context) (*index.Index, error) {
 		return nil, err
 	}
 	ix, err := index.Open(newSource(m.st), m.indexOptions(ctx))
+	if err != nil && diskFull(err) {
+		// Reads go on when the disk is full: the index as it was last
+		// brought up to date is searched, with one warning.
+		opt := m.indexOptions(ctx)
+		opt.NoRefresh = true
+		if ix, oerr := index.Open(newSource(m.st), opt); oerr == nil {
+			m.warn("", errors.New("the disk is full: searching the index as it was last brought up to date, without the changes since (free some space)"))
+			return ix, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot open index: %w", err)
 	}
@@ -828,20 +861,50 @@ func (m *Memory) Watch(ctx context.Context, events func(index.Event), sync *inde
 
 // readOnlyIndexDir returns where to keep the index of a store that cannot
 // be written (a read-only mount, a colleague's store), "" for a store that
-// keeps its own: the user's cache directory, one index per store path, so
-// that later commands find it made.
-func readOnlyIndexDir(root string) string {
+// keeps its own (see indexDirFor).
+func readOnlyIndexDir(root string) (string, error) {
 	dir := filepath.Join(root, ".index")
 	if _, err := os.Stat(dir); err != nil {
 		dir = root
 	}
 	if writable(dir) {
-		return ""
+		return "", nil
 	}
-	base, err := os.UserCacheDir()
-	if err != nil || !writable(filepath.Dir(base)) {
-		base = os.TempDir()
-	}
+	return indexDirFor(root, os.Geteuid())
+}
+
+// indexDirFor returns the index directory, made if need be, of the store
+// at root for user uid: one per store path in the user's cache directory,
+// so that later commands find it made, else in a directory of the user's
+// own under the temporary directory. Every directory of it from the
+// user's is private to the user, or made so: an index another user could
+// write would let them choose what this one's searches find. One that
+// belongs to someone else, or is a link, is refused.
+func indexDirFor(root string, uid int) (string, error) {
 	sum := sha256.Sum256([]byte(root))
-	return filepath.Join(base, "mira", "index", hex.EncodeToString(sum[:8]))
+	name := hex.EncodeToString(sum[:8])
+	if base, err := os.UserCacheDir(); err == nil && writable(filepath.Dir(base)) && os.MkdirAll(base, 0o700) == nil && ownDir(base, uid) {
+		return privateDirs(base, uid, "mira", "index", name)
+	}
+	base := os.TempDir()
+	return privateDirs(base, uid, fmt.Sprintf("mira-%d", uid), "index", name)
+}
+
+// privateDirs makes the directories names under base, one in the other,
+// each private to uid (see privateDir), and returns the last.
+func privateDirs(base string, uid int, names ...string) (string, error) {
+	dir := base
+	for _, n := range names {
+		dir = filepath.Join(dir, n)
+		if err := privateDir(dir, uid, true); err != nil {
+			return "", fmt.Errorf("cannot keep the index in %s: %w", dir, err)
+		}
+	}
+	return dir, nil
+}
+
+// diskFull reports whether err is a write refused for want of space: the
+// disk, or the user's quota, is full.
+func diskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }

@@ -76,3 +76,57 @@ func TestReadOnlyStore(t *testing.T) {
 		})
 	}
 }
+
+// TestReadOnlyStoreIndexNotShared: without a cache directory, the index of
+// a read-only store goes under $TMPDIR in a directory of the user's own,
+// 0700, not in one that every user shares and could plant an index in.
+func TestReadOnlyStoreIndexNotShared(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "home")
+	m, err := Open(t.Context(), Options{Home: src, Config: &Config{}, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Remember(t.Context(), []*mem.Entry{{Body: "the deploy runs on Fridays"}}, RememberOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	ro := filepath.Join(t.TempDir(), "ro")
+	os.Mkdir(ro, 0o700)
+	if out, err := exec.Command("mount", "--bind", src, ro).CombinedOutput(); err != nil {
+		t.Skipf("cannot bind-mount here (%v: %s); a read-only store is not tested", err, strings.TrimSpace(string(out)))
+	}
+	t.Cleanup(func() { exec.Command("umount", ro).Run() })
+	if out, err := exec.Command("mount", "-o", "remount,bind,ro", ro).CombinedOutput(); err != nil {
+		t.Skipf("cannot remount read-only (%v: %s)", err, strings.TrimSpace(string(out)))
+	}
+	tmp := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("HOME", "")
+	t.Setenv("TMPDIR", tmp)
+	m, err = Open(t.Context(), Options{Home: ro, Existing: true, Config: &Config{}, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := m.Recall(t.Context(), Query{Text: "deploy"})
+	m.Close()
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("recall on a read-only store = %v, %v", recs, err)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "mira")); err == nil {
+		t.Errorf("the index went into %s, which every user shares", filepath.Join(tmp, "mira"))
+	}
+	own := filepath.Join(tmp, fmt.Sprintf("mira-%d", os.Geteuid()))
+	if fi, err := os.Stat(own); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("%s: %v, %v; want the user's own directory, 0700", own, fi, err)
+	}
+	// Another user's directory there is refused, not searched.
+	if err := os.Chown(own, 4242, 4242); err != nil {
+		t.Fatalf("chown: %v", err)
+	}
+	if m, err := Open(t.Context(), Options{Home: ro, Existing: true, Config: &Config{}, Getenv: func(string) string { return "" }}); err == nil {
+		m.Close()
+		t.Error("an index directory of another user's was used")
+	} else if !strings.Contains(err.Error(), "another user") {
+		t.Errorf("open: %v, want it to say the directory is another user's", err)
+	}
+}

@@ -649,6 +649,10 @@ func Clone(ctx context.Context, url, home string, opt CloneOptions) error {
 	if !mem.IsStore(dst) {
 		return invalidf("clone %s: not a Mira store: it has no %s", url, mem.Marker)
 	}
+	// git made the clone as the umask says; a store is private.
+	if _, err := mem.MakePrivate(dst); err != nil {
+		return fmt.Errorf("clone %s: %w", url, err)
+	}
 	os.Remove(abs) // an empty directory given as home
 	if err := os.Rename(dst, abs); err != nil {
 		return fmt.Errorf("clone %s: %w", url, err)

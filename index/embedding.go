@@ -253,7 +253,7 @@ func (c *call) buildVectors(indexDir, genDir string, docs []vecInput) (vecMeta, 
 		if model, err = embed.Fit(texts, embed.FitOptions{MaxTexts: FitMaxTexts}); err != nil {
 			return vm, fmt.Errorf("fit embedding model: %w", err)
 		}
-		err = atomicfile.WriteWith(filepath.Join(genDir, modelName), 0o644, true, func(w io.Writer) error {
+		err = atomicfile.WriteWith(filepath.Join(genDir, modelName), 0o600, true, func(w io.Writer) error {
 			_, err := model.WriteTo(w)
 			return err
 		})

@@ -52,7 +52,7 @@ func lockGen(genDir string, writable bool, timeout time.Duration) (*genLock, err
 // createLock makes the lock file of a new generation and takes it
 // exclusively, for as long as the generation is being built.
 func createLock(genDir string, timeout time.Duration) (*genLock, error) {
-	f, err := os.OpenFile(filepath.Join(genDir, lockName), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(filepath.Join(genDir, lockName), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, err
 	}

@@ -263,7 +263,7 @@ func (ix *Index) loadVectors() (*vecSide, error) {
 func (ix *Index) markDamaged(err error) error {
 	var d *damagedError
 	if errors.As(err, &d) && !d.outdated && !d.missing {
-		os.WriteFile(filepath.Join(ix.gen, damagedMark), []byte(err.Error()+"\n"), 0o644)
+		os.WriteFile(filepath.Join(ix.gen, damagedMark), []byte(err.Error()+"\n"), 0o600)
 	}
 	return err
 }

@@ -219,6 +219,7 @@ func Open(src Source, opt Options) (*Index, error) {
 // missing or cannot be trusted.
 func open(src Source, c *call, want probe) (*Index, error) {
 	dir := c.dir(src)
+	c.heal(dir)
 	var built Stats
 	for try := 0; ; try++ {
 		ix := &Index{src: src, c: c, dir: dir}

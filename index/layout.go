@@ -552,7 +552,10 @@ func writeManifest(genDir string, m manifest, changed []string) error {
 
 // appendSync appends b to the file name (created if need be) and syncs it.
 func appendSync(name string, b []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err := atomicfile.Check(name); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
@@ -581,5 +584,5 @@ func oneLine(s string) string {
 // directory, fsync, rename, fsync of the directory. The temporary file is
 // removed on error.
 func writeFileAtomic(name string, data []byte) error {
-	return atomicfile.Write(name, data, 0o644, true)
+	return atomicfile.Write(name, data, 0o600, true)
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -26,7 +27,8 @@ func Rebuild(src Source, opt Options) (Stats, error) {
 func rebuild(src Source, c *call) (st Stats, err error) {
 	start := time.Now()
 	dir := c.dir(src)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	c.heal(dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return st, fmt.Errorf("create index directory: %w", err)
 	}
 	gen, err := newGeneration(dir)
@@ -110,7 +112,7 @@ func rebuild(src Source, c *call) (st Stats, err error) {
 func newGeneration(dir string) (string, error) {
 	for n := time.Now().UnixNano(); ; n++ {
 		name := genPrefix + strconv.FormatInt(n, 10)
-		err := os.Mkdir(filepath.Join(dir, name), 0o755)
+		err := os.Mkdir(filepath.Join(dir, name), 0o700)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -155,4 +157,26 @@ func (ix *Index) tidy(current string) {
 			}
 		}
 	}
+}
+
+// heal removes what stands at the index directory's place and is not a
+// directory (a file, a link to nothing), with one warning: the index is
+// disposable, and nothing could be indexed until it is gone. A link to a
+// directory (an index kept on another disk) is left alone.
+func (c *call) heal(dir string) {
+	fi, err := os.Stat(dir)
+	if err == nil && fi.IsDir() {
+		return
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		return
+	}
+	if _, lerr := os.Lstat(dir); lerr != nil {
+		return // nothing there: it is made
+	}
+	if rerr := os.Remove(dir); rerr != nil {
+		c.warn(dir, fmt.Errorf("the index directory is not a directory, and cannot be removed: %w", rerr))
+		return
+	}
+	c.warn(dir, errors.New("the index directory was not a directory: removed it, the index is rebuilt"))
 }

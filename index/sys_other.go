@@ -32,7 +32,7 @@ func lockIdle(path string) (unlock func(), ok bool) {
 // flock, which Unix systems have): two processes that write the same
 // vector cache at the same moment are not kept apart.
 func lockFile(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ func lockIdle(path string) (unlock func(), ok bool) {
 // be), waiting for other processes to release it. The kernel releases it
 // if the process dies.
 func lockFile(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}

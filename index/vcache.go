@@ -124,7 +124,7 @@ func (c *vcache) put(hashes []textHash, vecs [][]float32) error {
 	if len(hashes) == 0 {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(c.keys), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(c.keys), 0o700); err != nil {
 		return fmt.Errorf("vector cache: %w", err)
 	}
 	unlock, err := lockFile(c.lock)
@@ -164,7 +164,7 @@ func (c *vcache) put(hashes []textHash, vecs [][]float32) error {
 // appendAt truncates name to at bytes, writes data there and syncs. A file
 // shorter than at (or new) is started over with head.
 func appendAt(name string, at int64, head, data []byte) error {
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ func (c *vcache) compact(keep map[textHash]bool) error {
 	if err := writeFileAtomic(c.keys, c.header()); err != nil {
 		return err
 	}
-	if err := atomicfile.Write(c.vecs, data, 0o644, true); err != nil {
+	if err := atomicfile.Write(c.vecs, data, 0o600, true); err != nil {
 		return err
 	}
 	return writeFileAtomic(c.keys, keys)

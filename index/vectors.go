@@ -626,7 +626,7 @@ func writeVecFile(name, embedder string, dim int, docs []*vecDoc, l *baseLayout)
 	sum := crc32.Update(crc32.Update(crc32.Checksum(head, castagnoli), castagnoli, rows), castagnoli, lex)
 	tail := binary.LittleEndian.AppendUint32(nil, sum)
 	tail = append(tail, make([]byte, vecPad(len(head)+len(rows)+len(lex)+len(tail)))...)
-	return atomicfile.WriteWith(name, 0o644, true, func(w io.Writer) error {
+	return atomicfile.WriteWith(name, 0o600, true, func(w io.Writer) error {
 		for _, b := range [][]byte{head, rows, lex, tail} {
 			if _, err := w.Write(b); err != nil {
 				return err
@@ -1290,7 +1290,10 @@ func logRecord(b []byte, d *vecDoc, del bool) []byte {
 // committed, first cutting off a torn record a crashed writer may have left
 // after it, and syncs it. It returns the log's new length.
 func appendLog(log string, committed int64, records []byte) (int64, error) {
-	f, err := os.OpenFile(log, os.O_RDWR|os.O_CREATE, 0o644)
+	if err := atomicfile.Check(log); err != nil {
+		return 0, fmt.Errorf("vector log: %w", err)
+	}
+	f, err := os.OpenFile(log, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return 0, fmt.Errorf("vector log: %w", err)
 	}

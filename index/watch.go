@@ -86,7 +86,7 @@ func writeLease(dir string, l lease) error {
 	}
 	// A heartbeat need not survive a crash (a lost one only makes readers
 	// run their own stat pass), so it is not synced to disk.
-	return atomicfile.Write(filepath.Join(dir, leaseName), append(b, '\n'), 0o644, false)
+	return atomicfile.Write(filepath.Join(dir, leaseName), append(b, '\n'), 0o600, false)
 }
 
 // Syncer lets a process that runs Watch search the index as fresh as the

@@ -17,7 +17,7 @@ func WriteFileAtomic(name string, data []byte, perm os.FileMode) error {
 // writeFile is WriteFileAtomic where durability may be left to one sync of
 // the file system for a whole batch (see syncFS).
 func writeFile(name string, data []byte, perm os.FileMode, durable bool) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(name), DirMode); err != nil {
 		return err
 	}
 	return atomicfile.Write(name, data, perm, durable)

@@ -69,7 +69,7 @@ func acquire(ctx context.Context, path, command string, timeout time.Duration) (
 	deadline := time.Now().Add(timeout)
 	wait := 2 * time.Millisecond
 	for {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FileMode)
 		if err == nil {
 			_, werr := f.Write(append(data, '\n'))
 			serr := f.Sync()

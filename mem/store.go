@@ -18,14 +18,14 @@ import (
 	"unsafe"
 
 	"github.com/miramem/mira/internal/gitrepo"
+	"github.com/miramem/mira/internal/paths"
 	"github.com/miramem/mira/internal/rawfile"
 	"github.com/oklog/ulid/v2"
 )
 
 // gitignore is written into a new store: everything derived or transient
 // stays out of history.
-const gitignore = `# Derived or transient; never committed.
-.index/
+const gitignore = paths.StoreIgnoreHead + `.index/
 .lock
 .lock.*
 *.tmp
@@ -53,7 +53,7 @@ type Store struct {
 // Marker is the file that says a directory is a Mira store. Mira writes
 // it, committed, when it creates a store, and never takes over a
 // directory that holds anything else.
-const Marker = ".mira-store"
+const Marker = paths.StoreMarker
 
 const markerText = "This directory is a Mira memory store: Markdown files in entries/, versioned with git.\n"
 
@@ -71,16 +71,7 @@ func (e *NotStoreError) Error() string {
 // IsStore reports whether root is a Mira store: a git repository with the
 // marker, or one made before the marker existed, recognised by the
 // .gitignore Mira writes into every store.
-func IsStore(root string) bool {
-	if _, err := os.Stat(filepath.Join(root, ".git", "HEAD")); err != nil {
-		return false
-	}
-	if _, err := os.Stat(filepath.Join(root, Marker)); err == nil {
-		return true
-	}
-	b, err := os.ReadFile(filepath.Join(root, ".gitignore"))
-	return err == nil && strings.HasPrefix(string(b), gitignore[:strings.IndexByte(gitignore, '\n')+1])
-}
+func IsStore(root string) bool { return paths.IsStore(root) }
 
 // claimable reports whether Mira may make root a store: it does not exist,
 // or holds nothing but a lock file of Mira's, and, with emptyRepo, a git
@@ -171,6 +162,18 @@ func OpenExisting(root, command string) (*Store, error) {
 	return s, s.openRepo()
 }
 
+// Absent returns the store that root would be, which is not there: it
+// reads as empty, without history, and may only be read or written by a
+// dry run (Begin(true)), which shows what a first command would do.
+func Absent(root, command string) *Store {
+	s, err := newStore(root, command)
+	if err != nil {
+		s = &Store{Root: root, Now: time.Now, Command: command}
+		s.Sign(Signature{})
+	}
+	return s
+}
+
 // noStoreError is a missing or empty store directory; it matches both
 // ErrNoStore and fs.ErrNotExist.
 type noStoreError struct{ root string }
@@ -214,8 +217,14 @@ func (s *Store) create(ctx context.Context, lockTimeout time.Duration) error {
 	if !ok && !creating {
 		return &NotStoreError{Root: s.Root}
 	}
-	if err := os.MkdirAll(s.Root, 0o755); err != nil {
+	if err := os.MkdirAll(s.Root, DirMode); err != nil {
 		return err
+	}
+	if fi, err := os.Stat(s.Root); err == nil && fi.Mode().Perm()&0o077 != 0 && unixModes {
+		// An empty directory the user made: the store is private.
+		if err := os.Chmod(s.Root, fi.Mode().Perm()&^0o077); err != nil {
+			return err
+		}
 	}
 	l, err := acquire(ctx, filepath.Join(s.Root, lockFile), s.Command, lockTimeout)
 	if err != nil {
@@ -244,13 +253,13 @@ func (s *Store) create(ctx context.Context, lockTimeout time.Duration) error {
 		}
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(s.Root, "entries"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(s.Root, "entries"), DirMode); err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(filepath.Join(s.Root, ".gitignore"), []byte(gitignore), 0o644); err != nil {
+	if err := WriteFileAtomic(filepath.Join(s.Root, ".gitignore"), []byte(gitignore), FileMode); err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(filepath.Join(s.Root, Marker), []byte(markerText), 0o644); err != nil {
+	if err := WriteFileAtomic(filepath.Join(s.Root, Marker), []byte(markerText), FileMode); err != nil {
 		return err
 	}
 	_, err = r.Commit([]gitrepo.Change{{Path: ".gitignore"}, {Path: Marker}}, "init: new memory store\n\nMira-Command: "+s.Command+"\n", s.sig())
@@ -279,10 +288,20 @@ func (s *Store) Lock(ctx context.Context, timeout time.Duration) (*Lock, error) 
 }
 
 // Head returns the current commit, "" before the first.
-func (s *Store) Head() (string, error) { return s.repo.Head() }
+func (s *Store) Head() (string, error) {
+	if s.repo == nil {
+		return "", nil // an Absent store
+	}
+	return s.repo.Head()
+}
 
 // Diff returns entry paths changed between two commits.
-func (s *Store) Diff(from, to string) ([]string, error) { return s.repo.Diff(from, to, "entries/") }
+func (s *Store) Diff(from, to string) ([]string, error) {
+	if s.repo == nil {
+		return nil, nil // an Absent store
+	}
+	return s.repo.Diff(from, to, "entries/")
+}
 
 // NewID returns a new time-sortable id (a ULID) for time t. Ids made in one
 // process for the same millisecond still sort in creation order.

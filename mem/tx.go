@@ -280,7 +280,7 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 	if err != nil {
 		return "", err
 	}
-	if err := WriteFileAtomic(tx.s.journalPath(), jdata, 0o644); err != nil {
+	if err := WriteFileAtomic(tx.s.journalPath(), jdata, FileMode); err != nil {
 		return "", fmt.Errorf("write journal: %w", err)
 	}
 	fail := func(err error) (string, error) {
@@ -303,7 +303,7 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 			changes = append(changes, gitrepo.Change{Path: f.Path, Delete: true})
 			continue
 		}
-		if err := writeFile(name, f.data, 0o644, !batch); err != nil {
+		if err := writeFile(name, f.data, FileMode, !batch); err != nil {
 			return fail(fmt.Errorf("write %s: %w", f.Path, err))
 		}
 		changes = append(changes, gitrepo.Change{Path: f.Path})
@@ -347,7 +347,7 @@ func (s *Store) undo(j journal) error {
 			}
 			continue
 		}
-		if err := WriteFileAtomic(name, f.Before, 0o644); err != nil {
+		if err := WriteFileAtomic(name, f.Before, FileMode); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -48,10 +48,10 @@ func (a *Artifacts) Save(text, ext string) (id, rel string, err error) {
 	}
 	rel = path.Join("artifacts", a.Scope, id+"."+ext)
 	name := filepath.Join(a.Store, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 		return "", "", fmt.Errorf("save artifact: %w", err)
 	}
-	if err := atomicfile.Write(name, []byte(text), 0o644, true); err != nil {
+	if err := atomicfile.Write(name, []byte(text), 0o600, true); err != nil {
 		return "", "", fmt.Errorf("save artifact: %w", err)
 	}
 	return id, rel, nil

@@ -16,6 +16,24 @@ import (
 	"path/filepath"
 )
 
+// Fail, when set, is asked before each file is written and fails the write
+// with the error it returns, as the file system would: tests make a disk
+// full (syscall.ENOSPC) with it where they cannot fill one. Programs leave
+// it nil.
+var Fail func(name string) error
+
+// Check returns what Fail says of a write of name, nil when it is not set.
+// Writers other than Write and WriteWith (logs appended to) ask it too.
+func Check(name string) error {
+	if Fail == nil {
+		return nil
+	}
+	if err := Fail(name); err != nil {
+		return &os.PathError{Op: "write", Path: name, Err: err}
+	}
+	return nil
+}
+
 // Write replaces name with data, written in one call: a buffer would only
 // copy it (and a bulk load writes a hundred thousand small files, for which
 // WriteWith's buffer cost 25 GB of allocation).
@@ -40,6 +58,9 @@ func WriteWith(name string, perm os.FileMode, durable bool, fill func(io.Writer)
 // write replaces name with what fill writes to the temporary file.
 func write(name string, perm os.FileMode, durable bool, fill func(*os.File) error) (err error) {
 	dir := filepath.Dir(name)
+	if err := Check(name); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)

@@ -157,7 +157,7 @@ func (w *objectWriter) writeTemp(fanout string, t plumbing.ObjectType, data []by
 		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == 3 {
 			break
 		}
-		if err := os.MkdirAll(fanout, 0o755); err != nil {
+		if err := os.MkdirAll(fanout, 0o700); err != nil {
 			return "", false, err
 		}
 		newDir = true
@@ -222,7 +222,7 @@ func syncReadOnly(name string) error {
 	}
 	err = f.Sync()
 	if err == nil {
-		err = f.Chmod(0o444)
+		err = f.Chmod(0o400)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -128,7 +128,7 @@ func (p *packBuilder) write(objects string) (string, error) {
 // a failure leaves no file behind.
 func savePack(objects string, body func(io.Writer) (plumbing.Hash, error), index func(pf *os.File, sum plumbing.Hash) (*idxfile.MemoryIndex, error)) (string, error) {
 	dir := filepath.Join(objects, "pack")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
 	var tmps []string
@@ -202,7 +202,7 @@ func writeIndexTemp(dir string, idx *idxfile.MemoryIndex) (*os.File, error) {
 // same order) that is already complete is kept.
 func installPack(dir string, pf, xf *os.File, sum plumbing.Hash) (string, error) {
 	for _, f := range []*os.File{pf, xf} {
-		if err := f.Chmod(0o444); err != nil {
+		if err := f.Chmod(0o400); err != nil {
 			return "", err
 		}
 		if err := f.Close(); err != nil {

@@ -68,8 +68,8 @@ func TestCommitWritesPack(t *testing.T) {
 		t.Errorf("git verify-pack -v:\n%s", out)
 	}
 	for _, f := range []string{idx, strings.TrimSuffix(idx, ".idx") + ".pack"} {
-		if fi, err := os.Stat(f); err != nil || fi.Mode().Perm() != 0o444 {
-			t.Errorf("%s: %v, %v; want read-only", f, fi, err)
+		if fi, err := os.Stat(f); err != nil || fi.Mode().Perm() != 0o400 {
+			t.Errorf("%s: %v, %v; want read-only, private", f, fi, err)
 		}
 	}
 	if got := len(committedPaths(t, dir, h)); got != PackMin {

@@ -84,7 +84,7 @@ func Init(dir string) (created bool, err error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return false, fmt.Errorf("init %s: %w", dir, err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return false, fmt.Errorf("init %s: %w", dir, err)
 	}
 	tmp, err := os.MkdirTemp(dir, ".git-init-*.tmp")
@@ -97,22 +97,18 @@ func Init(dir string) (created bool, err error) {
 		}
 	}()
 	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags", "info"} {
-		if err := os.MkdirAll(filepath.Join(tmp, filepath.FromSlash(d)), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(tmp, filepath.FromSlash(d)), 0o700); err != nil {
 			return false, fmt.Errorf("init %s: %w", dir, err)
 		}
 	}
 	files := []struct{ name, content string }{
 		{"HEAD", "ref: " + DefaultBranch + "\n"},
-		{"config", "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n"},
+		{"config", "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n\tsharedRepository = 0600\n"},
 	}
 	for _, f := range files {
-		if err := writeSynced(filepath.Join(tmp, f.name), []byte(f.content), 0o644); err != nil {
+		if err := writeSynced(filepath.Join(tmp, f.name), []byte(f.content), 0o600); err != nil {
 			return false, fmt.Errorf("init %s: %w", dir, err)
 		}
-	}
-	// MkdirTemp made the directory private; .git is normally not.
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return false, fmt.Errorf("init %s: %w", dir, err)
 	}
 	if err := atomicfile.SyncDir(tmp); err != nil {
 		return false, fmt.Errorf("init %s: %w", dir, err)
@@ -351,7 +347,7 @@ func (r *Repo) packedRef(name string) (plumbing.Hash, error) {
 // the old or the new value either way.
 func (r *Repo) updateRef(ref string, old, new plumbing.Hash) error {
 	path := filepath.Join(r.gitDir, filepath.FromSlash(ref))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
 	if _, err := createLock(path+".lock", r.gitDir, r.workDir); err != nil {
@@ -401,7 +397,7 @@ func (r *Repo) writeTemp(pattern string, write func(io.Writer) error) (name stri
 	if err := write(f); err != nil {
 		return "", err
 	}
-	if err := f.Chmod(0o644); err != nil {
+	if err := f.Chmod(0o600); err != nil {
 		return "", err
 	}
 	if err := f.Sync(); err != nil {

@@ -6,6 +6,7 @@ package paths
 import (
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // ConfigFile returns the configuration file to read ($MIRA_CONFIG, else
@@ -74,4 +75,26 @@ func Home(flag string, getenv func(string) string, configHome func() (string, er
 		}
 	}
 	return DefaultHome(getenv), nil
+}
+
+// StoreMarker is the file that says a directory is a Mira store (see
+// mem.Marker).
+const StoreMarker = ".mira-store"
+
+// StoreIgnoreHead is the first line of the .gitignore Mira writes into
+// every store: it recognises the stores made before the marker existed.
+const StoreIgnoreHead = "# Derived or transient; never committed.\n"
+
+// IsStore reports whether root is a Mira store: a git repository with the
+// marker, or with the .gitignore Mira writes. A client that must not
+// write into someone's repository checks this before anything else.
+func IsStore(root string) bool {
+	if _, err := os.Stat(filepath.Join(root, ".git", "HEAD")); err != nil {
+		return false
+	}
+	if _, err := os.Stat(filepath.Join(root, StoreMarker)); err == nil {
+		return true
+	}
+	b, err := os.ReadFile(filepath.Join(root, ".gitignore"))
+	return err == nil && strings.HasPrefix(string(b), StoreIgnoreHead)
 }

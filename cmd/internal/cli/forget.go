@@ -40,7 +40,10 @@ func (c *ForgetCmd) run(ctx context.Context, o *IO) error {
 			return usagef("nothing to forget: no ids on stdin")
 		}
 	}
-	m, err := c.open(ctx, o, "mira-forget", "")
+	m, err := c.openWith(ctx, o, "mira-forget", "", openOptions{existing: true})
+	if errors.Is(err, mira.ErrNoStore) {
+		return usagef("%v: nothing to forget", err)
+	}
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ func (c *Common) open(ctx context.Context, o *IO, command, project string) (*mir
 type openOptions struct {
 	warm     bool // keep it open and fresh (a server)
 	existing bool // a reader: never create the store
+	absent   bool // with existing, a missing store is an empty one (dry runs)
 	lag      bool // reads do not wait for the watcher (mira.Options.Lag)
 }
 
@@ -37,7 +38,7 @@ func (c *Common) openWith(ctx context.Context, o *IO, command, project string, h
 	opt := mira.Options{
 		Home: home, Command: command, Config: o.config(), Getenv: o.Getenv,
 		Embedder: c.Embed, LockTimeout: c.LockTimeout, Project: project,
-		Warn: (&warnOnce{o: o}).warn, Keep: o.keep, Fresh: o.ready, Records: o.records, Warm: how.warm, Lag: how.lag, Existing: how.existing,
+		Warn: (&warnOnce{o: o}).warn, Keep: o.keep, Fresh: o.ready, Records: o.records, Warm: how.warm, Lag: how.lag, Existing: how.existing, Absent: how.absent,
 	}
 	if opt.Embedder == "" {
 		opt.Embedder = mira.BuiltinEmbedder

@@ -116,7 +116,8 @@ func (c *RememberCmd) remember(ctx context.Context, o *IO, entries []*mem.Entry,
 	if err := mira.Check(entries, opt); err != nil {
 		return nil, err
 	}
-	m, err := c.open(ctx, o, "mira-remember", project(o, ""))
+	// A dry run writes nothing, a new store included.
+	m, err := c.openWith(ctx, o, "mira-remember", project(o, ""), openOptions{existing: opt.DryRun, absent: opt.DryRun})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/miramem/mira/internal/paths"
 	"github.com/miramem/mira/internal/proc"
 )
 
@@ -25,11 +26,17 @@ import (
 // its signals do not reach it, with its standard input /dev/null and its
 // output appended to ServeLog.
 func Start(home, target string) (conn, error) {
-	if fi, err := os.Stat(filepath.Join(home, ".git")); err != nil || !fi.IsDir() {
-		return -1, errors.New("no store") // the command says so
+	// Nothing is written into what is not a store: the command says so.
+	if !paths.IsStore(home) {
+		return -1, errors.New("no store")
+	}
+	// A store that other users can read is made private by the command,
+	// which tells its user so; the server it starts next time could not.
+	if fi, err := os.Stat(home); err != nil || fi.Mode().Perm()&0o077 != 0 {
+		return -1, errors.New("the store is not private")
 	}
 	dir := filepath.Join(home, ".index")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return -1, err
 	}
 	lock := filepath.Join(dir, ServeLock)
@@ -179,7 +186,7 @@ func lockFD(fd int) (unlock func(), ok bool) {
 // ErrServed while another process holds it.
 func LockServe(home string) (unlock func(), err error) {
 	dir := filepath.Join(home, ".index")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	path := filepath.Join(dir, ServeLock)
