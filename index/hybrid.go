@@ -611,9 +611,9 @@ type vecHit struct {
 // The scan replaces an index of github.com/kelindar/search built in every
 // process: that package copies and normalises each vector as it is added
 // and can load none already normalised with an id, so a query paid for
-// building the index again, 22 ms at 10k rows against 1.5 ms for this
-// scan (0.6 ms for its SIMD search once built; the nearest parts of BenchmarkVectorParts). A
-// command runs one query per process, so the build never pays off.
+// building the index again, about fifteen times this scan at 10k rows
+// (BenchmarkVectorParts). A command runs one query per process, so the
+// build never pays off.
 func (vq *vecQuery) nearest(q Query, n int, minCos float64) ([]vecHit, error) {
 	if vq.vec == nil || n <= 0 {
 		return nil, nil
