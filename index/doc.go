@@ -207,6 +207,6 @@
 // the generation's lock held: shared while it reads, exclusive while its
 // own writer updates, the searches of the process never waiting for it
 // (keptLock). The lock goes before a writer elsewhere could wait on it
-// long: after half a second unused, a writable one after 50 ms unused or
-// a second old.
+// long: after half a second unused; a writable one after 50 ms unused,
+// or, once a second old, as soon as its last user is done.
 package index
