@@ -137,11 +137,9 @@ func (m *Model) fitLSA(words []docWords, ix map[uint64]int32, o FitOptions) {
 const (
 	lsaOversample = 16
 	// lsaPowerIters trades fit time for accuracy of the trailing singular
-	// directions: 2 scored as well as 3 (vector recall@10 0.740 and 0.738
-	// in sequence) for two thirds of the work, and 1 as well as 2 (LoCoMo
-	// in sequence, R@1/R@5/R@10: 0.313/0.645/0.740 against
-	// 0.306/0.643/0.740 per conversation, 0.261/0.593/0.716 against
-	// 0.261/0.597/0.710 with one model for all six) for two thirds of that.
+	// directions: one iteration scores on LoCoMo as more do (TestLoCoMo,
+	// per conversation and with one model for all; docs/performance.md)
+	// for a fraction of the fit's products (BenchmarkFit100k).
 	lsaPowerIters = 1
 )
 
