@@ -396,7 +396,6 @@ func (ix *Index) rowsFor() (*vecStore, func(), error) {
 	return ix.rows, func() {}, ix.rowsErr
 }
 
-// vectorQuery embeds the query text.
 // LoadVectors reads the generation's vectors and its query embedder now,
 // as the first hybrid search would: a server calls it when it starts, so
 // that its first requests do not wait for them. With a Keep they stay
@@ -432,6 +431,7 @@ func (ix *Index) searchSide() (*vecSide, func(), error) {
 	return side, func() {}, err
 }
 
+// vectorQuery embeds the query text.
 func (ix *Index) vectorQuery(text string) (*vecQuery, error) {
 	side, done, err := ix.searchSide()
 	if err != nil {
