@@ -50,12 +50,9 @@ func (m *Model) selectVocab(wordDF map[uint64]uint32, o FitOptions) map[uint64]i
 // words, get nearby vectors, and a word seen once still lands where its
 // conversation was.
 //
-// Plain LSA (rows of single texts) scored vector recall@10 0.601 on LoCoMo,
-// the windowed rows 0.716. In an earlier run against 0.721 for the
-// windowed rows, random indexing over the same windows (sparse ±1 index
-// vectors summed per context, 256–384 dimensions) reached only
-// 0.660–0.665, and scaling the vectors by powers of the singular values did
-// not help (σ^0.5: 0.725, σ^1: 0.715).
+// Rows of windows rather than single texts, and LSA rather than random
+// indexing or singular-value scaling, because they scored best on LoCoMo
+// (TestLoCoMo; docs/performance.md).
 func (m *Model) fitLSA(words []docWords, ix map[uint64]int32, o FitOptions) {
 	k := m.p.SemDim
 	m.sigma = make([]float32, k)
@@ -137,11 +134,9 @@ func (m *Model) fitLSA(words []docWords, ix map[uint64]int32, o FitOptions) {
 const (
 	lsaOversample = 16
 	// lsaPowerIters trades fit time for accuracy of the trailing singular
-	// directions: 2 scored as well as 3 (vector recall@10 0.740 and 0.738
-	// in sequence) for two thirds of the work, and 1 as well as 2 (LoCoMo
-	// in sequence, R@1/R@5/R@10: 0.313/0.645/0.740 against
-	// 0.306/0.643/0.740 per conversation, 0.261/0.593/0.716 against
-	// 0.261/0.597/0.710 with one model for all six) for two thirds of that.
+	// directions: one iteration scores on LoCoMo as more do (TestLoCoMo,
+	// per conversation and with one model for all; docs/performance.md)
+	// for a fraction of the fit's products (BenchmarkFit100k).
 	lsaPowerIters = 1
 )
 

@@ -20,26 +20,23 @@ type FitOptions struct {
 	Dim int
 	// SemDim is the length of the learned block. Zero picks it from the
 	// corpus size N: N^0.75 rounded to a multiple of 8, at most N/4 (at
-	// least 2) and at most Dim-128. The best rank grows with the corpus:
-	// for single LoCoMo conversations (370–680 texts) vector recall@10 was
-	// 0.729, 0.733, 0.716, 0.713, 0.679, 0.626 at 64, 96, 128, 160, 256,
-	// 384 dimensions, while one model over all six (3,435 texts) still
-	// gained from 256 to 512 (0.650 → 0.681). Negative means no learned
-	// block: the model then only weights the lexical features by IDF.
+	// least 2) and at most Dim-128, since the best rank grows with the
+	// corpus (TestLoCoMoSweep; docs/performance.md). Negative means no
+	// learned block: the model then only weights the lexical features by
+	// IDF.
 	SemDim int
 	// Window is how many texts on each side of a text count as its context
 	// when learning (default 2; negative means none); WindowWeight is their
 	// weight against the text's own words (default 0.5). Context is what
 	// lets a word meet the words of the conversation around it: on LoCoMo
-	// it raised vector recall@10 from 0.601 (no window) to 0.716. The
-	// profile matters little: ±1 gave 0.697, ±3 0.706, weights 0.3 and 1
-	// 0.713 and 0.709.
+	// it raised vector recall@10 by more than a tenth, and its profile
+	// matters little (TestLoCoMoSweep; docs/performance.md).
 	Window       int
 	WindowWeight float64
 	// MinDF is the number of texts a word must occur in to get a learned
 	// vector (default 1). With a window, even a word seen once has a
-	// context to learn from, and rare words are the telling ones: MinDF 2
-	// gave vector recall@10 0.658 against 0.716 for MinDF 1.
+	// context to learn from, and rare words are the telling ones (MinDF 2
+	// lost recall on LoCoMo; docs/performance.md).
 	MinDF int
 	// MaxVocab caps the words with learned vectors, most frequent first
 	// (default 50,000), which bounds the model file and the fit time.
@@ -97,13 +94,9 @@ const (
 	// minLexDim is the smallest lexical block the adaptive rank leaves.
 	minLexDim = 128
 	// defaultSemWeight is the share of the learned block in the cosine.
-	// Within one conversation the lexical block added nothing (vector
-	// recall@10 0.716 learned alone at 128 dimensions, 0.715 with 256
-	// lexical ones at 0.85; in sequence 0.739 and 0.735); over all six
-	// conversations it helped a little (0.650 → 0.654 at 256 learned
-	// dimensions). It is kept for robustness: words that appear after the
-	// model was fitted have no learned vector, and the lexical block still
-	// matches them.
+	// The lexical block adds little on LoCoMo (docs/performance.md) but is
+	// kept for robustness: words that appear after the model was fitted
+	// have no learned vector, and the lexical block still matches them.
 	defaultSemWeight = 0.85
 )
 

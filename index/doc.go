@@ -3,14 +3,16 @@
 // words for BM25, and its vector), brought up
 // to date with the files on every Open, rebuilt when it is missing,
 // damaged or of an older format, and kept fresh by Watch while a watcher
-// runs. Search is hybrid: lexical and vector candidates, fused, the query
-// vector moved toward the best fused hit and the vector side fused again,
-// weighted by recency (and by closeness to a day or month the query names) and
-// diversified by MMR (see Ranking). A conversation turn's
-// BM25 text carries the turn before it (Doc.Context, TurnOrder); vectors
-// are found by an exact scan of the stored unit vectors, which a
-// long-lived process makes through their 8-bit codes with the same result
-// (q8.go).
+// runs. Search is hybrid: lexical and vector candidates (a query's
+// abbreviations and the names of kinds of software widened to their other
+// forms and members, abbrev.go and vocab.go), fused, the query vector
+// moved toward the best fused hit and the vector side fused again,
+// weighted by recency, with bonuses for the query's project, for a day or
+// month the query names and for a decision when it asks what was chosen,
+// and diversified by MMR (see Ranking). A conversation turn's BM25 text
+// carries the turn before it (Doc.Context, TurnOrder); vectors are found
+// by an exact scan of the stored unit vectors, which a long-lived process
+// makes through their 8-bit codes with the same result (q8.go).
 //
 // The index never reads the store's file format itself: it sees the store
 // through the small Source interface, which the store implements, and
@@ -23,8 +25,9 @@
 //
 //	.index/CURRENT            one line: the name of the active generation
 //	.index/watch              the watcher's lease (JSON), while one runs
-//	.index/recall.sock        the socket a serving watcher answers recalls on
-//	                          (not this package's; see cmd/internal/relay)
+//	.index/recall.sock        a serving watcher's socket, and
+//	.index/serve.{lock,log}   the lock it holds and the log of one started on
+//	                          demand (not this package's; see cmd/internal/relay)
 //	.index/cache/             vectors of external embedders, by text (below)
 //	.index/g-<unixnano>/      a generation:
 //	    meta.json             format version, indexed commit, counts, times
@@ -165,7 +168,8 @@
 // for the paths committed since; unless a watcher holds a fresh lease (or
 // Options.SkipStat is set), it also runs a stat pass (Source.Stat) and
 // compares sizes and modification times with the manifest. Only the changed
-// files are loaded and indexed, in batches of a thousand.
+// files are loaded (on every core when there are more than a few) and
+// indexed, all in one update of the vector store, the manifest and the meta.
 //
 // # Concurrency
 //
@@ -200,7 +204,9 @@
 // cookie's: the kernel queues them in order. Such a process also passes
 // Options.Keep, to its own batches too: it keeps the vectors and the model
 // loaded from one Open to the next while the generation is unchanged, and
-// the generation's lock held shared. The lock goes before any writer could
-// wait on it: before this process opens the generation for writing, and
-// after half a second unused.
+// the generation's lock held: shared while it reads, exclusive while its
+// own writer updates, the searches of the process never waiting for it
+// (keptLock). The lock goes before a writer elsewhere could wait on it
+// long: after half a second unused; a writable one after 50 ms unused,
+// or, once a second old, as soon as its last user is done.
 package index

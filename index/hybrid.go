@@ -396,7 +396,6 @@ func (ix *Index) rowsFor() (*vecStore, func(), error) {
 	return ix.rows, func() {}, ix.rowsErr
 }
 
-// vectorQuery embeds the query text.
 // LoadVectors reads the generation's vectors and its query embedder now,
 // as the first hybrid search would: a server calls it when it starts, so
 // that its first requests do not wait for them. With a Keep they stay
@@ -432,6 +431,7 @@ func (ix *Index) searchSide() (*vecSide, func(), error) {
 	return side, func() {}, err
 }
 
+// vectorQuery embeds the query text.
 func (ix *Index) vectorQuery(text string) (*vecQuery, error) {
 	side, done, err := ix.searchSide()
 	if err != nil {
@@ -611,9 +611,9 @@ type vecHit struct {
 // The scan replaces an index of github.com/kelindar/search built in every
 // process: that package copies and normalises each vector as it is added
 // and can load none already normalised with an id, so a query paid for
-// building the index again, 22 ms at 10k rows against 1.5 ms for this
-// scan (0.6 ms for its SIMD search once built; the nearest parts of BenchmarkVectorParts). A
-// command runs one query per process, so the build never pays off.
+// building the index again, about fifteen times this scan at 10k rows
+// (BenchmarkVectorParts). A command runs one query per process, so the
+// build never pays off.
 func (vq *vecQuery) nearest(q Query, n int, minCos float64) ([]vecHit, error) {
 	if vq.vec == nil || n <= 0 {
 		return nil, nil

@@ -47,10 +47,11 @@ func (b *keptLock) shut() {
 }
 
 // keepIdle is how long an unused kept handle stays open, keepIdleWritable
-// an unused writable one (in a hyperfine loop of mira-remember beside a
-// serving watcher at 1k entries, the writers waited up to 636 ms for the
-// lock with 500 ms, 226 ms with 50 ms); keepWritable how long a writable
-// one is kept before it is let go of at its next release.
+// an unused writable one, short because a writer in another process waits
+// for it (a loop of mira-remember beside a serving watcher: the slowest
+// waited about three times as long at 500 ms; docs/performance.md);
+// keepWritable how long a writable one is kept before it is let go of at
+// its next release.
 const (
 	keepIdle         = 500 * time.Millisecond
 	keepIdleWritable = 50 * time.Millisecond

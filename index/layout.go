@@ -320,12 +320,11 @@ func applyManifestLog(m manifest, name string) (int64, error) {
 	return int64(len(b)), nil
 }
 
-// parseManifest reads the manifest format written by formatManifest. It
-// runs on every Open, so it avoids allocating more than the map and one
-// string per path.
-// readManifestFrom parses a manifest as it reads it, a buffer at a time:
-// the 14 MB of a 100k store's file, read whole, were garbage beside the
-// map made of them, at the peak of a server's first refresh.
+// readManifestFrom reads the manifest format written by formatManifest,
+// a buffer at a time, so that the file (14 MB at 100,000 entries) is not
+// garbage beside the map made of it at the peak of a server's first
+// refresh. It runs on every Open, so it allocates little more than the
+// map and one string per path.
 func readManifestFrom(r io.Reader, fi os.FileInfo) (manifest, error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	line := func() ([]byte, error) {
@@ -369,6 +368,7 @@ func readManifestFrom(r io.Reader, fi os.FileInfo) (manifest, error) {
 	}
 }
 
+// parseManifest reads a manifest held in memory, as readManifestFrom does.
 func parseManifest(b []byte) (manifest, error) {
 	return readManifestFrom(bytes.NewReader(b), nil)
 }

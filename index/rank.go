@@ -105,21 +105,16 @@ type Ranking struct {
 	// memories that only share a topic are left alone. Without it,
 	// conversation turns (embedded with their neighbours as context, so
 	// turns about one thing share much of their vector, and questions
-	// often need several of them) push each other out. On LoCoMo dev
-	// (hybrid, λ 0.7; recall@5 / recall@10 of the final ranking, against
-	// 0.644 / 0.741 for the ranking MMR reorders): floor 0 (plain MMR)
-	// 0.599 / 0.703, 0.6 0.540 / 0.631, 0.8 0.572 / 0.663, 0.9 0.644 /
-	// 0.740. The test with five paraphrases of one memory passes at 0.9.
+	// often need several of them) push each other out: on LoCoMo every
+	// floor below 0.9 lost recall (TestLoCoMo; docs/performance.md), and
+	// the test with five paraphrases of one memory passes at 0.9.
 	MMRFloor float64
 	// MinCosine is the cosine a vector candidate must exceed, so that a
 	// store of unrelated entries answers nothing rather than its least
-	// unrelated ones. Unrelated texts are not orthogonal: over random
-	// pairs of a LoCoMo question and a turn the built-in embedders give a
-	// median cosine of 0.02 and a 90th percentile of 0.13 (turns share
-	// the speakers' names), and the hashing embedder's collisions alone
-	// scatter short texts by about 1/√384 ≈ 0.05. 0.1 leaves out most of
-	// that noise and 3.5% (model) to 10% (hashing) of the cosines between
-	// a question and its evidence, which hardly ever rank in the top 30.
+	// unrelated ones. Unrelated texts are not orthogonal; 0.1 leaves out
+	// most of the cosines between unrelated LoCoMo texts and few between
+	// a question and its evidence, which hardly ever rank in the top 30
+	// (docs/performance.md).
 	MinCosine float64
 	// Feedback is how far a hybrid query's vector moves toward the vector
 	// of the best fused hit before the vector candidates are scored again
@@ -128,15 +123,11 @@ type Ranking struct {
 	// example of what the question is about, in the store's own words:
 	// its neighbours in the embedding space (a later turn on the same
 	// subject, the same fact said another way) come up. In vector mode
-	// there is no such agreement, and the feedback hurts (LoCoMo dev
-	// recall@5/@10 0.600/0.711 without, 0.572/0.686 with). On LoCoMo
-	// dev, hybrid, recall@1/@5/@10: without 0.310/0.650/0.748; from the
-	// best hit, weight 0.15 0.311/0.658/0.753, 0.2 0.312/0.653/0.754, 0.3
-	// 0.309/0.657/0.755, 0.4 0.306/0.658/0.755, 0.5 0.307/0.657/0.753;
-	// from the best 3 at 0.3 0.297/0.657/0.753, the best 5 at 0.3
-	// 0.305/0.649/0.750 (recall@1 falls as more hits are averaged in).
-	// Moving the BM25 query as well, by adding the best hit's text at a
-	// boost of 0.1, lost recall (0.653/0.750). 0 turns it off.
+	// there is no such agreement, and the feedback hurts. On LoCoMo, any
+	// weight from 0.15 to 0.5 toward the best hit alone raised recall@5
+	// and @10 by about a point (0.3 among the best), more hits lowered
+	// recall@1, and moving the BM25 query as well lost recall (TestLoCoMo;
+	// docs/performance.md). 0 turns it off.
 	Feedback float64
 	// DateBonus is added to the score of an entry created on a day the
 	// query names ("what did Maria start on 3 June, 2023?", "decisions of
@@ -148,13 +139,9 @@ type Ranking struct {
 	// their BM25 alone would not make them one. A memory is stamped with
 	// when it was made, and a question that names a day or a month asks
 	// about that time or the days around it ("the week before", "on 23
-	// May" for something told on 27 May). On LoCoMo dev, where 64 of the
-	// 1,155 questions name a day and 55 a month, hybrid recall@1/@5/@10
-	// went from 0.309/0.657/0.755 to, for days alone, with a bonus of 0.1:
-	// 0.310/0.659/0.759, 0.2: 0.311/0.662/0.761, 0.3: 0.315/0.665/0.765,
-	// 0.5: 0.318/0.668/0.767 (windows of 3, 7 and 14 days alike); with
-	// months too, 0.2: 0.311/0.670/0.766, 0.3: 0.316/0.672/0.769, 0.4:
-	// 0.317/0.672/0.771. 0.3 lets the time decide among comparable matches
+	// May" for something told on 27 May). On LoCoMo, recall rose with the
+	// bonus up to 0.3 and little beyond (TestLoCoMo; docs/performance.md).
+	// 0.3 lets the time decide among comparable matches
 	// without overriding relevance: an entry of that time needs fused
 	// relevance within 0.375 of the best other one. A year alone is too
 	// wide to favour.
@@ -181,10 +168,8 @@ type Ranking struct {
 	// fused relevance, 0.4 of the score, more than the 0.17 of recency
 	// between a five-day-old and a two-year-old memory. Over LoCoMo's
 	// 30-odd candidates per side the spread is wider, and recall hardly
-	// moves (dev, hybrid final, recall@1/@5/@10: 0.329/0.637/0.732
-	// without, 0.327/0.638/0.731 with; anchoring each side at 0 instead,
-	// BM25 over the best and the cosine over MinCosine, lost two points
-	// of recall@5).
+	// moves; anchoring each side at 0 instead lost recall (TestLoCoMo;
+	// docs/performance.md).
 	LexicalSpan, VectorSpan float64
 	// MinScore drops the hits whose score (after MMR) is below it: a
 	// store with nothing good to say answers less rather than its least
@@ -233,14 +218,12 @@ func (r Ranking) keep(hits []Hit) []Hit {
 // favour of the current project (a twentieth of a perfect match, or the
 // recency difference between entries about eight days apart when young)
 // but never lifts an unrelated entry over a good match. The weighted
-// fusion beat RRF by about five points of recall on LoCoMo's dev
-// conversations, because RRF weighs both rankings alike whatever their
-// quality. BM25 once had a share of 0.4, the vector ranking being the
-// better one; since conversation turns are indexed with the turn before
-// them (see TurnOrder) the two are about as good (LoCoMo dev recall@5
-// 0.615 lexical, 0.600 vector) and weigh alike: recall@5/@10 of the
-// hybrid ranking 0.649/0.744 at 0.4, 0.650/0.748 at 0.5, 0.655/0.747 at
-// 0.6.
+// fusion beats RRF, which weighs both rankings alike whatever their
+// quality, and BM25 and the vectors weigh alike since conversation turns
+// are indexed with the turn before them (see TurnOrder) and the two
+// rankings became about as good. The other settings' reasons are beside
+// their fields; the LoCoMo figures that chose them (TestLoCoMo) are in
+// docs/performance.md.
 var DefaultRanking = Ranking{
 	Relevance: 0.8, Recency: 0.2, RecencyDays: 30, ProjectBonus: 0.05,
 	LexicalShare: 0.5, RRFK: 60, MMRLambda: 0.7, MMRFloor: 0.9, MinCosine: 0.1,

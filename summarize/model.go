@@ -83,7 +83,6 @@ func isLabel(s string) bool {
 	return false
 }
 
-// llm writes summaries with a chat model.
 // llm writes summaries with a chat model. A summary in which the secret
 // scan finds a credential that none of its inputs holds (the model made
 // one up, or rebuilt one from pieces) is not written: the extractive

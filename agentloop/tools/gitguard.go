@@ -298,7 +298,7 @@ func (g *gitGuard) paths() []string {
 	return ps
 }
 
-// mounts returns what the namespace of a confined command holds in place:
+// gitMounts returns what the namespace of a confined command holds in place:
 // the git directories, mounted on themselves so that they cannot be
 // renamed or removed, and their configuration and hooks, read-only. A
 // missing hooks directory is created first, so that none can be made.

@@ -19,7 +19,7 @@ func loadConfig(getenv func(string) string) (*Config, error) { return mira.LoadC
 // for grammars defined in other packages.
 func KongVars(c *Config, getenv func(string) string) kong.Vars { return configVars(c, getenv) }
 
-// vars turns the configuration into kong defaults, falling back to the
+// configVars turns the configuration into kong defaults, falling back to the
 // built-in ones.
 func configVars(c *Config, getenv func(string) string) kong.Vars {
 	or := func(v, def string) string {

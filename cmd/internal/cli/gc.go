@@ -16,19 +16,11 @@ import (
 // servers give back when they go quiet.
 
 // bulkMemoryLimit is the soft memory limit (see bulkGC) of a bulk load,
-// rebuildMemoryLimit that of a rebuild. A load holds every entry, its file
-// and its journal line until its one commit: at 100,000 entries about
-// 215 MB is live at the peak, and with the default target the heap
-// reached 480 MB of RSS; with this limit 325 MB, in the same CPU time.
-// Work larger than that goes past the limit, the collector capped at half
-// the CPU, as the runtime does.
-//
-// A rebuild of 100,000 entries keeps more live (every document's terms
-// and text until the model is fitted, then the vectors), and near a 300 MB
-// limit the collector ran most of the time: 19.4–24.4 s and 354–372 MB,
-// against 17.5–17.7 s and 427 MB with 400 MiB and 16.8–17.0 s and 478 MB
-// with 450 MiB (runs side by side on 2 cores). 400 MiB keeps a 100k
-// rebuild well inside 500 MB.
+// rebuildMemoryLimit that of a rebuild, which keeps more live: each keeps
+// its work at 100,000 entries well inside 500 MB of RSS in the same time,
+// where a lower limit keeps the collector running (make bench's "load" and
+// "index rebuild" rows; docs/performance.md has the measurements). Larger
+// work goes past the limit, the collector capped at half the CPU.
 const (
 	bulkMemoryLimit    = 300 << 20
 	rebuildMemoryLimit = 400 << 20
@@ -37,11 +29,10 @@ const (
 // commandGC sets the collection target of a command's process: 400%
 // unless GOGC says otherwise. A command lives for one query or one write;
 // most of its heap is index data it keeps to the end, and collecting it
-// again and again is wasted work (measured: a tenth of a hybrid recall).
-// Bulk work goes back to the default (see bulkGC). A command a server
-// runs for a client (o.keep set) leaves the server's target alone: each
-// served recall set 400% again, and a watcher at 100,000 entries grew to
-// 420 MB.
+// again and again is wasted work (a tenth of a hybrid recall). Bulk work
+// goes back to the default (see bulkGC). A command a server runs for a
+// client (o.keep set) leaves the server's target alone, which would
+// otherwise grow with each served recall (make bench: the server's RSS).
 func commandGC(o *IO) {
 	if os.Getenv("GOGC") == "" && o.keep == nil {
 		debug.SetGCPercent(400)
@@ -68,12 +59,9 @@ func ServerGC() {
 // so collecting often costs little there; a small store's server keeps
 // 50%, where collecting after every recall or two would not be free. The
 // target follows the live heap, which grows when a search first loads the
-// vectors, once a second.
-//
-// At 100k, after 100 recalls: the watcher held 183 MB of RSS at 100%,
-// 153-170 MB at 50%, 144-146 MB at 20%, with its CPU per recall within
-// the noise (14-18 ms at 50%, 14-16 ms at 10%). At 10k, 10% took it from
-// 4.0-5.5 to 7.6-7.9 ms, and the MCP server's p90 from 7 to 12 ms.
+// vectors, once a second. The bounds are where the server's RSS after
+// make bench's recalls fell without its time per recall rising
+// (BenchmarkServedRecall, scripts/mcpbench; docs/performance.md).
 func serveGC(ctx context.Context) {
 	if os.Getenv("GOGC") != "" {
 		return
@@ -107,10 +95,8 @@ func serveGC(ctx context.Context) {
 }
 
 // serveHeadroom is the garbage a server's collection target allows above
-// its live heap (see serveGC). 12 MB served as well while a recall at
-// 100,000 entries left half a megabyte behind; since it leaves a third,
-// 8 MB took the same CPU per served recall (9.1-9.2 against 9.2-9.3 ms at
-// 100k, 3.2-3.5 against 3.5 ms at 10k) and 1-3 MB less memory.
+// its live heap (see serveGC): the least that costs a served recall no
+// more CPU (BenchmarkServedRecall at 10k and 100k; docs/performance.md).
 const serveHeadroom = 8 << 20
 
 // servePercent is the collection target that allows serveHeadroom above a
@@ -135,11 +121,9 @@ const (
 // (idle says how long since the last ended), until ctx ends: the memory
 // it freed after releaseIdle, and after forgetIdle what it keeps from one
 // index update for the next as well (index.ForgetKept, the tree cache).
-// At 100,000 entries a watcher kept those, 60 MB, for as long as it
-// lived: it idled at 162 MB after 30 remembers, and at 102 MB once it let
-// go of them. They save each write of a burst about 0.35 s there: the
-// first remember after letting go took 0.87 s against 0.52 s, which is
-// why they go only after two minutes without a request.
+// Those are large at 100,000 entries but save each write of a burst a
+// good part of its time (make bench's remember row), so they go only
+// after two minutes without a request.
 func releaseWhenQuiet(ctx context.Context, idle func() time.Duration) {
 	go releaseWhenIdle(ctx, idle, releaseIdle, releaseMemory)
 	go releaseWhenIdle(ctx, idle, forgetIdle, forgetKept)
@@ -157,9 +141,8 @@ func forgetKept() {
 // idle, how long since the last request, has reached after, and again
 // only after the next request: the memory the collector freed during a
 // burst of requests goes back to the system in the quiet that follows,
-// instead of staying with the process until the next burst. At 100,000
-// entries a watcher that had answered 100 recalls held 129 MB of heap,
-// 81 MB once released.
+// instead of staying with the process until the next burst (make bench:
+// the server's RSS idle).
 func releaseWhenIdle(ctx context.Context, idle func() time.Duration, after time.Duration, release func()) {
 	tick := time.NewTicker(after / 2)
 	defer tick.Stop()
@@ -183,7 +166,7 @@ func releaseWhenIdle(ctx context.Context, idle func() time.Duration, after time.
 // releaseMemory gives the memory the process does not use back to the
 // system. The collection before FreeOSMemory's own empties the scratch
 // buffers kept in sync.Pools (a search's, a connection's), which outlive
-// one collection: 5 MB more at 100,000 entries.
+// one collection.
 func releaseMemory() {
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -192,9 +175,8 @@ func releaseMemory() {
 // bulkGC gives a command that works through a whole store (a rebuild, a
 // bulk load) the runtime's default collection target back, unless GOGC
 // says otherwise. Such a command allocates many times what it keeps, and
-// with the short commands' target of 400% its heap grew to five times the
-// live data: at 100,000 entries a rebuild peaked at 1.5 GB of RSS with
-// 400% and 0.7 GB with 100%, in no more time.
+// with the short commands' target of 400% its heap grows to five times
+// the live data, in no less time (make bench: index rebuild).
 //
 // A positive limit is also a soft memory limit, unless GOMEMLIMIT says
 // otherwise: the collector then works harder as the heap nears it,

@@ -233,11 +233,10 @@ func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 		}
 		if ev.Err == nil && c.Serve && srv == nil {
 			// The first good batch: the lease is ours, the index fresh.
-			// What catching up held (the stat pass, the manifest: about
-			// 45 MB live at 100,000 entries, as much again in garbage)
-			// goes back to the system before the first recall loads the
-			// index beside it: a server that started at a recall peaked
-			// at 110-127 MB, the two side by side.
+			// What catching up held (the stat pass, the manifest: tens of
+			// megabytes at 100,000 entries) goes back to the system before
+			// the first recall loads the index, so that the two are never
+			// held at once (make bench: the first recall's peak RSS).
 			releaseMemory()
 			s, lerr := listenRecall(o, m.Root(), sync, keep, c.Verbose)
 			if lerr != nil {
