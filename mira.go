@@ -8,10 +8,10 @@
 // models. Its methods are safe for concurrent use by many goroutines:
 // writes (Remember, Forget, Summarize) take the store's lock one at a
 // time, in this process and across processes, and reads (Recall, Context,
-// Turns) never wait for a write. Open with Options.Index.Warm in a long-running
-// process: the index then stays open and a file watcher keeps it fresh,
-// so a recall answers from warm memory and still sees a file saved a
-// moment ago.
+// Turns) never wait for a write. Open with Options.Index.Warm in a
+// long-running process: the index then stays open and a file watcher keeps
+// it fresh (index.Reader), so a recall answers from warm memory and still
+// sees a file saved a moment ago.
 package mira
 
 import (

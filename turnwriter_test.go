@@ -120,7 +120,7 @@ func lagMemoryOpen(t *testing.T, open func(index.Source, index.Options) (*index.
 	return m
 }
 
-// TestLagSeesOwnWrites: with Options.Lag a read does not wait for the
+// TestLagSeesOwnWrites: with Options.Index.Lag a read does not wait for the
 // watcher to take in stored turns, yet a memory this Memory remembered is
 // found by the very next recall, while turns keep being committed.
 func TestLagSeesOwnWrites(t *testing.T) {
