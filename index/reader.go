@@ -430,14 +430,14 @@ type lagIndex struct {
 	idled  bool // it was held once when idle (see releaseLagging)
 }
 
-// LagIdle is how long the last lagging index is held open once nobody
+// lagIdle is how long the last lagging index is held open once nobody
 // searches it: the next read may share it (while it is young) or search
 // it while its successor opens, instead of waiting for that open.
-const LagIdle = 250 * time.Millisecond
+const lagIdle = 250 * time.Millisecond
 
 // LagShare is how long after it was opened a lagging index takes new
 // readers. It is closed when its last reader is done (the newest after
-// LagIdle), and let go of at once when a writer of this process must wait
+// lagIdle), and let go of at once when a writer of this process must wait
 // for its searches, so the watcher is never kept from writing the index.
 const LagShare = 50 * time.Millisecond
 
@@ -521,7 +521,7 @@ func (r *Reader) openLagging(ctx context.Context) (*Index, func()) {
 }
 
 // releaseLagging gives back a lagging index; the last reader closes it.
-// The newest one, left by its last reader, is held open for LagIdle first,
+// The newest one, left by its last reader, is held open for lagIdle first,
 // unless a writer of this process comes to wait for its searches to end or
 // the Reader closes.
 func (r *Reader) releaseLagging(l *lagIndex) {
@@ -534,7 +534,7 @@ func (r *Reader) releaseLagging(l *lagIndex) {
 		r.lagMu.Unlock()
 		go func() {
 			defer r.lagHolds.Done()
-			t := time.NewTimer(LagIdle)
+			t := time.NewTimer(lagIdle)
 			defer t.Stop()
 			select {
 			case <-t.C:
