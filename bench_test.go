@@ -46,7 +46,7 @@ func benchOpen(b *testing.B, home string, opt Options) *Memory {
 
 // BenchmarkRecallServed is a recall as the server answers it: a Memory
 // opened per request over the kept index and records, with the server's
-// watcher standing for the freshness check (Options.Fresh).
+// watcher standing for the freshness check (index.ReaderOptions.Fresh).
 func BenchmarkRecallServed(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
@@ -55,7 +55,7 @@ func BenchmarkRecallServed(b *testing.B) {
 			defer keep.Release()
 			fresh := func() error { return nil }
 			for b.Loop() {
-				m := benchOpen(b, home, Options{Keep: keep, Records: records, Fresh: fresh})
+				m := benchOpen(b, home, Options{Index: index.ReaderOptions{Keep: keep, Fresh: fresh}, Records: records})
 				if _, err := m.Recall(context.Background(), Query{Text: "postgres cache timeout", K: 10}); err != nil {
 					b.Fatal(err)
 				}

@@ -11,12 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/mem"
 )
 
 func open(t *testing.T, warm bool) *Memory {
 	t.Helper()
-	m, err := Open(t.Context(), Options{Home: filepath.Join(t.TempDir(), "home"), Config: &Config{}, Warm: warm,
+	m, err := Open(t.Context(), Options{Home: filepath.Join(t.TempDir(), "home"), Config: &Config{}, Index: index.ReaderOptions{Warm: warm},
 		Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
@@ -188,13 +189,13 @@ func TestPrepare(t *testing.T) {
 	if _, err := m.Remember(ctx, []*mem.Entry{{Body: "We chose PostgreSQL for JSONB"}, {Body: "The queue retries payments"}}, RememberOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if m.keep.Loaded() {
+	if m.ix.Keep().Loaded() {
 		t.Fatal("vectors loaded before anything read them")
 	}
 	if err := m.Prepare(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
-	if !m.keep.Loaded() {
+	if !m.ix.Keep().Loaded() {
 		t.Error("Prepare left no vectors loaded")
 	}
 	if recs, err := m.Recall(ctx, Query{Text: "PostgreSQL"}); err != nil || len(recs) == 0 {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/internal/secret/secrettest"
 	"github.com/miramem/mira/mem"
 )
@@ -31,7 +32,7 @@ func openHome(t *testing.T, home string, cfg *Config, warm bool) *Memory {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	m, err := Open(t.Context(), Options{Home: home, Config: cfg, Warm: warm, Command: "mira-test",
+	m, err := Open(t.Context(), Options{Home: home, Config: cfg, Index: index.ReaderOptions{Warm: warm}, Command: "mira-test",
 		Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)

@@ -104,7 +104,14 @@ func TestTurnWriterRefuses(t *testing.T) {
 // lagMemory opens a warm Memory whose reads lag, in a new store.
 func lagMemory(t *testing.T) *Memory {
 	t.Helper()
-	m, err := Open(t.Context(), Options{Home: filepath.Join(t.TempDir(), "home"), Config: &Config{}, Warm: true, Lag: true,
+	return lagMemoryOpen(t, nil)
+}
+
+// lagMemoryOpen is lagMemory whose index opens go through open (nil:
+// index.Open).
+func lagMemoryOpen(t *testing.T, open func(index.Source, index.Options) (*index.Index, error)) *Memory {
+	t.Helper()
+	m, err := Open(t.Context(), Options{Home: filepath.Join(t.TempDir(), "home"), Config: &Config{}, Index: index.ReaderOptions{Warm: true, Lag: true, Open: open},
 		Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +120,7 @@ func lagMemory(t *testing.T) *Memory {
 	return m
 }
 
-// TestLagSeesOwnWrites: with Options.Lag a read does not wait for the
+// TestLagSeesOwnWrites: with Options.Index.Lag a read does not wait for the
 // watcher to take in stored turns, yet a memory this Memory remembered is
 // found by the very next recall, while turns keep being committed.
 func TestLagSeesOwnWrites(t *testing.T) {
@@ -156,7 +163,7 @@ func TestLagSeesOwnWrites(t *testing.T) {
 // what another process remembered, while its own turns keep it lagging.
 func TestLagSeesOthersWrites(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
-	opt := Options{Home: home, Config: &Config{}, Warm: true, Lag: true, Getenv: func(string) string { return "" }}
+	opt := Options{Home: home, Config: &Config{}, Index: index.ReaderOptions{Warm: true, Lag: true}, Getenv: func(string) string { return "" }}
 	m, err := Open(t.Context(), opt)
 	if err != nil {
 		t.Fatal(err)
@@ -200,26 +207,13 @@ func TestLagSeesOthersWrites(t *testing.T) {
 // of waiting; once the next one is open they search that. After a write,
 // reads search the index the write brought along, and none from before.
 func TestLagSearchesPreviousWhileOpening(t *testing.T) {
-	m := lagMemory(t)
-	if _, err := m.Remember(t.Context(), []*mem.Entry{{Kind: "fact", Body: "The team's mascot is a bergamot."}}, RememberOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Recall(t.Context(), Query{Text: "mascot", K: 1}); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); !m.lagAllowed(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("reads never allowed to lag")
-		}
-	}
 	var (
 		mu      sync.Mutex
 		gate    chan struct{} // when set, the next open waits for it
 		opening = make(chan struct{}, 1)
+		opens   atomic.Int32
 	)
-	open := m.openLag
-	var opens atomic.Int32
-	m.openLag = func(o index.Options) (*index.Index, error) {
+	m := lagMemoryOpen(t, func(src index.Source, o index.Options) (*index.Index, error) {
 		opens.Add(1)
 		mu.Lock()
 		g := gate
@@ -228,7 +222,18 @@ func TestLagSearchesPreviousWhileOpening(t *testing.T) {
 			opening <- struct{}{}
 			<-g
 		}
-		return open(o)
+		return index.Open(src, o)
+	})
+	if _, err := m.Remember(t.Context(), []*mem.Entry{{Kind: "fact", Body: "The team's mascot is a bergamot."}}, RememberOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Recall(t.Context(), Query{Text: "mascot", K: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !m.ix.Lagging(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("reads never allowed to lag")
+		}
 	}
 	// read searches the lagging index, telling which one on in (if set)
 	// and holding it until release is closed.
@@ -256,7 +261,7 @@ func TestLagSearchesPreviousWhileOpening(t *testing.T) {
 	})
 	// A is searching. Once its index is too old to take new reads, B
 	// opens the next one, which waits.
-	time.Sleep(2 * lagShare)
+	time.Sleep(2 * index.LagShare)
 	// stall starts a read whose open of the next index waits until the
 	// returned channel is closed, once that open has begun.
 	stall := func(in chan *index.Index, release chan struct{}) chan struct{} {
@@ -324,10 +329,10 @@ func TestLagSearchesPreviousWhileOpening(t *testing.T) {
 		}
 	})
 	f := <-gotF
-	time.Sleep(2 * lagShare)
+	time.Sleep(2 * index.LagShare)
 	g = stall(nil, nil)
 	_, err := m.Remember(t.Context(), []*mem.Entry{{Kind: "fact", Body: "The team's mascot is a cardamom."}}, RememberOptions{})
-	lagging := m.lagAllowed() // the write brought the index along itself
+	lagging := m.ix.Lagging() // the write brought the index along itself
 	if err != nil || !lagging {
 		// A read now would wait for the stalled one: end it first.
 		close(g)

@@ -23,7 +23,7 @@ type openOptions struct {
 	warm     bool // keep it open and fresh (a server)
 	existing bool // a reader: never create the store
 	absent   bool // with existing, a missing store is an empty one (dry runs)
-	lag      bool // reads do not wait for the watcher (mira.Options.Lag)
+	lag      bool // reads do not wait for the watcher (index.ReaderOptions.Lag)
 }
 
 // openWith opens the memory as how says.
@@ -38,7 +38,8 @@ func (c *Common) openWith(ctx context.Context, o *IO, command, project string, h
 	opt := mira.Options{
 		Home: home, Command: command, Config: o.config(), Getenv: o.Getenv,
 		Embedder: c.Embed, LockTimeout: c.LockTimeout, Project: project,
-		Warn: (&warnOnce{o: o}).warn, Keep: o.keep, Fresh: o.ready, Records: o.records, Warm: how.warm, Lag: how.lag, Existing: how.existing, Absent: how.absent,
+		Warn: (&warnOnce{o: o}).warn, Records: o.records, Existing: how.existing, Absent: how.absent,
+		Index: index.ReaderOptions{Warm: how.warm, Lag: how.lag, Keep: o.keep, Fresh: o.ready},
 	}
 	if opt.Embedder == "" {
 		opt.Embedder = mira.BuiltinEmbedder
@@ -61,7 +62,7 @@ func (c *Common) OpenKept(ctx context.Context, o *IO, command, project string) (
 
 // OpenWarm opens the memory for a server: the index stays open and a
 // file watcher keeps it fresh (mira.Options.Warm); with lag, reads do not
-// wait for the watcher to take in the latest commits (mira.Options.Lag).
+// wait for the watcher to take in the latest commits (index.ReaderOptions.Lag).
 func (c *Common) OpenWarm(ctx context.Context, o *IO, command, project string, lag bool) (*mira.Memory, error) {
 	return c.openWith(ctx, o, command, project, openOptions{warm: true, lag: lag})
 }

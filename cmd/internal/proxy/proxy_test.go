@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/miramem/mira"
+	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/llm"
 	"github.com/miramem/mira/llm/llmtest"
 	"github.com/miramem/mira/mem"
@@ -38,7 +39,7 @@ type fixture struct {
 func openStore(t testing.TB) *mira.Memory {
 	t.Helper()
 	m, err := mira.Open(context.Background(), mira.Options{Home: filepath.Join(t.TempDir(), "home"), Config: &mira.Config{},
-		Getenv: func(string) string { return "" }, Embedder: mira.BuiltinEmbedder, Warm: true, Lag: true, Command: "mira-proxy"})
+		Getenv: func(string) string { return "" }, Embedder: mira.BuiltinEmbedder, Index: index.ReaderOptions{Warm: true, Lag: true}, Command: "mira-proxy"})
 	if err != nil {
 		t.Fatal(err)
 	}
