@@ -642,3 +642,37 @@ func TestReasoningSentBackWithToolCalls(t *testing.T) {
 		t.Errorf("reasoning sent back (-want +got):\n%s", diff)
 	}
 }
+
+// A secret in what the user says, in a reply, in a tool call's arguments
+// or in a tool's output is stored masked, never refused: the conversation
+// goes on, and no file or commit of the store holds the secret.
+func TestTurnsRedactSecrets(t *testing.T) {
+	token := "ghp_" + "Zq7Xw3Vr9Tn2Lp5Kd8Hs4Jf6Gb1Mc0Ya7UeQ4rT"
+	if len(secretScan(token)) == 0 {
+		t.Fatal("the test token is not seen as a secret")
+	}
+	r := newRig(t, []llmtest.Reply{
+		llmtest.Tools(llmtest.ToolCall{ID: "b1", Name: "bash", Arguments: args(map[string]any{"command": "echo " + token})}),
+		llmtest.Text("The token " + token + " is set."),
+	})
+	r.send("is my token " + token + " set?")
+	turns := r.turns()
+	if got := roles(turns); !slices.Equal(got, []string{"user", "assistant", "tool", "assistant"}) {
+		t.Fatalf("roles = %v", got)
+	}
+	for _, e := range turns {
+		if !strings.Contains(e.Body+fmt.Sprint(e.Fields()[fieldToolCalls]), "[REDACTED:github-token]") {
+			t.Errorf("%s turn not masked: %q %v", e.Role, e.Body, e.Fields()[fieldToolCalls])
+		}
+	}
+	out, err := exec.Command("git", "-C", r.home, "log", "-p", "--format=%B").CombinedOutput()
+	if err != nil {
+		t.Fatalf("git log: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), token) {
+		t.Errorf("the secret is in the store's history:\n%s", out)
+	}
+	if n := r.commits(); n < 4 {
+		t.Errorf("%d commits, want one a turn", n)
+	}
+}

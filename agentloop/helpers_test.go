@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/miramem/mira/agentloop/tools"
+	"github.com/miramem/mira/internal/secret"
 	"github.com/miramem/mira/llm"
 	"github.com/miramem/mira/llm/llmtest"
 	"github.com/miramem/mira/mem"
@@ -289,3 +290,6 @@ func (l *testLibrary) Relevant(_ context.Context, text string, k int) ([]mem.Rec
 	}
 	return out, err
 }
+
+// secretScan is the scan that decides what is a secret.
+func secretScan(s string) []secret.Finding { return secret.Scan(s) }
