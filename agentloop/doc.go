@@ -55,7 +55,7 @@
 //
 // When the buffer grows past Config.BufferTokens, its older part is
 // handed to the Summarizer between two exchanges and leaves the buffer
-// (StoreSummarizer summarizes through the cut, so the newest exchanges
+// (it summarizes through the cut, so the newest exchanges
 // stay in the buffer; /summarize takes all of it, and the tail keeps the
 // newest turns);
 // the summary then appears in the standing context. Pins and corrections
