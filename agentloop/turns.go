@@ -88,7 +88,9 @@ func (a *Agent) assistantEntry(r replyParts) *mem.Entry {
 	if len(r.calls) > 0 {
 		calls := make([]storedCall, len(r.calls))
 		for i, c := range r.calls {
-			calls[i] = storedCall{ID: c.ID, Name: c.Function.Name, Arguments: tools.Redact(c.Function.Arguments)}
+			// The id and name are the model's words as much as the
+			// arguments are.
+			calls[i] = storedCall{ID: tools.Redact(c.ID), Name: tools.Redact(c.Function.Name), Arguments: tools.Redact(c.Function.Arguments)}
 		}
 		e.Extra[fieldToolCalls] = calls
 		// Thinking models that call tools (DeepSeek's) refuse a
@@ -116,8 +118,8 @@ func (a *Agent) toolEntry(call openai.ToolCall, res tools.Result) *mem.Entry {
 		body = "(no output)"
 	}
 	e := a.turn(roleTool, body)
-	e.Extra[fieldToolCallID] = call.ID
-	e.Extra[fieldToolName] = call.Function.Name
+	e.Extra[fieldToolCallID] = tools.Redact(call.ID)
+	e.Extra[fieldToolName] = tools.Redact(call.Function.Name)
 	if res.IsError {
 		e.Extra[fieldIsError] = true
 	}
