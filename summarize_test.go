@@ -22,7 +22,7 @@ func TestSummarizeUsageIsPerRun(t *testing.T) {
 		for j := range 2 {
 			role := []string{"user", "assistant"}[j]
 			e := &mem.Entry{Scope: "chat", Role: role, Body: strings.Repeat(fmt.Sprintf("Round %d, %s: how are invoices totalled when lines carry discounts and taxes? ", i, role), 20)}
-			if _, err := m.AppendTurns(t.Context(), []*mem.Entry{e}, "test"); err != nil {
+			if _, err := m.AppendTurns(t.Context(), []*mem.Entry{e}, TurnOptions{Source: "test"}); err != nil {
 				t.Fatal(err)
 			}
 			last = e.ID

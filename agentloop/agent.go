@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/miramem/mira"
 	"github.com/miramem/mira/agentloop/tools"
 	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/llm"
@@ -46,6 +47,14 @@ type Library interface {
 	Relevant(ctx context.Context, text string, k int) ([]mem.Record, error)
 }
 
+// Turns commits the conversation's turns. *mira.Memory satisfies it:
+// the agent writes its turns as every other writer of the store does.
+type Turns interface {
+	// AppendTurns stores turns in one commit, refusing secrets (the agent
+	// masks them first), and returns the commit. Each turn gets its Path.
+	AppendTurns(ctx context.Context, turns []*mem.Entry, opt mira.TurnOptions) (string, error)
+}
+
 // Summarizer folds the older part of a conversation into its rolling
 // summary, so that it leaves the buffer.
 type Summarizer interface {
@@ -64,7 +73,6 @@ const (
 	DefaultContextBudget = 6000
 	DefaultRecallBudget  = 2000
 	DefaultRecallK       = 5
-	DefaultLockTimeout   = 10 * time.Second
 )
 
 // ErrMaxSteps is wrapped by the error of a message whose tool loop was
@@ -73,8 +81,11 @@ var ErrMaxSteps = errors.New("step limit reached")
 
 // Config is what New needs.
 type Config struct {
-	// Store holds the conversation and the memories.
+	// Store holds the conversation and the memories; the agent reads it.
 	Store *mem.Store
+	// Turns writes the turns into Store, waiting for the store's lock
+	// as long as it is configured to.
+	Turns Turns
 	// Conversation is the scope the turns are stored in
 	// (DefaultConversation when empty).
 	Conversation string
@@ -122,9 +133,6 @@ type Config struct {
 	Encoding string
 	// Prices price the usage; the zero value reports no cost.
 	Prices Prices
-	// LockTimeout bounds the wait for the store lock at each turn
-	// (DefaultLockTimeout).
-	LockTimeout time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Warn receives problems that do not stop the conversation, such as
@@ -165,7 +173,7 @@ type Agent struct {
 // New opens the conversation: it reads the rolling summary and every turn
 // since, so that a restarted agent goes on where it stopped.
 func New(cfg Config) (*Agent, error) {
-	if cfg.Store == nil {
+	if cfg.Store == nil || cfg.Turns == nil {
 		return nil, errors.New("agent: no store")
 	}
 	if cfg.Model == nil {
@@ -200,9 +208,6 @@ func New(cfg Config) (*Agent, error) {
 	def(&cfg.RecallK, DefaultRecallK)
 	if cfg.MaxSteps < 1 || cfg.BufferTokens < 1 || cfg.ContextBudget < 1 || cfg.RecallBudget < 1 {
 		return nil, errors.New("agent: max steps, buffer tokens and budgets must be positive")
-	}
-	if cfg.LockTimeout <= 0 {
-		cfg.LockTimeout = DefaultLockTimeout
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -78,6 +78,7 @@ func newRig(t *testing.T, replies []llmtest.Reply, opts ...rigOpt) *rig {
 		Project: mem.Project{Name: "proj", Root: r.root, By: "test"},
 		Warn:    func(err error) { t.Logf("warning: %v", err) },
 	}
+	r.cfg.Turns = r.memory()
 	for _, o := range opts {
 		o(r)
 	}

@@ -180,12 +180,11 @@ func (c *Cmd) open(ctx context.Context, o *cli.IO, client *llm.Client, interacti
 	}
 	enc := o.Config().Context.Encoding
 	cfg := agentloop.Config{
-		Store: st, Conversation: c.Conversation, Project: project, Model: model, Tools: reg,
+		Store: st, Turns: m, Conversation: c.Conversation, Project: project, Model: model, Tools: reg,
 		Library: s.lib, Summarizer: summarizer,
 		Effort: c.Effort, MaxSteps: c.MaxSteps, BufferTokens: c.BufferTokens,
 		ContextMode: plan.Mode(c.ContextMode), ContextBudget: c.ContextBudget, RecallK: c.RecallK, Encoding: enc,
-		Prices:      c.prices(o, model.Model()),
-		LockTimeout: c.LockTimeout,
+		Prices: c.prices(o, model.Model()),
 		Warn: func(err error) {
 			var pe *mem.ParseError
 			if errors.As(err, &pe) {
