@@ -13,6 +13,7 @@ import (
 	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/llm"
 	"github.com/miramem/mira/mem"
+	"github.com/miramem/mira/summarize"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -47,12 +48,24 @@ type Library interface {
 	Relevant(ctx context.Context, text string, k int) ([]mem.Record, error)
 }
 
-// Turns commits the conversation's turns. *mira.Memory satisfies it:
-// the agent writes its turns as every other writer of the store does.
-type Turns interface {
+// Store is the memory store as the agent keeps its conversation in it.
+// *mira.Memory satisfies it: the agent writes its turns as every other
+// writer of the store does.
+type Store interface {
 	// AppendTurns stores turns in one commit, refusing secrets (the agent
 	// masks them first), and returns the commit. Each turn gets its Path.
 	AppendTurns(ctx context.Context, turns []*mem.Entry, opt mira.TurnOptions) (string, error)
+	// Conversation reads a conversation's summaries and the turns they
+	// do not cover.
+	Conversation(scope string, warn func(error)) (*summarize.State, error)
+	// TurnPaths lists the files of a conversation's turns.
+	TurnPaths(scope string) ([]string, error)
+	// ReadPath reads the entry at a path TurnPaths or an entry gave.
+	ReadPath(path string) (*mem.Entry, error)
+	// Head is the store's current commit.
+	Head() (string, error)
+	// Changed lists the paths that differ between two commits.
+	Changed(from, to string) ([]string, error)
 }
 
 // Summarizer folds the older part of a conversation into its rolling
@@ -81,11 +94,9 @@ var ErrMaxSteps = errors.New("step limit reached")
 
 // Config is what New needs.
 type Config struct {
-	// Store holds the conversation and the memories; the agent reads it.
-	Store *mem.Store
-	// Turns writes the turns into Store, waiting for the store's lock
-	// as long as it is configured to.
-	Turns Turns
+	// Store holds the conversation: the agent reads it and writes its
+	// turns into it.
+	Store Store
 	// Conversation is the scope the turns are stored in
 	// (DefaultConversation when empty).
 	Conversation string
@@ -173,7 +184,7 @@ type Agent struct {
 // New opens the conversation: it reads the rolling summary and every turn
 // since, so that a restarted agent goes on where it stopped.
 func New(cfg Config) (*Agent, error) {
-	if cfg.Store == nil || cfg.Turns == nil {
+	if cfg.Store == nil {
 		return nil, errors.New("agent: no store")
 	}
 	if cfg.Model == nil {

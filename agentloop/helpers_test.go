@@ -74,11 +74,11 @@ func newRig(t *testing.T, replies []llmtest.Reply, opts ...rigOpt) *rig {
 	}
 	r.lib = &testLibrary{st: st}
 	r.cfg = Config{
-		Store: st, Model: r.client, Library: r.lib,
+		Model: r.client, Library: r.lib,
 		Project: mem.Project{Name: "proj", Root: r.root, By: "test"},
 		Warn:    func(err error) { t.Logf("warning: %v", err) },
 	}
-	r.cfg.Turns = r.memory()
+	r.cfg.Store = r.memory()
 	for _, o := range opts {
 		o(r)
 	}

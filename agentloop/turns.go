@@ -176,12 +176,12 @@ func (a *Agent) store(ctx context.Context, e *mem.Entry, trailers ...mem.Trailer
 	// The artifacts a tool call wrote go into the same commit as its
 	// result, so the artifact://id the conversation mentions is in history.
 	opt.Artifacts, _ = e.Extra[fieldArtifacts].([]string)
-	head, err := a.cfg.Turns.AppendTurns(ctx, []*mem.Entry{e}, opt)
+	head, err := a.cfg.Store.AppendTurns(ctx, []*mem.Entry{e}, opt)
 	if err != nil {
 		return nil, fmt.Errorf("store %s turn: %w", e.Role, err)
 	}
 	a.head = head
-	back, err := a.cfg.Store.Read(e.Path)
+	back, err := a.cfg.Store.ReadPath(e.Path)
 	if err != nil {
 		return nil, fmt.Errorf("read back %s turn: %w", e.Role, err)
 	}

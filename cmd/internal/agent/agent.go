@@ -57,7 +57,7 @@ var agentPolicyTools = []string{"write_file", "edit_file", "bash"}
 type agentSession struct {
 	c       *Cmd
 	o       *cli.IO
-	st      *mem.Store
+	root    string // the store's directory
 	agent   *agentloop.Agent
 	lib     *agentLibrary
 	policy  *tools.Policy
@@ -151,8 +151,7 @@ func (c *Cmd) open(ctx context.Context, o *cli.IO, client *llm.Client, interacti
 	if err != nil {
 		return nil, err
 	}
-	st := m.Store()
-	s := &agentSession{c: c, o: o, st: st, interactive: interactive}
+	s := &agentSession{c: c, o: o, root: m.Root(), interactive: interactive}
 	s.lib = &agentLibrary{m: m, project: project, conversation: c.Conversation}
 	warn := cli.NewWarner(o)
 
@@ -180,7 +179,7 @@ func (c *Cmd) open(ctx context.Context, o *cli.IO, client *llm.Client, interacti
 	}
 	enc := o.Config().Context.Encoding
 	cfg := agentloop.Config{
-		Store: st, Turns: m, Conversation: c.Conversation, Project: project, Model: model, Tools: reg,
+		Store: m, Conversation: c.Conversation, Project: project, Model: model, Tools: reg,
 		Library: s.lib, Summarizer: summarizer,
 		Effort: c.Effort, MaxSteps: c.MaxSteps, BufferTokens: c.BufferTokens,
 		ContextMode: plan.Mode(c.ContextMode), ContextBudget: c.ContextBudget, RecallK: c.RecallK, Encoding: enc,
@@ -217,8 +216,8 @@ func (s *agentSession) tools(p mem.Project) (*tools.Registry, error) {
 		AllowGitConfig: s.c.AllowGitConfig,
 		// The store changes through remember alone, signed as the
 		// agent's, even when it lies in the project.
-		Protect:   []string{s.st.Root},
-		Artifacts: &tools.Artifacts{Store: s.st.Root, Scope: s.c.Conversation},
+		Protect:   []string{s.root},
+		Artifacts: &tools.Artifacts{Store: s.root, Scope: s.c.Conversation},
 		Memory:    s.lib,
 		Notice:    s.notice,
 	})
