@@ -227,10 +227,6 @@ func Detached(cfg *Config, home string) *Memory {
 // names.
 var ErrNoStore = mem.ErrNoStore
 
-// Store is the store underneath, for the front ends that read or write it
-// in ways of their own (the agent's conversation).
-func (m *Memory) Store() *mem.Store { return m.st }
-
 // Root is the store directory.
 func (m *Memory) Root() string { return m.home }
 

@@ -15,6 +15,9 @@ import (
 type SummarizeOptions struct {
 	// Scopes to visit; nil visits every scope of the store.
 	Scopes []string
+	// Kinds of memory summarized; nil means summarize.DefaultKinds (turns
+	// and facts).
+	Kinds []string
 	// MaxEntries is the live entries a scope may hold before its oldest
 	// summarized turns and facts are evicted; zero means the
 	// configuration's summarize.max_entries, else 500.
@@ -23,7 +26,8 @@ type SummarizeOptions struct {
 	NoEviction bool
 	// Chat writes the summaries; nil means the configured chat model
 	// (NewChatModel), or the offline extractive summarizer when there is
-	// none or Extractive is set.
+	// none or Extractive is set. The commit records the tokens this
+	// Summarize cost, not what the client spent before.
 	Chat *llm.Client
 	// Extractive uses the offline extractive summarizer even when a model
 	// is configured.
@@ -50,6 +54,7 @@ func (m *Memory) Summarize(ctx context.Context, opt SummarizeOptions) (*summariz
 		LockTimeout: m.opt.LockTimeout,
 		DryRun:      opt.DryRun,
 		Through:     opt.Through,
+		Kinds:       opt.Kinds,
 		Bad:         func(err error) { m.warn("", err) },
 		Lock:        m.lockFile,
 	}
@@ -70,7 +75,8 @@ func (m *Memory) Summarize(ctx context.Context, opt SummarizeOptions) (*summariz
 		}
 		if client != nil {
 			so.Model = client
-			so.Trailers = func() []mem.Trailer { return UsageTrailers(client) }
+			before := client.Usage()
+			so.Trailers = func() []mem.Trailer { return usageSince(client, before) }
 		}
 	}
 	if opt.DryRun {
@@ -109,6 +115,20 @@ func (m *Memory) TokenCounter() (func(string) int, error) {
 		return nil, &InvalidError{Err: fmt.Errorf("config context.encoding: %w", err)}
 	}
 	return tk.Count, nil
+}
+
+// usageSince records the tokens a model used since its usage was before.
+func usageSince(c *llm.Client, before llm.Usage) []mem.Trailer {
+	u := c.Usage()
+	d := llm.Usage{
+		Requests: u.Requests - before.Requests, PromptTokens: u.PromptTokens - before.PromptTokens,
+		CompletionTokens: u.CompletionTokens - before.CompletionTokens, CachedTokens: u.CachedTokens - before.CachedTokens,
+		ReasoningTokens: u.ReasoningTokens - before.ReasoningTokens,
+	}
+	if d.Requests == 0 {
+		return nil
+	}
+	return []mem.Trailer{{Key: "Mira-Usage", Value: d.String()}}
 }
 
 // UsageTrailers records a model's token usage in the commit it led to.

@@ -119,7 +119,7 @@ func checkHealthy(t *testing.T, m *Memory) {
 func liveIDs(t *testing.T, m *Memory) []string {
 	t.Helper()
 	var ids []string
-	if err := m.Store().Walk(func(e *mem.Entry) error { ids = append(ids, e.ID); return nil }, nil); err != nil {
+	if err := m.st.Walk(func(e *mem.Entry) error { ids = append(ids, e.ID); return nil }, nil); err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(ids)
@@ -468,9 +468,9 @@ func TestSyncWarmIndex(t *testing.T) {
 func TestSyncNothingToDo(t *testing.T) {
 	remote := newRemote(t)
 	a := firstStore(t, remote, nil)
-	head, _ := a.Store().Head()
+	head, _ := a.st.Head()
 	res := mustSync(t, a)
-	if h, _ := a.Store().Head(); !res.UpToDate() || h != head {
+	if h, _ := a.st.Head(); !res.UpToDate() || h != head {
 		t.Errorf("sync with nothing to do: %+v, head moved %v", res, h != head)
 	}
 }
@@ -540,13 +540,13 @@ func TestSyncRemoteSymlink(t *testing.T) {
 			gitOut(t, b.Root(), "push", "-q", "origin", "main")
 
 			before := files(t, a)
-			head, _ := a.Store().Head()
+			head, _ := a.st.Head()
 			_, err := a.Sync(t.Context(), SyncOptions{})
 			var inv *InvalidError
 			if !errors.As(err, &inv) || !strings.Contains(err.Error(), tc.path+" is a symbolic link") {
 				t.Fatalf("sync with a link at %s: %v, want an invalid remote naming it", tc.path, err)
 			}
-			if h, _ := a.Store().Head(); h != head {
+			if h, _ := a.st.Head(); h != head {
 				t.Errorf("the store moved")
 			}
 			if after := files(t, a); !maps.Equal(before, after) {

@@ -5,20 +5,42 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/miramem/mira/mem"
 )
 
+// TurnOptions tune one AppendTurns.
+type TurnOptions struct {
+	// Source is the commit's Mira-Source trailer (default "api").
+	Source string
+	// Subject, when set, makes the commit subject from the turns, which
+	// have their ids by then; else it is turnsSubject's, e.g.
+	// `turns: 1 user turn in conversation alice "What do I…"`.
+	Subject func(turns []*mem.Entry) string
+	// Trailers follow Mira-Source in the commit.
+	Trailers []mem.Trailer
+	// Artifacts are files already written in the store's artifacts
+	// directory (artifacts/<scope>/<name>, such as the whole output of a
+	// tool call) committed with the turns, so that what a turn refers to
+	// is in the same commit.
+	Artifacts []string
+}
+
 // AppendTurns stores conversation turns (entries of kind turn with a role
-// and a scope) in one commit. Unlike Remember it keeps repeated text: a
-// user who says "yes" twice said it twice. Each entry is checked as
-// Remember checks it, the secret scan included, and the batch is all or
-// nothing. Entries keep the id and creation time they carry (TurnWriter
-// stamps them as they arrive), or get them here.
-func (m *Memory) AppendTurns(ctx context.Context, entries []*mem.Entry, source string) (string, error) {
+// and a scope) in one commit, and returns it. Unlike Remember it keeps
+// repeated text: a user who says "yes" twice said it twice. Each entry is
+// checked as Remember checks it, the secret scan included, and the batch
+// is all or nothing. Entries keep the id and creation time they carry
+// (TurnWriter stamps them as they arrive), or get them here; each gets
+// its Path.
+func (m *Memory) AppendTurns(ctx context.Context, entries []*mem.Entry, opt TurnOptions) (string, error) {
 	if len(entries) == 0 {
 		return "", invalidf("no turns to store")
 	}
@@ -44,7 +66,25 @@ func (m *Memory) AppendTurns(ctx context.Context, entries []*mem.Entry, source s
 		}
 		scopes[e.Scope] = true
 	}
-	return tx.Commit(turnsSubject(entries, len(scopes)), mem.Trailer{Key: "Mira-Source", Value: cmp.Or(source, "api")})
+	for _, rel := range opt.Artifacts {
+		var data []byte
+		var err error
+		if !strings.HasPrefix(rel, "artifacts/") || path.Clean(rel) != rel {
+			err = errors.New("not in the store's artifacts") // read nothing outside
+		} else if data, err = os.ReadFile(filepath.Join(m.st.Root, filepath.FromSlash(rel))); err == nil {
+			err = tx.AddFile(rel, data)
+		}
+		if err != nil {
+			tx.Rollback()
+			return "", fmt.Errorf("artifact %s: %w", rel, err)
+		}
+	}
+	subject := turnsSubject(entries, len(scopes))
+	if opt.Subject != nil {
+		subject = opt.Subject(entries)
+	}
+	trailers := append([]mem.Trailer{{Key: "Mira-Source", Value: cmp.Or(opt.Source, "api")}}, opt.Trailers...)
+	return tx.Commit(subject, trailers...)
 }
 
 // turnsSubject is the commit subject of stored turns, e.g.
@@ -72,7 +112,15 @@ func checkTurn(e *mem.Entry, project string, maxBytes int) error {
 	if e.Role == "" {
 		return invalidField("role", errors.New("a turn needs a role"))
 	}
-	return prepare(e, RememberOptions{MaxBytes: maxBytes}, project)
+	// A turn keeps its text as said, the indentation of a tool's output
+	// included: only the newlines an entry file cannot hold around its
+	// text go.
+	body := strings.TrimRight(strings.TrimPrefix(e.Body, "\n"), "\n")
+	if err := prepare(e, RememberOptions{MaxBytes: maxBytes}, project); err != nil {
+		return err
+	}
+	e.Body = body
+	return nil
 }
 
 // TurnWriterOptions tune a TurnWriter.
@@ -311,7 +359,7 @@ func (w *TurnWriter) loop() {
 // commit stores one batch, trying again a second later when it fails.
 func (w *TurnWriter) commit(batch []*mem.Entry) {
 	for attempt := 1; ; attempt++ {
-		_, err := w.m.AppendTurns(context.Background(), batch, w.opt.Source)
+		_, err := w.m.AppendTurns(context.Background(), batch, TurnOptions{Source: w.opt.Source})
 		if err == nil {
 			if w.opt.Committed != nil {
 				w.opt.Committed(batch)

@@ -3,6 +3,7 @@ package mira
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -389,5 +390,39 @@ func TestTurnWriterRoom(t *testing.T) {
 	// The room is what the measured pace commits in Backlog.
 	if n := <-roomed; n[0] > n[1] || n[0] == 200 {
 		t.Errorf("Room let its caller go with %d turns pending, room for %d", n[0], n[1])
+	}
+}
+
+// A turn keeps its text as said, indentation included; the artifacts
+// given with it are committed with it, and nothing outside the store's
+// artifacts is taken.
+func TestAppendTurnsTextAndArtifacts(t *testing.T) {
+	m := open(t, false)
+	e := &mem.Entry{Scope: "chat", Role: "tool", Body: "\n    1\tpackage main\n    2\t\n"}
+	art := "artifacts/chat/out.txt"
+	if err := os.MkdirAll(filepath.Join(m.Root(), "artifacts", "chat"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(m.Root(), filepath.FromSlash(art)), []byte("the whole output\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	head, err := m.AppendTurns(t.Context(), []*mem.Entry{e}, TurnOptions{Source: "test", Artifacts: []string{art},
+		Subject: func(es []*mem.Entry) string { return "tool turn " + es[0].ID }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := m.st.Read(e.Path)
+	if err != nil || back.Body != "    1\tpackage main\n    2\t" {
+		t.Fatalf("read back %q, %v", back.Body, err)
+	}
+	files := gitOut(t, m.Root(), "show", "--format=%s", "--name-only", head)
+	if !strings.Contains(files, "tool turn "+e.ID) || !strings.Contains(files, art) || !strings.Contains(files, e.Path) {
+		t.Errorf("commit:\n%s", files)
+	}
+	for _, bad := range []string{"../outside", "entries/../../x", "artifacts/../config.yaml"} {
+		e := &mem.Entry{Scope: "chat", Role: "tool", Body: "x"}
+		if _, err := m.AppendTurns(t.Context(), []*mem.Entry{e}, TurnOptions{Artifacts: []string{bad}}); err == nil {
+			t.Errorf("artifact %q was taken", bad)
+		}
 	}
 }

@@ -8,10 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/miramem/mira"
 	"github.com/miramem/mira/agentloop/tools"
 	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/llm"
 	"github.com/miramem/mira/mem"
+	"github.com/miramem/mira/summarize"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -46,6 +48,26 @@ type Library interface {
 	Relevant(ctx context.Context, text string, k int) ([]mem.Record, error)
 }
 
+// Store is the memory store as the agent keeps its conversation in it.
+// *mira.Memory satisfies it: the agent writes its turns as every other
+// writer of the store does.
+type Store interface {
+	// AppendTurns stores turns in one commit, refusing secrets (the agent
+	// masks them first), and returns the commit. Each turn gets its Path.
+	AppendTurns(ctx context.Context, turns []*mem.Entry, opt mira.TurnOptions) (string, error)
+	// Conversation reads a conversation's summaries and the turns they
+	// do not cover.
+	Conversation(scope string, warn func(error)) (*summarize.State, error)
+	// TurnPaths lists the files of a conversation's turns.
+	TurnPaths(scope string) ([]string, error)
+	// ReadPath reads the entry at a path TurnPaths or an entry gave.
+	ReadPath(path string) (*mem.Entry, error)
+	// Head is the store's current commit.
+	Head() (string, error)
+	// Changed lists the paths that differ between two commits.
+	Changed(from, to string) ([]string, error)
+}
+
 // Summarizer folds the older part of a conversation into its rolling
 // summary, so that it leaves the buffer.
 type Summarizer interface {
@@ -64,7 +86,6 @@ const (
 	DefaultContextBudget = 6000
 	DefaultRecallBudget  = 2000
 	DefaultRecallK       = 5
-	DefaultLockTimeout   = 10 * time.Second
 )
 
 // ErrMaxSteps is wrapped by the error of a message whose tool loop was
@@ -73,8 +94,9 @@ var ErrMaxSteps = errors.New("step limit reached")
 
 // Config is what New needs.
 type Config struct {
-	// Store holds the conversation and the memories.
-	Store *mem.Store
+	// Store holds the conversation: the agent reads it and writes its
+	// turns into it.
+	Store Store
 	// Conversation is the scope the turns are stored in
 	// (DefaultConversation when empty).
 	Conversation string
@@ -122,9 +144,6 @@ type Config struct {
 	Encoding string
 	// Prices price the usage; the zero value reports no cost.
 	Prices Prices
-	// LockTimeout bounds the wait for the store lock at each turn
-	// (DefaultLockTimeout).
-	LockTimeout time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Warn receives problems that do not stop the conversation, such as
@@ -200,9 +219,6 @@ func New(cfg Config) (*Agent, error) {
 	def(&cfg.RecallK, DefaultRecallK)
 	if cfg.MaxSteps < 1 || cfg.BufferTokens < 1 || cfg.ContextBudget < 1 || cfg.RecallBudget < 1 {
 		return nil, errors.New("agent: max steps, buffer tokens and budgets must be positive")
-	}
-	if cfg.LockTimeout <= 0 {
-		cfg.LockTimeout = DefaultLockTimeout
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

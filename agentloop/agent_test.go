@@ -642,3 +642,74 @@ func TestReasoningSentBackWithToolCalls(t *testing.T) {
 		t.Errorf("reasoning sent back (-want +got):\n%s", diff)
 	}
 }
+
+// A secret in what the user says, in a reply, in a tool call's arguments
+// or in a tool's output is stored masked, never refused: the conversation
+// goes on, and no file or commit of the store holds the secret.
+func TestTurnsRedactSecrets(t *testing.T) {
+	token := "ghp_" + "Zq7Xw3Vr9Tn2Lp5Kd8Hs4Jf6Gb1Mc0Ya7UeQ4rT"
+	if len(secretScan(token)) == 0 {
+		t.Fatal("the test token is not seen as a secret")
+	}
+	r := newRig(t, []llmtest.Reply{
+		llmtest.Tools(llmtest.ToolCall{ID: "b1", Name: "bash", Arguments: args(map[string]any{"command": "echo " + token})}),
+		llmtest.Text("The token " + token + " is set."),
+	})
+	r.send("is my token " + token + " set?")
+	turns := r.turns()
+	if got := roles(turns); !slices.Equal(got, []string{"user", "assistant", "tool", "assistant"}) {
+		t.Fatalf("roles = %v", got)
+	}
+	for _, e := range turns {
+		if !strings.Contains(e.Body+fmt.Sprint(e.Fields()[fieldToolCalls]), "[REDACTED:github-token]") {
+			t.Errorf("%s turn not masked: %q %v", e.Role, e.Body, e.Fields()[fieldToolCalls])
+		}
+	}
+	out, err := exec.Command("git", "-C", r.home, "log", "-p", "--format=%B").CombinedOutput()
+	if err != nil {
+		t.Fatalf("git log: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), token) {
+		t.Errorf("the secret is in the store's history:\n%s", out)
+	}
+	if n := r.commits(); n < 4 {
+		t.Errorf("%d commits, want one a turn", n)
+	}
+}
+
+// A tool call's id and name are the model's words too: a secret in them is
+// masked like one in its arguments, and the call still pairs with its
+// result when the conversation is read back.
+func TestTurnsRedactToolCallIDAndName(t *testing.T) {
+	token := "ghp_" + "Zq7Xw3Vr9Tn2Lp5Kd8Hs4Jf6Gb1Mc0Ya7UeQ4rT"
+	r := newRig(t, []llmtest.Reply{
+		llmtest.Tools(llmtest.ToolCall{ID: token, Name: token, Arguments: args(map[string]any{"x": 1})}),
+		llmtest.Text("That tool does not exist."),
+		llmtest.Text("Still here."),
+	})
+	r.send("call a tool")
+	out, err := exec.Command("git", "-C", r.home, "log", "-p", "--format=%B").CombinedOutput()
+	if err != nil {
+		t.Fatalf("git log: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), token) {
+		t.Errorf("the secret is in the store's history:\n%s", out)
+	}
+	// A restarted agent sends a valid conversation: the masked call is
+	// answered by its masked result.
+	r.agent = r.open()
+	r.send("and now?")
+	msgs := r.srv.Last().Messages
+	var call, result string
+	for _, m := range msgs {
+		if len(m.ToolCalls) > 0 {
+			call = m.ToolCalls[0].ID
+		}
+		if m.Role == "tool" {
+			result = m.ToolCallID
+		}
+	}
+	if call == "" || call != result || strings.Contains(call, token) {
+		t.Errorf("after a restart the call is %q and its result answers %q", call, result)
+	}
+}

@@ -29,9 +29,13 @@
 // for those calls, when the server sent it, is kept in reasoning and sent
 // back with them, as thinking models that call tools require. A tool turn
 // has tool_call_id and tool_name, and is_error, denied and artifacts when
-// they apply. Text is passed through tools.Redact before it is stored. A
-// restarted agent rebuilds the exact messages from these files, so the
-// conversation goes on where it stopped.
+// they apply. Text, tool call ids and names included, is passed through
+// tools.Redact before it is stored, so a secret is stored masked rather
+// than refused. Turns are committed through Config.Store's AppendTurns
+// (mira.Memory's), the one writer of turns in the store, with the
+// artifacts of a tool's result in the same commit. A restarted agent
+// rebuilds the exact messages from these files, so the conversation goes
+// on where it stopped.
 //
 // # What the model is sent
 //
@@ -55,7 +59,7 @@
 //
 // When the buffer grows past Config.BufferTokens, its older part is
 // handed to the Summarizer between two exchanges and leaves the buffer
-// (StoreSummarizer summarizes through the cut, so the newest exchanges
+// (it summarizes through the cut, so the newest exchanges
 // stay in the buffer; /summarize takes all of it, and the tail keeps the
 // newest turns);
 // the summary then appears in the standing context. Pins and corrections

@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/miramem/mira"
 	"github.com/miramem/mira/agentloop/tools"
+	"github.com/miramem/mira/internal/secret"
 	"github.com/miramem/mira/llm"
 	"github.com/miramem/mira/llm/llmtest"
 	"github.com/miramem/mira/mem"
-	"github.com/miramem/mira/summarize"
 )
 
 // rig is an agent over a temporary store and project, talking to a fake
@@ -25,6 +26,7 @@ type rig struct {
 	home    string
 	root    string
 	st      *mem.Store
+	m       *mira.Memory
 	srv     *llmtest.Server
 	client  *llm.Client
 	policy  *tools.Policy
@@ -72,15 +74,16 @@ func newRig(t *testing.T, replies []llmtest.Reply, opts ...rigOpt) *rig {
 	}
 	r.lib = &testLibrary{st: st}
 	r.cfg = Config{
-		Store: st, Model: r.client, Library: r.lib,
+		Model: r.client, Library: r.lib,
 		Project: mem.Project{Name: "proj", Root: r.root, By: "test"},
 		Warn:    func(err error) { t.Logf("warning: %v", err) },
 	}
+	r.cfg.Store = r.memory()
 	for _, o := range opts {
 		o(r)
 	}
 	if r.summary {
-		r.cfg.Summarizer = StoreSummarizer{Store: st, Options: summarize.Options{LockTimeout: 5 * time.Second}}
+		r.cfg.Summarizer = memorySummarizer{r.memory()}
 	}
 	r.reg = r.registry(r.root)
 	r.cfg.Tools = r.reg
@@ -288,4 +291,32 @@ func (l *testLibrary) Relevant(_ context.Context, text string, k int) ([]mem.Rec
 		out = out[:k]
 	}
 	return out, err
+}
+
+// secretScan is the scan that decides what is a secret.
+func secretScan(s string) []secret.Finding { return secret.Scan(s) }
+
+// memory opens the rig's store as mira-agent does, closed with the test.
+func (r *rig) memory() *mira.Memory {
+	r.t.Helper()
+	if r.m == nil {
+		env := map[string]string{"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com"}
+		m, err := mira.Open(context.Background(), mira.Options{Home: r.home, Command: "mira-agent", Config: &mira.Config{},
+			LockTimeout: 5 * time.Second, Getenv: func(k string) string { return env[k] }})
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		r.t.Cleanup(func() { m.Close() })
+		r.m = m
+	}
+	return r.m
+}
+
+// memorySummarizer summarizes the conversation's turns offline, as
+// mira-agent --summarizer extractive does.
+type memorySummarizer struct{ m *mira.Memory }
+
+func (s memorySummarizer) Summarize(ctx context.Context, scope, through string) error {
+	_, err := s.m.Summarize(ctx, mira.SummarizeOptions{Scopes: []string{scope}, Kinds: []string{mem.KindTurn}, Through: through, Extractive: true})
+	return err
 }

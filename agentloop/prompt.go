@@ -8,7 +8,6 @@ import (
 
 	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/mem"
-	"github.com/miramem/mira/summarize"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -48,7 +47,7 @@ func (a *Agent) load() error {
 	if err != nil {
 		return fmt.Errorf("read store head: %w", err)
 	}
-	state, err := summarize.Load(st, a.cfg.Conversation, []string{mem.KindTurn}, a.cfg.Warn)
+	state, err := st.Conversation(a.cfg.Conversation, a.cfg.Warn)
 	if err != nil {
 		return fmt.Errorf("load conversation %s: %w", a.cfg.Conversation, err)
 	}
@@ -82,7 +81,7 @@ func (a *Agent) refresh() error {
 	}
 	// Commits that leave the conversation alone (a memory remembered, a
 	// pin set) need no reload.
-	if changed, err := a.cfg.Store.Diff(a.head, head); err == nil && a.head != "" {
+	if changed, err := a.cfg.Store.Changed(a.head, head); err == nil && a.head != "" {
 		inConversation := func(p string) bool {
 			ep, err := mem.ParsePath(p)
 			return err == nil && ep.Scope == a.cfg.Conversation

@@ -4,32 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/miramem/mira/mem"
-	"github.com/miramem/mira/summarize"
 )
-
-// StoreSummarizer is the Summarizer of package summarize: L1 summaries of
-// the conversation's turns up to a given one, folded into its rolling L3,
-// written to the store in one commit. Newer turns stay in the buffer.
-type StoreSummarizer struct {
-	Store *mem.Store
-	// Options are passed to summarize.Run; Kinds is set to turns only,
-	// since the conversation's scope is summarized.
-	Options summarize.Options
-}
-
-// Summarize implements Summarizer.
-func (s StoreSummarizer) Summarize(ctx context.Context, scope, through string) error {
-	opt := s.Options
-	opt.Kinds = []string{mem.KindTurn}
-	opt.DryRun = false
-	opt.Through = through
-	if _, err := summarize.Run(ctx, s.Store, []string{scope}, opt); err != nil {
-		return fmt.Errorf("summarize conversation %s: %w", scope, err)
-	}
-	return nil
-}
 
 // cut returns the id of the last turn to summarize so that the turns kept
 // in the buffer hold at most keep tokens, cutting only before a user

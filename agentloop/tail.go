@@ -65,7 +65,7 @@ func (a *Agent) loadTail(budget int) ([]*mem.Entry, error) {
 	var tail []*mem.Entry
 	used, start := 0, -1
 	for i := len(files) - 1; i >= 0; i-- {
-		e, err := st.Read(files[i].rel)
+		e, err := st.ReadPath(files[i].rel)
 		if err != nil {
 			var pe *mem.ParseError
 			if errors.As(err, &pe) {

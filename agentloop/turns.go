@@ -5,12 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/miramem/mira"
 	"github.com/miramem/mira/agentloop/tools"
 	"github.com/miramem/mira/mem"
 	openai "github.com/sashabaranov/go-openai"
@@ -88,7 +87,9 @@ func (a *Agent) assistantEntry(r replyParts) *mem.Entry {
 	if len(r.calls) > 0 {
 		calls := make([]storedCall, len(r.calls))
 		for i, c := range r.calls {
-			calls[i] = storedCall{ID: c.ID, Name: c.Function.Name, Arguments: tools.Redact(c.Function.Arguments)}
+			// The id and name are the model's words as much as the
+			// arguments are.
+			calls[i] = storedCall{ID: tools.Redact(c.ID), Name: tools.Redact(c.Function.Name), Arguments: tools.Redact(c.Function.Arguments)}
 		}
 		e.Extra[fieldToolCalls] = calls
 		// Thinking models that call tools (DeepSeek's) refuse a
@@ -116,8 +117,8 @@ func (a *Agent) toolEntry(call openai.ToolCall, res tools.Result) *mem.Entry {
 		body = "(no output)"
 	}
 	e := a.turn(roleTool, body)
-	e.Extra[fieldToolCallID] = call.ID
-	e.Extra[fieldToolName] = call.Function.Name
+	e.Extra[fieldToolCallID] = tools.Redact(call.ID)
+	e.Extra[fieldToolName] = tools.Redact(call.Function.Name)
 	if res.IsError {
 		e.Extra[fieldIsError] = true
 	}
@@ -157,46 +158,30 @@ func (a *Agent) store(ctx context.Context, e *mem.Entry, trailers ...mem.Trailer
 	// A turn is written even when the user has just cancelled: what was
 	// said stays said.
 	ctx = context.WithoutCancel(ctx)
-	st := a.cfg.Store
 	e.CreatedAt = a.stamp()
-	lock, err := st.Lock(ctx, a.cfg.LockTimeout)
-	if err != nil {
-		return nil, fmt.Errorf("store %s turn: %w", e.Role, err)
+	opt := mira.TurnOptions{
+		Source: "conversation " + a.cfg.Conversation,
+		Subject: func([]*mem.Entry) string {
+			subject := fmt.Sprintf("agent: %s turn %s", e.Role, e.ID)
+			if line := firstLine(e.Body, 60); line != "" {
+				subject += fmt.Sprintf(" %q", line)
+			}
+			return subject
+		},
 	}
-	defer lock.Unlock()
-	tx := st.Begin(false)
-	if err := tx.Add(e); err != nil {
-		tx.Rollback()
-		return nil, fmt.Errorf("store %s turn: %w", e.Role, err)
+	if e.Role == roleAssistant {
+		opt.Trailers = append(opt.Trailers, mem.Trailer{Key: "Mira-Model", Value: a.model.Model()})
 	}
+	opt.Trailers = append(opt.Trailers, trailers...)
 	// The artifacts a tool call wrote go into the same commit as its
 	// result, so the artifact://id the conversation mentions is in history.
-	arts, _ := e.Extra[fieldArtifacts].([]string)
-	for _, rel := range arts {
-		data, err := os.ReadFile(filepath.Join(st.Root, filepath.FromSlash(rel)))
-		if err == nil {
-			err = tx.AddFile(rel, data)
-		}
-		if err != nil {
-			tx.Rollback()
-			return nil, fmt.Errorf("store tool turn: artifact %s: %w", rel, err)
-		}
-	}
-	subject := fmt.Sprintf("agent: %s turn %s", e.Role, e.ID)
-	if line := firstLine(e.Body, 60); line != "" {
-		subject += fmt.Sprintf(" %q", line)
-	}
-	all := []mem.Trailer{{Key: "Mira-Source", Value: "conversation " + a.cfg.Conversation}}
-	if e.Role == roleAssistant {
-		all = append(all, mem.Trailer{Key: "Mira-Model", Value: a.model.Model()})
-	}
-	head, err := tx.Commit(subject, append(all, trailers...)...)
+	opt.Artifacts, _ = e.Extra[fieldArtifacts].([]string)
+	head, err := a.cfg.Store.AppendTurns(ctx, []*mem.Entry{e}, opt)
 	if err != nil {
 		return nil, fmt.Errorf("store %s turn: %w", e.Role, err)
 	}
 	a.head = head
-	lock.Unlock()
-	back, err := st.Read(e.Path)
+	back, err := a.cfg.Store.ReadPath(e.Path)
 	if err != nil {
 		return nil, fmt.Errorf("read back %s turn: %w", e.Role, err)
 	}

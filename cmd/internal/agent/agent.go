@@ -18,7 +18,6 @@ import (
 	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/llm"
 	"github.com/miramem/mira/mem"
-	"github.com/miramem/mira/summarize"
 	"github.com/peterh/liner"
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -58,7 +57,7 @@ var agentPolicyTools = []string{"write_file", "edit_file", "bash"}
 type agentSession struct {
 	c       *Cmd
 	o       *cli.IO
-	st      *mem.Store
+	root    string // the store's directory
 	agent   *agentloop.Agent
 	lib     *agentLibrary
 	policy  *tools.Policy
@@ -152,8 +151,7 @@ func (c *Cmd) open(ctx context.Context, o *cli.IO, client *llm.Client, interacti
 	if err != nil {
 		return nil, err
 	}
-	st := m.Store()
-	s := &agentSession{c: c, o: o, st: st, interactive: interactive}
+	s := &agentSession{c: c, o: o, root: m.Root(), interactive: interactive}
 	s.lib = &agentLibrary{m: m, project: project, conversation: c.Conversation}
 	warn := cli.NewWarner(o)
 
@@ -171,11 +169,7 @@ func (c *Cmd) open(ctx context.Context, o *cli.IO, client *llm.Client, interacti
 	if err != nil {
 		return nil, err
 	}
-	counter, err := m.TokenCounter()
-	if err != nil {
-		return nil, err
-	}
-	summarizer := agentSummarizer{st: st, opt: summarize.Options{Count: counter, LockTimeout: c.LockTimeout}}
+	summarizer := agentSummarizer{m: m}
 	if c.Summarizer == "model" && client != nil {
 		// A client of its own, so that each summary's commit records
 		// what that summary cost.
@@ -185,12 +179,11 @@ func (c *Cmd) open(ctx context.Context, o *cli.IO, client *llm.Client, interacti
 	}
 	enc := o.Config().Context.Encoding
 	cfg := agentloop.Config{
-		Store: st, Conversation: c.Conversation, Project: project, Model: model, Tools: reg,
+		Store: m, Conversation: c.Conversation, Project: project, Model: model, Tools: reg,
 		Library: s.lib, Summarizer: summarizer,
 		Effort: c.Effort, MaxSteps: c.MaxSteps, BufferTokens: c.BufferTokens,
 		ContextMode: plan.Mode(c.ContextMode), ContextBudget: c.ContextBudget, RecallK: c.RecallK, Encoding: enc,
-		Prices:      c.prices(o, model.Model()),
-		LockTimeout: c.LockTimeout,
+		Prices: c.prices(o, model.Model()),
 		Warn: func(err error) {
 			var pe *mem.ParseError
 			if errors.As(err, &pe) {
@@ -223,8 +216,8 @@ func (s *agentSession) tools(p mem.Project) (*tools.Registry, error) {
 		AllowGitConfig: s.c.AllowGitConfig,
 		// The store changes through remember alone, signed as the
 		// agent's, even when it lies in the project.
-		Protect:   []string{s.st.Root},
-		Artifacts: &tools.Artifacts{Store: s.st.Root, Scope: s.c.Conversation},
+		Protect:   []string{s.root},
+		Artifacts: &tools.Artifacts{Store: s.root, Scope: s.c.Conversation},
 		Memory:    s.lib,
 		Notice:    s.notice,
 	})
@@ -288,35 +281,25 @@ func (s *agentSession) switchProject(dir string) (mem.Project, error) {
 	return p, nil
 }
 
-// agentSummarizer summarizes the conversation as mira-summarize does, with
-// the chat model or, without one, the extractive summarizer, and records
-// the model's tokens in the commit.
+// agentSummarizer summarizes the conversation as mira-summarize does,
+// through the same call: with the chat model or, without one, the
+// extractive summarizer, recording the model's tokens in the commit.
 type agentSummarizer struct {
-	st     *mem.Store
-	opt    summarize.Options
+	m      *mira.Memory
 	client *llm.Client // nil: extractive
 }
 
-// Summarize implements agentloop.Summarizer.
+// Summarize implements agentloop.Summarizer. Only turns are summarized:
+// the conversation's scope is the conversation.
 func (s agentSummarizer) Summarize(ctx context.Context, scope, through string) error {
-	opt := s.opt
-	if s.client != nil {
-		opt.Model = s.client
-		before := s.client.Usage()
-		opt.Trailers = func() []mem.Trailer {
-			u := s.client.Usage()
-			d := llm.Usage{
-				Requests: u.Requests - before.Requests, PromptTokens: u.PromptTokens - before.PromptTokens,
-				CompletionTokens: u.CompletionTokens - before.CompletionTokens, CachedTokens: u.CachedTokens - before.CachedTokens,
-				ReasoningTokens: u.ReasoningTokens - before.ReasoningTokens,
-			}
-			if d.Requests == 0 {
-				return nil
-			}
-			return []mem.Trailer{{Key: "Mira-Usage", Value: d.String()}}
-		}
+	_, err := s.m.Summarize(ctx, mira.SummarizeOptions{
+		Scopes: []string{scope}, Kinds: []string{mem.KindTurn}, Through: through,
+		Chat: s.client, Extractive: s.client == nil,
+	})
+	if err != nil {
+		return fmt.Errorf("summarize conversation %s: %w", scope, err)
 	}
-	return agentloop.StoreSummarizer{Store: s.st, Options: opt}.Summarize(ctx, scope, through)
+	return nil
 }
 
 // agentNoModel stands in when no chat model is configured: slash commands work

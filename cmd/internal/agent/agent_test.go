@@ -545,3 +545,25 @@ func TestAgentStoreProtected(t *testing.T) {
 		t.Errorf("tool result = %q", got)
 	}
 }
+
+// The agent's summaries evict as mira-summarize's do: a conversation past
+// summarize.max_entries loses its oldest covered turns.
+func TestAgentSummaryEvicts(t *testing.T) {
+	var replies []llmtest.Reply
+	for i := range 8 {
+		replies = append(replies, llmtest.Text(fmt.Sprintf("Reply %d: the invoice total is computed from the line items, rounded per line, then summed in cents.", i)))
+	}
+	x := newAgentEnv(t, replies...)
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("summarize:\n  max_entries: 6\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	x.env["MIRA_CONFIG"] = cfg
+	for i := range 8 {
+		x.ok("", "-p", fmt.Sprintf("Question %d: how is the invoice total computed when a line has a discount?", i),
+			"--buffer-tokens", "100", "--summarizer", "extractive", "--output", "text")
+	}
+	if n := len(x.turns("chat")); n >= 16 {
+		t.Errorf("%d live turns of 16 after summaries with summarize.max_entries 6: nothing was evicted", n)
+	}
+}
