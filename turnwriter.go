@@ -16,22 +16,11 @@ import (
 	"github.com/miramem/mira/mem"
 )
 
-// TurnOptions tune one AppendTurns.
-type TurnOptions struct {
-	// Source is the commit's Mira-Source trailer (default "api").
-	Source string
-	// Subject, when set, makes the commit subject from the turns, which
-	// have their ids by then; else it is turnsSubject's, e.g.
-	// `turns: 1 user turn in conversation alice "What do I…"`.
-	Subject func(turns []*mem.Entry) string
-	// Trailers follow Mira-Source in the commit.
-	Trailers []mem.Trailer
-	// Artifacts are files already written in the store's artifacts
-	// directory (artifacts/<scope>/<name>, such as the whole output of a
-	// tool call) committed with the turns, so that what a turn refers to
-	// is in the same commit.
-	Artifacts []string
-}
+// TurnOptions are AppendTurns's options: the commit's source, subject,
+// trailers and the artifacts that go with the turns. The type lives in
+// mem so that agentloop can declare the writer it needs without
+// importing this package.
+type TurnOptions = mem.TurnOptions
 
 // AppendTurns stores conversation turns (entries of kind turn with a role
 // and a scope) in one commit, and returns it. Unlike Remember it keeps

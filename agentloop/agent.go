@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/miramem/mira"
 	"github.com/miramem/mira/agentloop/tools"
 	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/llm"
@@ -54,7 +53,7 @@ type Library interface {
 type Store interface {
 	// AppendTurns stores turns in one commit, refusing secrets (the agent
 	// masks them first), and returns the commit. Each turn gets its Path.
-	AppendTurns(ctx context.Context, turns []*mem.Entry, opt mira.TurnOptions) (string, error)
+	AppendTurns(ctx context.Context, turns []*mem.Entry, opt mem.TurnOptions) (string, error)
 	// Conversation reads a conversation's summaries and the turns they
 	// do not cover.
 	Conversation(scope string, warn func(error)) (*summarize.State, error)

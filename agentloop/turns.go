@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/miramem/mira"
 	"github.com/miramem/mira/agentloop/tools"
 	"github.com/miramem/mira/mem"
 	openai "github.com/sashabaranov/go-openai"
@@ -159,7 +158,7 @@ func (a *Agent) store(ctx context.Context, e *mem.Entry, trailers ...mem.Trailer
 	// said stays said.
 	ctx = context.WithoutCancel(ctx)
 	e.CreatedAt = a.stamp()
-	opt := mira.TurnOptions{
+	opt := mem.TurnOptions{
 		Source: "conversation " + a.cfg.Conversation,
 		Subject: func([]*mem.Entry) string {
 			subject := fmt.Sprintf("agent: %s turn %s", e.Role, e.ID)
