@@ -27,6 +27,9 @@ const (
 	// scope, project, source, role, status, priority, pin, level,
 	// replaced_by. (An id is at most 64 bytes, see ValidID.)
 	MaxFieldBytes = 256
+	// MaxScopeBytes is the longest scope: a scope is also a directory
+	// name, so it is shorter than the other one-word fields.
+	MaxScopeBytes = 128
 	// MaxReasonBytes is the longest deleted_reason.
 	MaxReasonBytes = 4 << 10
 	// MaxExtraBytes bounds the other fields of the front matter together
