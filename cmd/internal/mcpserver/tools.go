@@ -119,9 +119,6 @@ func (s *server) remember(ctx context.Context, in RememberIn) (*mcp.CallToolResu
 		return nil, out, err
 	}
 	e := &mem.Entry{Kind: in.Kind, Scope: in.Scope, Body: in.Text, Tags: in.Tags, Pin: in.Pin, Source: "mcp"}
-	if in.Kind == mem.KindGoal || in.Kind == mem.KindTask {
-		e.Status = "open"
-	}
 	res, err := s.m.Remember(ctx, []*mem.Entry{e}, mira.RememberOptions{Replace: in.Replace, Source: "mcp", Until: until})
 	if err != nil {
 		return nil, out, err
