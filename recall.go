@@ -3,6 +3,7 @@ package mira
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -69,10 +70,19 @@ func CheckRecallSetting(name string, v float64) error {
 		return fmt.Errorf("unknown recall setting %q", name)
 	}
 	if !ok {
-		return fmt.Errorf("%s must be %s, not %v", name, want, v)
+		return &settingError{name, fmt.Errorf("must be %s, not %v", want, v)}
 	}
 	return nil
 }
+
+// settingError is a setting out of range: its name, then what is wrong.
+type settingError struct {
+	name string
+	err  error
+}
+
+func (e *settingError) Error() string { return e.name + " " + e.err.Error() }
+func (e *settingError) Unwrap() error { return e.err }
 
 // ranking is the index ranking of q: the query's settings, else the
 // configuration's, over the index's default.
@@ -165,14 +175,53 @@ func (m *Memory) Recall(ctx context.Context, q Query) ([]mem.Record, error) {
 	return recs, nil
 }
 
+// Check reports the first part of q that no recall can take, as an
+// *InvalidError whose Field is the part's name (k, kinds, scope, mode,
+// recency_weight, recency_days, mmr_lambda, min_score): it needs no store,
+// so a front end can check its arguments before it opens one, and name
+// its own flag for the field. Recall checks q the same way.
+func (q Query) Check() error {
+	if q.K < 0 {
+		return invalidField("k", errors.New("must be at least 1"))
+	}
+	if q.K > MaxK {
+		return invalidField("k", fmt.Errorf("must be at most %d: narrow the recall with a query, kinds, a scope or a time instead", MaxK))
+	}
+	if q.Mode != "" && !slices.Contains(RecallModes, q.Mode) {
+		return invalidField("mode", fmt.Errorf("unknown mode %q (want one of %s)", q.Mode, strings.Join(RecallModes, ", ")))
+	}
+	for _, kind := range q.Kinds {
+		if !slices.Contains(mem.Kinds, kind) {
+			return invalidField("kinds", fmt.Errorf("unknown kind %q (want one of %s)", kind, strings.Join(mem.Kinds, ", ")))
+		}
+	}
+	if q.Scope != "" {
+		if err := mem.ValidScope(q.Scope); err != nil {
+			return invalidField("scope", err)
+		}
+	}
+	for _, s := range []struct {
+		name string
+		v    *float64
+	}{{"recency_weight", q.RecencyWeight}, {"recency_days", q.RecencyDays}, {"mmr_lambda", q.MMRLambda}, {"min_score", q.MinScore}} {
+		if s.v == nil {
+			continue
+		}
+		if err := CheckRecallSetting(s.name, *s.v); err != nil {
+			return invalidField(s.name, errors.Unwrap(err))
+		}
+	}
+	return nil
+}
+
 // indexQuery checks q and turns it into the index's query.
 func (m *Memory) indexQuery(q Query) (index.Query, error) {
+	if err := q.Check(); err != nil {
+		return index.Query{}, err
+	}
 	k := q.K
 	if k == 0 {
 		k = cmp.Or(m.cfg.Recall.K, 10)
-	}
-	if k < 0 {
-		return index.Query{}, invalidf("k must be at least 1")
 	}
 	if k > MaxK {
 		return index.Query{}, invalidField("k", fmt.Errorf("%d is more than one recall returns (%d): narrow it with a query, kinds, a scope or a time instead", k, MaxK))
@@ -186,15 +235,7 @@ func (m *Memory) indexQuery(q Query) (index.Query, error) {
 		return index.Query{}, invalidf("unknown mode %q (want one of %s)", mode, strings.Join(RecallModes, ", "))
 	}
 	iq := index.Query{Text: q.Text, K: k, Kinds: q.Kinds, Tags: cleanTags(q.Tags), Now: now, Mode: mode, Since: q.Since}
-	for _, kind := range q.Kinds {
-		if !slices.Contains(mem.Kinds, kind) {
-			return index.Query{}, invalidf("unknown kind %q (want one of %s)", kind, strings.Join(mem.Kinds, ", "))
-		}
-	}
 	if q.Scope != "" {
-		if err := mem.ValidScope(q.Scope); err != nil {
-			return index.Query{}, invalidField("scope", err)
-		}
 		iq.Scopes = []string{q.Scope}
 		if q.Scope != mem.DefaultScope {
 			iq.Scopes = append(iq.Scopes, mem.DefaultScope)
