@@ -55,17 +55,43 @@ type ContextRequest struct {
 // of the standing material.
 var ClosedStatus = []string{"done", "completed", "closed", "resolved", "cancelled", "canceled", "abandoned", "obsolete", "dropped", "wontfix"}
 
+// Check reports the first part of req that no plan can take, as an
+// *InvalidError whose Field is the part's name (mode, budget, encoding,
+// scope): it needs no store, so a front end can check its arguments
+// before it opens one, and name its own flag for the field. Context checks
+// req the same way; the configuration's settings are checked where they
+// are read.
+func (req ContextRequest) Check() error {
+	if _, err := plan.ParseMode(req.Mode); err != nil {
+		return invalidField("mode", err)
+	}
+	if req.Budget < 0 {
+		return invalidField("budget", errors.New("must not be negative"))
+	}
+	if req.Encoding != "" {
+		if _, err := plan.NewTokenizer(req.Encoding); err != nil {
+			return invalidField("encoding", err)
+		}
+	}
+	for _, s := range req.Scopes {
+		if err := mem.ValidScope(s); err != nil {
+			return invalidField("scope", err)
+		}
+	}
+	return nil
+}
+
 // Context plans the context block for a prompt: the request's items plus
 // the store's standing material (pins, open corrections, active goals and
 // tasks, each scope's latest summaries) under the token budget, counted
 // with a real tokenizer. Identical inputs give identical bytes.
 func (m *Memory) Context(ctx context.Context, req ContextRequest) (*plan.Plan, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	mode, err := plan.ParseMode(cmp.Or(req.Mode, m.cfg.Context.Mode))
 	if err != nil {
 		return nil, invalidField("mode", err)
-	}
-	if req.Budget < 0 {
-		return nil, invalidf("budget must not be negative")
 	}
 	lim := mode.Defaults()
 	b := m.cfg.Context.Budget
@@ -78,11 +104,6 @@ func (m *Memory) Context(ctx context.Context, req ContextRequest) (*plan.Plan, e
 	tok, err := plan.NewTokenizer(cmp.Or(req.Encoding, m.cfg.Context.Encoding))
 	if err != nil {
 		return nil, invalidField("encoding", err)
-	}
-	for _, s := range req.Scopes {
-		if err := mem.ValidScope(s); err != nil {
-			return nil, invalidField("scope", err)
-		}
 	}
 	now := req.Now
 	if now.IsZero() {

@@ -3,6 +3,7 @@ package mira
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -69,10 +70,19 @@ func CheckRecallSetting(name string, v float64) error {
 		return fmt.Errorf("unknown recall setting %q", name)
 	}
 	if !ok {
-		return fmt.Errorf("%s must be %s, not %v", name, want, v)
+		return &settingError{name, fmt.Errorf("must be %s, not %v", want, v)}
 	}
 	return nil
 }
+
+// settingError is a setting out of range: its name, then what is wrong.
+type settingError struct {
+	name string
+	err  error
+}
+
+func (e *settingError) Error() string { return e.name + " " + e.err.Error() }
+func (e *settingError) Unwrap() error { return e.err }
 
 // ranking is the index ranking of q: the query's settings, else the
 // configuration's, over the index's default.
@@ -165,14 +175,53 @@ func (m *Memory) Recall(ctx context.Context, q Query) ([]mem.Record, error) {
 	return recs, nil
 }
 
+// Check reports the first part of q that no recall can take, as an
+// *InvalidError whose Field is the part's name (k, kinds, scope, mode,
+// recency_weight, recency_days, mmr_lambda, min_score): it needs no store,
+// so a front end can check its arguments before it opens one, and name
+// its own flag for the field. Recall checks q the same way.
+func (q Query) Check() error {
+	if q.K < 0 {
+		return invalidField("k", errors.New("must be at least 1"))
+	}
+	if q.K > MaxK {
+		return invalidField("k", fmt.Errorf("must be at most %d: narrow the recall with a query, kinds, a scope or a time instead", MaxK))
+	}
+	if q.Mode != "" && !slices.Contains(RecallModes, q.Mode) {
+		return invalidField("mode", fmt.Errorf("unknown mode %q (want one of %s)", q.Mode, strings.Join(RecallModes, ", ")))
+	}
+	for _, kind := range q.Kinds {
+		if !slices.Contains(mem.Kinds, kind) {
+			return invalidField("kinds", fmt.Errorf("unknown kind %q (want one of %s)", kind, strings.Join(mem.Kinds, ", ")))
+		}
+	}
+	if q.Scope != "" {
+		if err := mem.ValidScope(q.Scope); err != nil {
+			return invalidField("scope", err)
+		}
+	}
+	for _, s := range []struct {
+		name string
+		v    *float64
+	}{{"recency_weight", q.RecencyWeight}, {"recency_days", q.RecencyDays}, {"mmr_lambda", q.MMRLambda}, {"min_score", q.MinScore}} {
+		if s.v == nil {
+			continue
+		}
+		if err := CheckRecallSetting(s.name, *s.v); err != nil {
+			return invalidField(s.name, errors.Unwrap(err))
+		}
+	}
+	return nil
+}
+
 // indexQuery checks q and turns it into the index's query.
 func (m *Memory) indexQuery(q Query) (index.Query, error) {
+	if err := q.Check(); err != nil {
+		return index.Query{}, err
+	}
 	k := q.K
 	if k == 0 {
 		k = cmp.Or(m.cfg.Recall.K, 10)
-	}
-	if k < 0 {
-		return index.Query{}, invalidf("k must be at least 1")
 	}
 	if k > MaxK {
 		return index.Query{}, invalidField("k", fmt.Errorf("%d is more than one recall returns (%d): narrow it with a query, kinds, a scope or a time instead", k, MaxK))
@@ -186,15 +235,7 @@ func (m *Memory) indexQuery(q Query) (index.Query, error) {
 		return index.Query{}, invalidf("unknown mode %q (want one of %s)", mode, strings.Join(RecallModes, ", "))
 	}
 	iq := index.Query{Text: q.Text, K: k, Kinds: q.Kinds, Tags: cleanTags(q.Tags), Now: now, Mode: mode, Since: q.Since}
-	for _, kind := range q.Kinds {
-		if !slices.Contains(mem.Kinds, kind) {
-			return index.Query{}, invalidf("unknown kind %q (want one of %s)", kind, strings.Join(mem.Kinds, ", "))
-		}
-	}
 	if q.Scope != "" {
-		if err := mem.ValidScope(q.Scope); err != nil {
-			return index.Query{}, invalidField("scope", err)
-		}
 		iq.Scopes = []string{q.Scope}
 		if q.Scope != mem.DefaultScope {
 			iq.Scopes = append(iq.Scopes, mem.DefaultScope)
@@ -266,47 +307,64 @@ func (m *Memory) search(ctx context.Context, ix *index.Index, q index.Query) ([]
 	return hits, rs, nil
 }
 
+// scoreParts are the parts of a recall score, in the order ExplainText
+// shows them: each one's key in the "why" object, and its value in a hit,
+// or nil where the hit has no such part. A reranker's score ("rerank")
+// comes after them.
+var scoreParts = []struct {
+	key   string
+	value func(index.Why) any
+}{
+	{"rank", func(y index.Why) any { return y.Rank }},
+	{"bm25", func(y index.Why) any { return Round(y.BM25, 4) }},
+	{"lexical_rank", func(y index.Why) any { return ifSet(y.LexicalRank, y.LexicalRank) }},
+	{"relevance", func(y index.Why) any { return Round(y.Relevance, 4) }},
+	{"vector", func(y index.Why) any { return Round(y.Vector, 4) }},
+	{"vector_rank", func(y index.Why) any { return ifSet(y.VectorRank, y.VectorRank) }},
+	{"fused", func(y index.Why) any { return Round(y.Fused, 4) }},
+	{"fusion_rank", func(y index.Why) any { return y.FusionRank }},
+	{"recency", func(y index.Why) any { return Round(y.Recency, 4) }},
+	{"project", func(y index.Why) any { return ifSet(y.Project, Round(y.Project, 4)) }},
+	{"date", func(y index.Why) any { return ifSet(y.Date, Round(y.Date, 4)) }},
+	{"decision", func(y index.Why) any { return ifSet(y.Decision, Round(y.Decision, 4)) }},
+	{"mmr_penalty", func(y index.Why) any { return ifSet(y.MMRPenalty, Round(y.MMRPenalty, 4)) }},
+	{"rerank", nil},
+}
+
+// ifSet is shown, or nil for a part that is left out when its value is 0.
+func ifSet[T int | float64](value T, shown any) any {
+	if value == 0 {
+		return nil
+	}
+	return shown
+}
+
 // whyOf is the "why" object of a recall result: the parts of its score.
 func whyOf(h index.Hit) map[string]any {
-	y := h.Why
-	w := map[string]any{
-		"bm25":        Round(y.BM25, 4),
-		"relevance":   Round(y.Relevance, 4),
-		"vector":      Round(y.Vector, 4),
-		"fused":       Round(y.Fused, 4),
-		"recency":     Round(y.Recency, 4),
-		"rank":        y.Rank,
-		"fusion_rank": y.FusionRank,
-	}
-	if y.LexicalRank != 0 {
-		w["lexical_rank"] = y.LexicalRank
-	}
-	if y.VectorRank != 0 {
-		w["vector_rank"] = y.VectorRank
-	}
-	if y.Project != 0 {
-		w["project"] = Round(y.Project, 4)
-	}
-	if y.Date != 0 {
-		w["date"] = Round(y.Date, 4)
-	}
-	if y.Decision != 0 {
-		w["decision"] = Round(y.Decision, 4)
-	}
-	if y.MMRPenalty != 0 {
-		w["mmr_penalty"] = Round(y.MMRPenalty, 4)
+	w := make(map[string]any, len(scoreParts))
+	for _, p := range scoreParts {
+		if p.value == nil {
+			continue
+		}
+		if v := p.value(h.Why); v != nil {
+			w[p.key] = v
+		}
 	}
 	return w
 }
 
 // ExplainText renders a recall result's why as one line: each part of the
-// score, in pipeline order, and the formula that adds them up.
+// score, in pipeline order, and the formula that adds them up with the
+// weights in effect (the why's own, else the default ranking's).
 func ExplainText(why any) string {
 	m, ok := why.(map[string]any)
 	if !ok {
 		return fmt.Sprint(why)
 	}
-	weights := map[string]string{"fused_weight": "0.8", "recency_weight": "0.2"}
+	weights := map[string]string{
+		"fused_weight":   fmt.Sprint(index.DefaultRanking.Relevance),
+		"recency_weight": fmt.Sprint(index.DefaultRanking.Recency),
+	}
 	keys := make([]string, 0, len(m))
 	for k, v := range m {
 		if _, ok := weights[k]; ok {
@@ -315,8 +373,10 @@ func ExplainText(why any) string {
 		}
 		keys = append(keys, k)
 	}
-	order := map[string]int{"rank": 0, "bm25": 1, "lexical_rank": 2, "relevance": 3, "vector": 4, "vector_rank": 5,
-		"fused": 6, "fusion_rank": 7, "recency": 8, "project": 9, "date": 10, "decision": 11, "mmr_penalty": 12, "rerank": 13}
+	order := make(map[string]int, len(scoreParts))
+	for i, p := range scoreParts {
+		order[p.key] = i
+	}
 	sort.Slice(keys, func(i, j int) bool {
 		oi, iok := order[keys[i]]
 		oj, jok := order[keys[j]]

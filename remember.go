@@ -70,7 +70,7 @@ func (r *RememberResult) Entries() []*mem.Entry {
 // message or a prompt), exact duplicates of a live memory in the same scope
 // and kind are not stored twice, and the whole batch is all or nothing.
 // Entries without a kind are notes; without a scope, global; without a
-// project, the Memory's. A refused entry makes an *InvalidError (a
+// project, the Memory's; a goal or task without a status is open. A refused entry makes an *InvalidError (a
 // *SecretError for a credential) and nothing is written.
 func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt RememberOptions) (*RememberResult, error) {
 	if len(entries) == 0 {
@@ -115,6 +115,9 @@ func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt Remembe
 		}
 		e.Kind = cmp.Or(e.Kind, mem.KindNote)
 		e.Scope = cmp.Or(e.Scope, mem.DefaultScope)
+		if e.Status == "" && (e.Kind == mem.KindGoal || e.Kind == mem.KindTask) {
+			e.Status = "open" // a new goal or task is open until it says otherwise
+		}
 		if err := check(e, opt.AllowSecret); err != nil {
 			return nil, err
 		}

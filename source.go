@@ -4,9 +4,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/miramem/mira/index"
+	"github.com/miramem/mira/internal/text"
 	"github.com/miramem/mira/mem"
 )
 
@@ -65,7 +65,7 @@ func (s storeSource) LoadSized(p string, size int64) (index.Doc, error) {
 	if e.Kind == mem.KindTurn && s.turns != nil {
 		if prev := s.previous(p); prev != "" {
 			if pe, err := s.st.Read(prev); err == nil && pe.Kind == mem.KindTurn && !pe.Deleted() {
-				d.Context = clip(pe.Body, maxContextBytes)
+				d.Context = text.Cut(pe.Body, maxContextBytes)
 			}
 		}
 	}
@@ -76,7 +76,7 @@ func (s storeSource) LoadSized(p string, size int64) (index.Doc, error) {
 // with the text: a memory tagged "auth" should answer the query "auth" even
 // when its text says "Authentication".
 func docOf(e *mem.Entry) index.Doc {
-	text := clip(e.Body, maxIndexedBytes)
+	text := text.Cut(e.Body, maxIndexedBytes)
 	if len(e.Tags) > 0 {
 		text += "\n" + strings.Join(e.Tags, " ")
 	}
@@ -166,14 +166,3 @@ const (
 	maxIndexedBytes = 256 << 10
 	maxContextBytes = 4 << 10 // of the turn before a turn
 )
-
-// clip cuts s to at most n bytes, at a character boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}

@@ -258,25 +258,7 @@ func (a *Agent) Switch(p mem.Project, tb Toolbox) {
 
 // ProjectScope returns the scope a project's memories are kept in: the
 // project's name made a valid scope name, or "" when it has none.
-func ProjectScope(p mem.Project) string {
-	var b strings.Builder
-	for _, r := range strings.TrimSpace(p.Name) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('-')
-		}
-	}
-	s := strings.Trim(b.String(), ".-_")
-	if len(s) > 128 {
-		s = s[:128]
-	}
-	if mem.ValidScope(s) != nil {
-		return ""
-	}
-	return s
-}
+func ProjectScope(p mem.Project) string { return mem.ScopeName(p.Name) }
 
 // Event is a piece of progress of a message, for a terminal or a JSONL
 // stream. Fields are only ever added.

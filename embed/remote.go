@@ -2,10 +2,10 @@ package embed
 
 import (
 	"time"
-	"unicode/utf8"
 
 	"github.com/miramem/mira/internal/openaicompat"
 	"github.com/miramem/mira/internal/retry"
+	"github.com/miramem/mira/internal/text"
 )
 
 // Retry defaults of the HTTP clients (OpenAI, Reranker).
@@ -29,13 +29,4 @@ func httpError(r retry.Reply) error { return openaicompat.NewHTTPError(r) }
 const maxQuote = 300
 
 // clip shortens s to maxQuote bytes on a rune boundary, marking the cut.
-func clip(s string) string {
-	if len(s) <= maxQuote {
-		return s
-	}
-	n := maxQuote
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+func clip(s string) string { return text.Shorten(s, maxQuote) }

@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/miramem/mira/internal/text"
 )
 
 // ErrNoJSON is wrapped by the error of ExtractJSON when a text holds no
@@ -360,16 +361,5 @@ func adaptShape(raw []byte, t reflect.Type) []byte {
 
 // excerpt returns the start of a reply for an error message, on one line.
 func excerpt(s string) string {
-	return clipTo(strings.Join(strings.Fields(s), " "), 200)
-}
-
-// clipTo shortens s to at most n bytes on a rune boundary, marking the cut.
-func clipTo(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return text.Shorten(strings.Join(strings.Fields(s), " "), 200)
 }

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/miramem/mira/internal/text"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -158,17 +158,9 @@ func checkName(rel string) error {
 // quote quotes s for a message, escaped, cut to about n bytes.
 func quote(s string, n int) string {
 	if len(s) > n {
-		return fmt.Sprintf("%q…", clipString(s, n))
+		return fmt.Sprintf("%q…", text.Cut(s, n))
 	}
 	return fmt.Sprintf("%q", s)
-}
-
-// clipString cuts s to at most n bytes at a character boundary.
-func clipString(s string, n int) string {
-	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:min(n, len(s))]
 }
 
 func (e *Entry) readMeta() error {

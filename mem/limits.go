@@ -24,9 +24,13 @@ const (
 	// MaxTagBytes is the longest tag.
 	MaxTagBytes = 128
 	// MaxFieldBytes is the longest value of a one-word field: kind,
-	// scope, project, source, role, status, priority, pin, level,
-	// replaced_by. (An id is at most 64 bytes, see ValidID.)
+	// project, source, role, status, priority, pin, level, replaced_by;
+	// a scope is shorter still (MaxScopeBytes). (An id is at most 64
+	// bytes, see ValidID.)
 	MaxFieldBytes = 256
+	// MaxScopeBytes is the longest scope: a scope is also a directory
+	// name, so it is shorter than the other one-word fields.
+	MaxScopeBytes = 128
 	// MaxReasonBytes is the longest deleted_reason.
 	MaxReasonBytes = 4 << 10
 	// MaxExtraBytes bounds the other fields of the front matter together

@@ -518,11 +518,40 @@ func ContentHash(body string) string {
 
 // ValidScope reports why a scope name cannot be a directory name, or nil.
 func ValidScope(scope string) error {
-	ok := len(scope) >= 1 && len(scope) <= 128 && allOf(scope[:1], "") && allOf(scope, "._-")
+	ok := len(scope) >= 1 && len(scope) <= MaxScopeBytes && allOf(scope[:1], "") && allOf(scope, "._-")
 	if !ok || scope == "deleted" || strings.Contains(scope, "..") {
-		return fmt.Errorf("invalid scope %q: use letters, digits, '.', '_' and '-' (at most 128, not starting with a symbol)", scope)
+		return fmt.Errorf("invalid scope %q: use letters, digits, '.', '_' and '-' (at most %d, not starting with a symbol)", scope, MaxScopeBytes)
 	}
 	return nil
+}
+
+// ScopeName turns a name (a project's, a user's e-mail address) into the
+// scope its memories are kept in, or "" when nothing of it can be one:
+// each character other than a letter, a digit, '.', '_' or '-' becomes
+// '-', ".." becomes ".", symbols at either end go, and the rest is cut to
+// MaxScopeBytes.
+func ScopeName(name string) string {
+	var b strings.Builder
+	for _, r := range strings.TrimSpace(name) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	s := b.String()
+	for strings.Contains(s, "..") {
+		s = strings.ReplaceAll(s, "..", ".")
+	}
+	s = strings.Trim(s, ".-_")
+	if len(s) > MaxScopeBytes {
+		s = strings.TrimRight(s[:MaxScopeBytes], ".-_")
+	}
+	if ValidScope(s) != nil {
+		return ""
+	}
+	return s
 }
 
 // Validate checks an entry before it is written, its fields' limits

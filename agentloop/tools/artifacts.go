@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/miramem/mira/internal/atomicfile"
+	"github.com/miramem/mira/internal/text"
 )
 
 // artifactScheme prefixes an artifact's id in the text the model sees.
@@ -193,7 +194,7 @@ func takeLines(lines []string, n, maxBytes int, fromEnd bool) []string {
 				break
 			}
 			nl := strings.HasSuffix(l, "\n")
-			l = clip(strings.TrimSuffix(l, "\n"), maxBytes)
+			l = text.Cut(strings.TrimSuffix(l, "\n"), maxBytes)
 			if nl {
 				l += "\n"
 			}

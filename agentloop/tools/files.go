@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/miramem/mira/internal/atomicfile"
+	"github.com/miramem/mira/internal/text"
 	"github.com/sashabaranov/go-openai"
 	"github.com/sashabaranov/go-openai/jsonschema"
 )
@@ -261,17 +262,17 @@ func lineList(at []int) string {
 	return strings.Join(s, ", ")
 }
 
-// preview shows the first lines of text for an approval summary, each after
+// preview shows the first lines of s for an approval summary, each after
 // prefix.
-func preview(prefix, text string) string {
-	lines := splitLines(text)
+func preview(prefix, s string) string {
+	lines := splitLines(s)
 	var b strings.Builder
 	for i, l := range lines {
 		if i == previewLines {
 			fmt.Fprintf(&b, "%s… (%s)\n", prefix, plural(len(lines)-previewLines, "more line"))
 			break
 		}
-		b.WriteString(prefix + clip(l, 200) + "\n")
+		b.WriteString(prefix + text.Cut(l, 200) + "\n")
 	}
 	if len(lines) == 0 {
 		b.WriteString(prefix + "(empty)\n")

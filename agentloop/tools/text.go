@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/miramem/mira/internal/text"
 )
 
 // sniffLen is how much of a file is looked at to tell binary from text, as
@@ -16,23 +17,12 @@ func isBinary(data []byte) bool {
 	return bytes.IndexByte(data[:min(len(data), sniffLen)], 0) >= 0
 }
 
-// clip cuts s to at most n bytes without splitting a UTF-8 sequence.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
 // clipLine cuts a long line for display and says how much was left out.
 func clipLine(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	c := clip(s, n)
+	c := text.Cut(s, n)
 	return fmt.Sprintf("%s… [line clipped: %d more bytes]", c, len(s)-len(c))
 }
 

@@ -3,6 +3,8 @@ package tools
 import (
 	"strings"
 	"testing"
+
+	"github.com/miramem/mira/internal/text"
 )
 
 // A file is binary when its first sniffLen bytes hold a NUL, wherever in
@@ -41,7 +43,7 @@ func TestClipEdges(t *testing.T) {
 		{"\x80\x80ab", 1, ""}, // not UTF-8: still no panic
 	}
 	for _, tt := range tests {
-		if got := clip(tt.s, tt.n); got != tt.want {
+		if got := text.Cut(tt.s, tt.n); got != tt.want {
 			t.Errorf("clip(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
 		}
 	}

@@ -15,9 +15,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/miramem/mira/internal/text"
 )
 
 // RetryableStatus reports whether a reply with this HTTP status may
@@ -149,16 +150,7 @@ func jsonText(raw json.RawMessage) string {
 }
 
 // clip shortens s to maxMessage bytes on a rune boundary, marking the cut.
-func clip(s string) string {
-	if len(s) <= maxMessage {
-		return s
-	}
-	n := maxMessage
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+func clip(s string) string { return text.Shorten(s, maxMessage) }
 
 // StatusFailure returns the error of a failing reply r: the caller's own
 // error, made by wrap, marked Transient when the status is worth retrying,

@@ -36,6 +36,8 @@ import (
 	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/miramem/mira/internal/text"
 )
 
 // DefaultChunkSize is the number of runes of text per streamed chunk when
@@ -386,7 +388,7 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 
 	if !ok {
 		s.t.Errorf("llmtest: request %d has no scripted reply (push more replies or set a Default); last user message: %q",
-			n+1, clip(req.LastUser(), 200))
+			n+1, text.Shorten(req.LastUser(), 200))
 		writeError(w, http.StatusBadRequest, "llmtest: no scripted reply left")
 		return
 	}
@@ -722,17 +724,6 @@ func split(s string, size int) []string {
 		s = s[cut:]
 	}
 	return out
-}
-
-// clip shortens s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -104,9 +104,6 @@ func (l *agentLibrary) remember(ctx context.Context, text, kind string, tags []s
 		kind = mem.KindNote
 	}
 	e := &mem.Entry{Kind: kind, Scope: l.scopeFor(kind), Body: text, Tags: tags, Project: l.project.Name, Source: source}
-	if kind == mem.KindGoal || kind == mem.KindTask {
-		e.Status = "open"
-	}
 	res, err := l.m.Remember(ctx, []*mem.Entry{e}, mira.RememberOptions{Source: "conversation " + l.conversation})
 	if err != nil {
 		var inv *mira.InvalidError

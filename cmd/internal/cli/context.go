@@ -48,27 +48,15 @@ func (e *partialError) Error() string {
 func (e *partialError) ExitCode() int { return ExitPartial }
 
 func (c *ContextCmd) run(ctx context.Context, o *IO) error {
-	if _, err := plan.ParseMode(c.Mode); err != nil {
-		return usagef("--mode: %v", err)
+	req := mira.ContextRequest{Mode: c.Mode, Budget: c.Budget, Query: c.Query, Encoding: c.Encoding,
+		Scopes: c.Scope, NoStore: c.NoStore, Log: c.Log}
+	if err := req.Check(); err != nil {
+		return asFlag(err, map[string]string{"mode": "--mode", "budget": "--budget", "encoding": "--encoding", "scope": "--scope"})
 	}
-	if c.Budget < 0 {
-		return usagef("--budget must not be negative")
-	}
-	if _, err := plan.NewTokenizer(c.Encoding); err != nil {
-		return usagef("--encoding: %v", err)
-	}
-	for _, s := range c.Scope {
-		if err := mem.ValidScope(s); err != nil {
-			return usagef("--scope: %v", err)
-		}
-	}
-	var items []plan.Item
 	bad := 0
 	if !o.InTTY {
-		bad = readContextInput(o, func(it plan.Item) { items = append(items, it) })
+		bad = readContextInput(o, func(it plan.Item) { req.Items = append(req.Items, it) })
 	}
-	req := mira.ContextRequest{Items: items, Mode: c.Mode, Budget: c.Budget, Query: c.Query, Encoding: c.Encoding,
-		Scopes: c.Scope, NoStore: c.NoStore, Log: c.Log}
 	var m *mira.Memory
 	var err error
 	if c.NoStore {

@@ -91,6 +91,26 @@ func exitCode(err error) int {
 	return ExitFailure
 }
 
+// recallFlags are mira-recall's flags by the names the library gives the
+// fields of a query.
+var recallFlags = map[string]string{
+	"k": "-k", "kinds": "--kind", "scope": "--scope", "mode": "--mode",
+	"recency_weight": "--recency-weight", "mmr_lambda": "--mmr-lambda", "min_score": "--min-score",
+}
+
+// asFlag turns the library's error about a field it names into a usage
+// error about the flag that set it, flags mapping fields to flags; other
+// errors pass unchanged.
+func asFlag(err error, flags map[string]string) error {
+	var inv *mira.InvalidError
+	if errors.As(err, &inv) {
+		if flag, ok := flags[inv.Field]; ok {
+			return usagef("%s: %v", flag, inv.Err)
+		}
+	}
+	return err
+}
+
 // hint returns advice to print after an error, if any.
 func hint(err error) string {
 	var le *mem.LockedError

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"github.com/miramem/mira"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/miramem/mira/internal/text"
 	"github.com/miramem/mira/mem"
 )
 
@@ -101,18 +101,13 @@ const (
 
 // clipText returns the part of text a terminal shows and how many bytes
 // it leaves out.
-func clipText(text string) (string, int) {
-	n := len(text)
-	if i := nthIndex(text, '\n', maxTextLines); i >= 0 && i < n {
+func clipText(s string) (string, int) {
+	n := len(s)
+	if i := nthIndex(s, '\n', maxTextLines); i >= 0 && i < n {
 		n = i
 	}
-	if n > maxTextBytes {
-		n = maxTextBytes
-		for n > 0 && !utf8.RuneStart(text[n]) {
-			n--
-		}
-	}
-	return text[:n], len(text) - n
+	cut := text.Cut(s[:n], maxTextBytes)
+	return cut, len(s) - len(cut)
 }
 
 // nthIndex is the index of the n-th c in s, or -1.

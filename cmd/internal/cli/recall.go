@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/miramem/mira"
-	"github.com/miramem/mira/mem"
 )
 
 // RecallCmd is mira-recall.
@@ -40,35 +38,14 @@ func Recall(args []string, o *IO) int {
 }
 
 func (c *RecallCmd) run(ctx context.Context, o *IO) error {
-	if c.K <= 0 {
-		return usagef("-k must be at least 1")
-	}
-	if c.K > mira.MaxK {
-		return usagef("-k must be at most %d: narrow the recall with a query, --kind, --scope or --since instead", mira.MaxK)
-	}
 	now := time.Now()
 	q := mira.Query{Text: strings.Join(c.Query, " "), K: c.K, Kinds: c.Kind, Tags: c.Tag, Now: now, Mode: c.Mode, Scope: c.Scope,
 		RecencyWeight: c.RecencyWeight, MMRLambda: c.MMRLambda, MinScore: c.MinScore}
-	for _, f := range []struct {
-		flag, name string
-		v          *float64
-	}{{"--recency-weight", "recency_weight", c.RecencyWeight}, {"--mmr-lambda", "mmr_lambda", c.MMRLambda}, {"--min-score", "min_score", c.MinScore}} {
-		if f.v == nil {
-			continue
-		}
-		if err := mira.CheckRecallSetting(f.name, *f.v); err != nil {
-			return usagef("%s: %v", f.flag, strings.TrimPrefix(err.Error(), f.name+" "))
-		}
+	if c.K == 0 {
+		q.K = -1 // for the library 0 is the configured default; -k 0 asks for nothing
 	}
-	for _, k := range c.Kind {
-		if !slices.Contains(mem.Kinds, k) {
-			return usagef("--kind: unknown kind %q (want one of %s)", k, strings.Join(mem.Kinds, ", "))
-		}
-	}
-	if c.Scope != "" {
-		if err := mem.ValidScope(c.Scope); err != nil {
-			return usagef("--scope: %v", err)
-		}
+	if err := q.Check(); err != nil {
+		return asFlag(err, recallFlags)
 	}
 	if c.Since != "" {
 		t, err := mira.ParseSince(c.Since, now)

@@ -98,14 +98,11 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 		MaxBytes: maxBytes}
 	res, err := c.remember(ctx, o, entries, opt)
 	var se *mira.SecretError
-	var inv *mira.InvalidError
 	switch {
 	case errors.As(err, &se):
 		return usagef("%s", se.Explain("use --allow-secret if you are sure"))
-	case errors.As(err, &inv) && inv.Field == "replace":
-		return usagef("--replace: %v", inv.Err)
 	case err != nil:
-		return err
+		return asFlag(err, map[string]string{"replace": "--replace"})
 	}
 	return c.print(o, res)
 }

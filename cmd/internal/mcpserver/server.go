@@ -17,10 +17,10 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/miramem/mira"
+	"github.com/miramem/mira/internal/text"
 	"github.com/miramem/mira/mem"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -171,7 +171,7 @@ func (mm Memory) line() string {
 	return b.String()
 }
 
-func text(s string) *mcp.CallToolResult {
+func textResult(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
@@ -276,14 +276,7 @@ func (s *server) listMemories(ctx context.Context) (*mcp.ListResourcesResult, er
 }
 
 // title is the first line of a memory's text, cut to about 80 bytes.
-func title(text string) string {
-	t, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
-	if len(t) > 80 {
-		n := 80
-		for n > 0 && !utf8.RuneStart(t[n]) {
-			n--
-		}
-		t = t[:n] + "…"
-	}
-	return t
+func title(s string) string {
+	t, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return text.Shorten(t, 80)
 }

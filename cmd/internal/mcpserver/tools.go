@@ -119,9 +119,6 @@ func (s *server) remember(ctx context.Context, in RememberIn) (*mcp.CallToolResu
 		return nil, out, err
 	}
 	e := &mem.Entry{Kind: in.Kind, Scope: in.Scope, Body: in.Text, Tags: in.Tags, Pin: in.Pin, Source: "mcp"}
-	if in.Kind == mem.KindGoal || in.Kind == mem.KindTask {
-		e.Status = "open"
-	}
 	res, err := s.m.Remember(ctx, []*mem.Entry{e}, mira.RememberOptions{Replace: in.Replace, Source: "mcp", Until: until})
 	if err != nil {
 		return nil, out, err
@@ -137,7 +134,7 @@ func (s *server) remember(ctx context.Context, in RememberIn) (*mcp.CallToolResu
 		out.Replaced = res.Replaced.ID
 		msg += fmt.Sprintf(" It replaces %s.", res.Replaced.ID)
 	}
-	return text(msg), out, nil
+	return textResult(msg), out, nil
 }
 
 // RecallIn are recall's arguments.
@@ -192,7 +189,7 @@ func (s *server) recall(ctx context.Context, in RecallIn) (*mcp.CallToolResult, 
 	for _, r := range recs {
 		out.Memories = append(out.Memories, memoryOf(r))
 	}
-	return text(lines(out.Memories, "No memory matches.")), out, nil
+	return textResult(lines(out.Memories, "No memory matches.")), out, nil
 }
 
 // ListIn are list's arguments.
@@ -268,7 +265,7 @@ func (s *server) forget(ctx context.Context, in ForgetIn) (*mcp.CallToolResult, 
 		out.Forgotten = append(out.Forgotten, memoryOf(e.Record()))
 		ids[i] = e.ID
 	}
-	return text(fmt.Sprintf("Forgot %s.", strings.Join(ids, ", "))), out, nil
+	return textResult(fmt.Sprintf("Forgot %s.", strings.Join(ids, ", "))), out, nil
 }
 
 // ContextIn are context's arguments.
@@ -330,7 +327,7 @@ func (s *server) context(ctx context.Context, in ContextIn) (*mcp.CallToolResult
 	if prompt == "" {
 		prompt = "(The memory has nothing for this context.)"
 	}
-	return text(prompt), out, nil
+	return textResult(prompt), out, nil
 }
 
 // PinIn are pin's arguments.
@@ -377,7 +374,7 @@ func (s *server) pin(ctx context.Context, in PinIn) (*mcp.CallToolResult, PinOut
 	if e.Pin == "" {
 		msg = fmt.Sprintf("Unpinned %s.", e.ID)
 	}
-	return text(msg), out, nil
+	return textResult(msg), out, nil
 }
 
 // parseUntil reads the end of a leased pin ("" for none).

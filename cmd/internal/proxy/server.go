@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -327,25 +326,10 @@ func (s *Server) conversation(r *http.Request, user string) (string, error) {
 		}
 		return c, nil
 	}
-	if u := scopeOf(user); u != "" {
+	if u := mem.ScopeName(user); u != "" {
 		return u, nil
 	}
 	return s.opt.Conversation, nil
-}
-
-var notScope = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// scopeOf turns a user field (an email, a name) into a scope name, or "".
-func scopeOf(user string) string {
-	s := notScope.ReplaceAllString(strings.TrimSpace(user), "-")
-	s = strings.Trim(strings.ReplaceAll(s, "..", "."), "-._")
-	if len(s) > 100 {
-		s = s[:100]
-	}
-	if mem.ValidScope(s) != nil {
-		return ""
-	}
-	return s
 }
 
 // exchange is one chat completion going through the proxy.

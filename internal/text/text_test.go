@@ -1,0 +1,43 @@
+package text
+
+import "testing"
+
+func TestCut(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"", 3, ""},
+		{"abc", 3, "abc"},
+		{"abc", 10, "abc"},
+		{"abc", 2, "ab"},
+		{"abc", 0, ""},
+		{"abc", -1, ""},
+		{"aé", 2, "a"},  // é is two bytes: not split
+		{"aé", 3, "aé"}, // fits
+		{"日本", 5, "日"},
+		{"日本", 2, ""},
+	} {
+		if got := Cut(tt.s, tt.n); got != tt.want {
+			t.Errorf("Cut(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestShorten(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abc", 3, "abc"},
+		{"abcd", 3, "abc…"},
+		{"aé", 2, "a…"},
+		{"日本", 1, "…"},
+	} {
+		if got := Shorten(tt.s, tt.n); got != tt.want {
+			t.Errorf("Shorten(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}
