@@ -146,19 +146,24 @@ func forgetKept() {
 func releaseWhenIdle(ctx context.Context, idle func() time.Duration, after time.Duration, release func()) {
 	tick := time.NewTicker(after / 2)
 	defer tick.Stop()
-	released := true // nothing to give back before the first request
+	// A request is told from the time it ended (now less idle), not from
+	// a tick that saw it under way: a tick delayed past a short request
+	// on a loaded machine would miss it, and its quiet would give
+	// nothing back.
+	releasedAt := time.Now() // nothing to give back before the first request
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		switch {
-		case idle() < after:
-			released = false
-		case !released:
+		d := idle()
+		if d < after {
+			continue
+		}
+		if now := time.Now(); now.Add(-d).After(releasedAt) {
 			release()
-			released = true
+			releasedAt = now
 		}
 	}
 }
