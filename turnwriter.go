@@ -60,7 +60,7 @@ func (m *Memory) AppendTurns(ctx context.Context, entries []*mem.Entry, opt Turn
 		var err error
 		if !strings.HasPrefix(rel, "artifacts/") || path.Clean(rel) != rel {
 			err = errors.New("not in the store's artifacts") // read nothing outside
-		} else if data, err = os.ReadFile(filepath.Join(m.st.Root, filepath.FromSlash(rel))); err == nil {
+		} else if data, err = readInStore(m.st.Root, rel); err == nil {
 			err = tx.AddFile(rel, data)
 		}
 		if err != nil {
@@ -74,6 +74,21 @@ func (m *Memory) AppendTurns(ctx context.Context, entries []*mem.Entry, opt Turn
 	}
 	trailers := append([]mem.Trailer{{Key: "Mira-Source", Value: cmp.Or(opt.Source, "api")}}, opt.Trailers...)
 	return tx.Commit(subject, trailers...)
+}
+
+// readInStore reads the file at rel under root, refusing one that is, or
+// lies under, a symbolic link: a link planted in the store would bring a
+// file from outside it into the commit.
+func readInStore(root, rel string) ([]byte, error) {
+	name := filepath.Join(root, filepath.FromSlash(rel))
+	real, err := filepath.EvalSymlinks(name)
+	if err != nil {
+		return nil, err
+	}
+	if realRoot, err := filepath.EvalSymlinks(root); err != nil || real != filepath.Join(realRoot, filepath.FromSlash(rel)) {
+		return nil, errors.New("a symbolic link: only files in the store are committed")
+	}
+	return os.ReadFile(real)
 }
 
 // turnsSubject is the commit subject of stored turns, e.g.

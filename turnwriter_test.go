@@ -425,4 +425,22 @@ func TestAppendTurnsTextAndArtifacts(t *testing.T) {
 			t.Errorf("artifact %q was taken", bad)
 		}
 	}
+	// A link planted under artifacts/, to a file or through a directory,
+	// does not bring a file from outside the store into its history.
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "private.txt"), []byte("not the store's\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "private.txt"), filepath.Join(m.Root(), "artifacts", "chat", "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(m.Root(), "artifacts", "linked")); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"artifacts/chat/link.txt", "artifacts/linked/private.txt"} {
+		e := &mem.Entry{Scope: "chat", Role: "tool", Body: "x"}
+		if _, err := m.AppendTurns(t.Context(), []*mem.Entry{e}, TurnOptions{Artifacts: []string{bad}}); err == nil {
+			t.Errorf("artifact %q, a symbolic link out of the store, was taken", bad)
+		}
+	}
 }
