@@ -270,16 +270,6 @@ func (m *Memory) warn(path string, err error) {
 	}
 }
 
-// isDone reports whether ch is closed.
-func isDone(ch chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
 // withIndex runs fn with the index open and fresh (see index.Reader.Read).
 func (m *Memory) withIndex(ctx context.Context, fn func(*index.Index) error) error {
 	return m.ix.Read(ctx, fn)

@@ -384,3 +384,13 @@ func (w *TurnWriter) commit(batch []*mem.Entry) {
 		}
 	}
 }
+
+// isDone reports whether ch is closed.
+func isDone(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
