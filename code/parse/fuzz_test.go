@@ -64,3 +64,15 @@ func FuzzGo(f *testing.F) {
 func FuzzPython(f *testing.F) {
 	fuzzParse(f, "python", "x.py", "def f(:\n  '''", "class A:\n\tdef b(self): pass\n  x = f'{\"", "@d\n@e\nasync def", "x = '''\\", "from . import (a,\n")
 }
+
+func FuzzJavaScript(f *testing.F) {
+	fuzzParse(f, "javascript", "x.js", "class A { b() {", "const f = (", "`${`${", "x = /[/]/; function", "export default {", "a ? /re/ : b / c")
+}
+
+func FuzzTypeScript(f *testing.F) {
+	fuzzParse(f, "typescript", "x.ts", "interface I { a(): {", "const f = <T,>(x: T): T =>", "type X<T = {", "declare module 'm' {", "enum E { A = 1,")
+}
+
+func FuzzTSX(f *testing.F) {
+	fuzzParse(f, "tsx", "x.tsx", "const A = () => <div>don't {x}</div>;", "function F() { return <a href='x'>{`${y}`}</a> }")
+}

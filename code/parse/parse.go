@@ -102,6 +102,8 @@ func parse(path string, src []byte, refs bool) (f *File, err error) {
 		f = parseGo(path, src, refs)
 	case "python":
 		f = parsePython(path, src, refs)
+	case "javascript", "typescript", "tsx":
+		f = parseJS(src, refs)
 	default:
 		return nil, fmt.Errorf("parse %s: %w", path, ErrUnknownLanguage)
 	}
