@@ -2,8 +2,10 @@ package parse
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -11,13 +13,16 @@ import (
 // fuzzParse seeds a fuzz target with the fixtures of one language and checks that
 // Parse neither panics nor reports spans outside the file.
 func fuzzParse(f *testing.F, lang, path string, seeds ...string) {
-	fixtures, _ := filepath.Glob(filepath.Join("testdata", lang, "*.txt"))
-	for _, fx := range fixtures {
-		b, err := os.ReadFile(fx)
-		if err != nil {
-			f.Fatal(err)
+	err := filepath.WalkDir(filepath.Join("testdata", lang), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".txt") {
+			return err
 		}
+		b, err := os.ReadFile(p)
 		f.Add(b)
+		return err
+	})
+	if err != nil {
+		f.Fatal(err)
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -75,4 +80,8 @@ func FuzzTypeScript(f *testing.F) {
 
 func FuzzTSX(f *testing.F) {
 	fuzzParse(f, "tsx", "x.tsx", "const A = () => <div>don't {x}</div>;", "function F() { return <a href='x'>{`${y}`}</a> }")
+}
+
+func FuzzRust(f *testing.F) {
+	fuzzParse(f, "rust", "src/x.rs", "fn f<'a>(x: &'a str) -> &'a str {", "impl<T> X for", "r##\"x\"#", "struct S { pub(", "/* /* */", "macro_rules! m {", "enum E { A(")
 }

@@ -104,6 +104,8 @@ func parse(path string, src []byte, refs bool) (f *File, err error) {
 		f = parsePython(path, src, refs)
 	case "javascript", "typescript", "tsx":
 		f = parseJS(src, refs)
+	case "rust":
+		f = parseRust(path, src, refs)
 	default:
 		return nil, fmt.Errorf("parse %s: %w", path, ErrUnknownLanguage)
 	}
