@@ -1,6 +1,9 @@
 package parse
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 var jsNotCalls = map[string]bool{
 	"if": true, "for": true, "while": true, "switch": true, "catch": true, "function": true,
@@ -283,13 +286,13 @@ func (p *jsParser) add(s Symbol, start, name, sigEnd, body, end int) {
 		s.EndLine = s.Line
 	}
 	sigEnd = min(max(sigEnd, start), len(p.toks)-1)
-	sig := string(p.src[st.s:p.toks[sigEnd].e])
+	sig := p.src[st.s:p.toks[sigEnd].e]
 	if body < 0 && (s.Kind == KindConst || s.Kind == KindVar || s.Kind == KindType || s.Kind == KindField) {
-		if i := strings.IndexByte(sig, '\n'); i >= 0 {
+		if i := bytes.IndexByte(sig, '\n'); i >= 0 {
 			sig = sig[:i]
 		}
 	}
-	s.Signature = clip(oneLine(sig))
+	s.Signature = oneLine(sig)
 	s.Doc = commentDoc(p.cs, p.byEnd, s.Line, jsDocText)
 	if name >= 0 {
 		p.isDef[name] = true

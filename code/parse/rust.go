@@ -366,8 +366,8 @@ func (r *rsParser) add(s Symbol, start, nameTok, sigEnd, end int) int {
 	} else {
 		s.EndLine = max(end, s.Line)
 	}
-	sig := string(r.src[st.s:r.toks[sigEnd].e])
-	s.Signature = clip(oneLine(sig))
+	sig := r.src[st.s:r.toks[sigEnd].e]
+	s.Signature = oneLine(sig)
 	s.Doc = commentDoc(r.cs, r.byEnd, r.attrStart(start), rsDocText)
 	if nameTok >= 0 {
 		r.isDef[nameTok] = true
