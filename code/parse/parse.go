@@ -97,6 +97,13 @@ func ParseSymbols(path string, src []byte) (*File, error) {
 
 func parse(path string, src []byte, refs bool) (f *File, err error) {
 	lang := Language(path)
+	defer func() {
+		// A scanner bug must not take the index down with it; the fuzz tests hunt
+		// for these, and the error names the file for the index's warning.
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("parse %s: internal error: %v", path, r)
+		}
+	}()
 	switch lang {
 	case "go":
 		f = parseGo(path, src, refs)
