@@ -53,6 +53,15 @@
 // Package is the module path from the file's place under src/. Not read: items
 // produced by macros, and the contents of macro_rules.
 //
+// Java (.java): classes, interfaces, enums (constants as fields), records and
+// annotation types, nested and local ones too (Parent the enclosing type), methods
+// and constructors, fields (only the first name of int a, b), package and imports.
+// The span starts at the annotations; the signature leaves them out. Doc is the
+// Javadoc block above. Exported means public, or a member of an interface.
+// References are calls, new T, member names and capitalised type names. Not read:
+// methods in the bodies of enum constants and anonymous classes (their calls become
+// references), lambdas.
+//
 // Other languages: Language returns "" and Parse returns ErrUnknownLanguage; the
 // index still searches them as text.
 //

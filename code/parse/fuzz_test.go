@@ -85,3 +85,7 @@ func FuzzTSX(f *testing.F) {
 func FuzzRust(f *testing.F) {
 	fuzzParse(f, "rust", "src/x.rs", "fn f<'a>(x: &'a str) -> &'a str {", "impl<T> X for", "r##\"x\"#", "struct S { pub(", "/* /* */", "macro_rules! m {", "enum E { A(")
 }
+
+func FuzzJava(f *testing.F) {
+	fuzzParse(f, "java", "X.java", "class A { void f(", "enum E { A(", "@interface X {", "String s = \"\"\"", "public <T> T f() {}")
+}

@@ -100,7 +100,11 @@ func jsRegexEnd(src []byte, i int) int {
 
 // jsLex splits JavaScript or TypeScript source into tokens and comments. The
 // operators "=>", "?." and "..." are single tokens; every other operator is one byte.
-func jsLex(src []byte) (toks []tok, cs []comment) {
+func jsLex(src []byte) (toks []tok, cs []comment) { return cLikeLex(src, false) }
+
+// cLikeLex is jsLex, or with java the lexer for Java: no regular expressions or
+// template literals, but text blocks ("""…""").
+func cLikeLex(src []byte, java bool) (toks []tok, cs []comment) {
 	line := 1
 	toks = make([]tok, 0, len(src)/5)
 	regexOK := func() bool {
@@ -131,7 +135,7 @@ func jsLex(src []byte) (toks []tok, cs []comment) {
 			cs = append(cs, comment{line: line, eline: line + n, text: string(src[i:j])})
 			line += n
 			i = j
-		case c == '/' && regexOK():
+		case c == '/' && !java && regexOK():
 			j := jsRegexEnd(src, i)
 			if j < 0 {
 				toks = append(toks, tok{kind: tOp, s: i, e: i + 1, line: line, eline: line})
@@ -140,11 +144,14 @@ func jsLex(src []byte) (toks []tok, cs []comment) {
 			}
 			toks = append(toks, tok{kind: tString, s: i, e: j, line: line, eline: line})
 			i = j
-		case c == '\'' || c == '"' || c == '`':
+		case c == '\'' || c == '"' || c == '`' && !java:
 			var j int
-			if c == '`' {
+			switch {
+			case java && c == '"' && i+2 < len(src) && src[i+1] == '"' && src[i+2] == '"':
+				j = javaTextBlockEnd(src, i)
+			case c == '`':
 				j = jsTemplateEnd(src, i)
-			} else {
+			default:
 				j = jsQuotedEnd(src, i)
 			}
 			n := countLines(src, i, j)
@@ -180,4 +187,18 @@ func jsLex(src []byte) (toks []tok, cs []comment) {
 		}
 	}
 	return toks, cs
+}
+
+// javaTextBlockEnd returns the index after the Java text block opening at src[i].
+func javaTextBlockEnd(src []byte, i int) int {
+	for i += 3; i+2 < len(src); i++ {
+		if src[i] == '\\' {
+			i++
+			continue
+		}
+		if src[i] == '"' && src[i+1] == '"' && src[i+2] == '"' {
+			return i + 3
+		}
+	}
+	return len(src)
 }

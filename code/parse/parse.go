@@ -61,18 +61,19 @@ type Ref struct {
 }
 
 var extLang = map[string]string{
-	".go":  "go",
-	".py":  "python",
-	".pyi": "python",
-	".js":  "javascript",
-	".mjs": "javascript",
-	".cjs": "javascript",
-	".jsx": "javascript",
-	".ts":  "typescript",
-	".mts": "typescript",
-	".cts": "typescript",
-	".tsx": "tsx",
-	".rs":  "rust",
+	".go":   "go",
+	".py":   "python",
+	".pyi":  "python",
+	".js":   "javascript",
+	".mjs":  "javascript",
+	".cjs":  "javascript",
+	".jsx":  "javascript",
+	".ts":   "typescript",
+	".mts":  "typescript",
+	".cts":  "typescript",
+	".tsx":  "tsx",
+	".rs":   "rust",
+	".java": "java",
 }
 
 // Language names the language of path from its extension, or "" when it is not
@@ -84,7 +85,8 @@ func Language(path string) string {
 
 // Parse extracts the definitions and references of one file. It never panics; a
 // file it cannot fully understand gives what could be extracted and no error. The
-// only error is ErrUnknownLanguage.
+// errors are ErrUnknownLanguage, and an internal error naming the file should a
+// scanner fail (a bug).
 func Parse(path string, src []byte) (*File, error) {
 	return parse(path, src, true)
 }
@@ -113,6 +115,8 @@ func parse(path string, src []byte, refs bool) (f *File, err error) {
 		f = parseJS(src, refs)
 	case "rust":
 		f = parseRust(path, src, refs)
+	case "java":
+		f = parseJava(src, refs)
 	default:
 		return nil, fmt.Errorf("parse %s: %w", path, ErrUnknownLanguage)
 	}

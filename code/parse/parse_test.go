@@ -78,6 +78,7 @@ func TestLanguage(t *testing.T) {
 		{"web/app.ts", "typescript"},
 		{"web/app.tsx", "tsx"},
 		{"src/lib.rs", "rust"},
+		{"Main.java", "java"},
 		{"README.md", ""},
 		{"Makefile", ""},
 		{"go", ""},
