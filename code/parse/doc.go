@@ -31,7 +31,9 @@
 // function declarations, classes with their methods, accessors and fields, arrow
 // functions and function expressions bound by const/let/var (at any depth, Parent
 // the enclosing definition), other top-level const/let/var, methods of object
-// literals bound to a name (const api = { get() {} }), TypeScript interfaces with
+// literals bound to a name (const api = { get() {} }), functions assigned to
+// A.prototype.m (a method of A), exports.f or module.exports.f (exported), TypeScript
+// interfaces with
 // their members, type aliases, enums with their members, namespaces and declared
 // modules, and export default. Exported means the export keyword (members follow
 // their class, less private, protected and #names). Doc is a JSDoc /** */ block, or
@@ -40,7 +42,8 @@
 // type positions. Regular expression literals are told from division by the token
 // before the slash, which can be wrong in rare code; JSX text is read as code, so a
 // quote in it can hide the rest of that line. Not read: destructured bindings,
-// assignments to module.exports, class expressions bound by assignment, decorators.
+// computed member names ([Symbol.iterator]() {}), objects assigned to exports,
+// class expressions bound by assignment, decorators.
 //
 // Rust (.rs): fn (methods inside impl and trait, Parent the impl's type or the
 // trait), struct and union with their fields, enum with its variants (kind field),

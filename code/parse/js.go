@@ -332,6 +332,7 @@ func (p *jsParser) arrow(i int) (ok bool, body, sigEnd int) {
 			i++
 		}
 		if p.isName(i) {
+			p.isDef[i] = true
 			i++
 		}
 		b, e := p.header(i)
@@ -409,6 +410,10 @@ func (p *jsParser) run() {
 			continue
 		}
 		if p.op(i-1, ".") || p.op(i-1, "?.") {
+			continue
+		}
+		if p.op(i+1, ".") && p.isName(i+2) {
+			p.assigned(i)
 			continue
 		}
 		p.decl(i)
@@ -586,6 +591,13 @@ func (p *jsParser) decl(i int) {
 	}
 	switch kw {
 	case "function":
+		k := i - 1
+		if p.name(k, "async") {
+			k--
+		}
+		if k >= 0 && p.toks[k].kind == tOp && !p.op(k, ";") && !p.op(k, "}") && !p.op(k, "{") && !p.op(k, ")") {
+			return // a function expression, read where it is bound
+		}
 		j := i + 1
 		if p.op(j, "*") {
 			j++
@@ -667,6 +679,35 @@ func (p *jsParser) decl(i int) {
 }
 
 func top(p *jsParser) *jsScope { return p.top() }
+
+// assigned reads a function assigned to a member at i: A.prototype.m = function…
+// (a method of A), exports.f = … or module.exports.f = … (an exported function).
+func (p *jsParser) assigned(i int) {
+	src := p.src
+	j, parent, exported := i, "", false
+	switch {
+	case p.op(i+1, ".") && p.name(i+2, "prototype") && p.op(i+3, ".") && p.isName(i+4):
+		parent, j = p.toks[i].text(src), i+4
+	case p.name(i, "exports") && p.isName(i+2):
+		exported, j = true, i+2
+	case p.name(i, "module") && p.name(i+2, "exports") && p.op(i+3, ".") && p.isName(i+4):
+		exported, j = true, i+4
+	default:
+		return
+	}
+	if !p.op(j+1, "=") || i > 0 && !p.memberStart(i) && !p.op(i-1, "=") {
+		return
+	}
+	ok, body, sigEnd := p.arrow(j + 2)
+	if !ok {
+		return
+	}
+	s := Symbol{Kind: KindFunc, Name: p.toks[j].text(src), Parent: parent, Exported: exported}
+	if parent != "" {
+		s.Kind = KindMethod
+	}
+	p.add(s, i, j, sigEnd, body, p.stmtEnd(j+2))
+}
 
 func jsStringValue(s string) string {
 	if len(s) >= 2 {
