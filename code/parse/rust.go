@@ -434,11 +434,24 @@ func (r *rsParser) run() {
 // a brace, a ';', an attribute or nothing.
 func (r *rsParser) itemPos(i int) bool {
 	j := i - 1
-	for j >= 0 && (r.isName(j) && rsItemModifiers[r.toks[j].text(r.src)] || r.toks[j].kind == tString && r.name(j-1, "extern") ||
-		r.op(j, ")") && r.name(j-1, "crate") || r.op(j, "(") && r.name(j-1, "pub") || r.op(j, "::")) {
-		j--
+	for j >= 0 {
+		switch {
+		case r.isName(j) && rsItemModifiers[r.toks[j].text(r.src)] || r.toks[j].kind == tString && r.name(j-1, "extern"):
+			j--
+		case r.op(j, ")"): // pub(crate), pub(super), pub(in path)
+			k := j - 1
+			for k >= 0 && k > j-12 && !r.op(k, "(") {
+				k--
+			}
+			if !r.op(k, "(") || !r.name(k-1, "pub") {
+				return false
+			}
+			j = k - 1
+		default:
+			return j < 0 || r.op(j, "{") || r.op(j, "}") || r.op(j, ";") || r.op(j, "]")
+		}
 	}
-	return j < 0 || r.op(j, "{") || r.op(j, "}") || r.op(j, ";") || r.op(j, "]")
+	return true
 }
 
 // open pushes the scope of the '{' at i.
@@ -546,12 +559,20 @@ func (r *rsParser) item(i int, top *rsScope) {
 	}
 	start, pub := i, false
 	for j := i - 1; j >= 0; j-- {
-		if r.isName(j) && rsItemModifiers[r.toks[j].text(src)] || r.toks[j].kind == tString || r.op(j, "(") || r.op(j, ")") || r.op(j, "::") {
+		switch {
+		case r.isName(j) && rsItemModifiers[r.toks[j].text(src)] || r.toks[j].kind == tString && r.name(j-1, "extern"):
 			start = j
-			if r.name(j, "pub") {
-				pub = !r.op(j+1, "(")
-			}
+			pub = pub || r.name(j, "pub") && !r.op(j+1, "(")
 			continue
+		case r.op(j, ")"): // a restricted pub(…) is not exported
+			k := j - 1
+			for k >= 0 && k > j-12 && !r.op(k, "(") {
+				k--
+			}
+			if r.op(k, "(") && r.name(k-1, "pub") {
+				start, j = k-1, k-1
+				continue
+			}
 		}
 		break
 	}
