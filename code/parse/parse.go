@@ -83,7 +83,9 @@ func Language(path string) string {
 	return extLang[ext]
 }
 
-// Parse extracts the definitions and references of one file. It never panics; a
+// Parse extracts the definitions and references of one file; path, relative to the
+// project's root, gives the language and, for Python and Rust, the module. It never
+// panics; a
 // file it cannot fully understand gives what could be extracted and no error. The
 // errors are ErrUnknownLanguage, and an internal error naming the file should a
 // scanner fail (a bug).
