@@ -11,9 +11,11 @@
 // blanked by a small lexer before parsing (positions kept), which makes parsing
 // several times cheaper; the references in bodies come from that lexer: calls
 // (f(, x.f(, f[T]() with Qual the identifier before the dot), selector names and
-// composite literal types T{. It does not see through expressions: the Qual of
-// f().g() is "". Type uses come from the AST (parameters, results, fields,
-// composite literals outside bodies). Local declarations inside bodies are not
+// composite literal types T{; Qual is the last identifier before the dot, looking
+// through brackets as go/ast would (m for m[i].f(), f for f(x).g()). Type uses come
+// from the AST outside bodies (parameters, results, fields, composite literals);
+// inside bodies only composite literal types count (not local var types, type
+// assertions or func literal parameters). Local declarations inside bodies are not
 // symbols. A file go/parser rejects is parsed whole and gives what go/parser could
 // read.
 //

@@ -145,9 +145,10 @@ func (s *goSkim) body(open, line int) (int, int) {
 		copy(s.out, src)
 	}
 	depth := 1
-	prevDot := false // the last token was '.'
-	qual := ""       // the identifier before that '.'
-	lastIdent := ""  // the last token was this identifier
+	prevDot := false   // the last token was '.'
+	qual := ""         // the identifier before that '.'
+	lastIdent := ""    // the last token was this identifier
+	var quals []string // for each open ( or [, the qualifier it continues
 	i := open + 1
 	for i < len(src) {
 		c := src[i]
@@ -211,6 +212,27 @@ func (s *goSkim) body(open, line int) (int, int) {
 			if depth == 0 {
 				return i, line
 			}
+		case c == '(' || c == '[':
+			// The qualifier of what follows the closing bracket: m for m[i].x and
+			// f(a).x, r for r.(T).x, as go/ast's last identifier has it.
+			q := lastIdent
+			if prevDot {
+				q = qual
+			}
+			quals = append(quals, q)
+			prevDot, lastIdent = false, ""
+			s.out[i] = ' '
+			i++
+			continue
+		case c == ')' || c == ']':
+			lastIdent = ""
+			if n := len(quals); n > 0 {
+				lastIdent, quals = quals[n-1], quals[:n-1]
+			}
+			prevDot = false
+			s.out[i] = ' '
+			i++
+			continue
 		}
 		prevDot, lastIdent = false, ""
 		s.out[i] = ' '
