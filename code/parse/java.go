@@ -14,7 +14,18 @@ var javaNotCalls = map[string]bool{
 	"assert": true,
 }
 
+func newJavaParser(src []byte) *javaParser {
+	toks, cs := cLikeLex(src, true)
+	p := &javaParser{src: src, toks: toks, f: &File{}, cs: cs, byEnd: make(map[int]int, len(cs)),
+		bodyOf: map[int]int{}, noRef: map[int]bool{}}
+	for i, c := range cs {
+		p.byEnd[c.eline] = i
+	}
+	return p
+}
+
 type javaParser struct {
+	work   int // tokens looked at by the look-ahead helpers (TestScannersLinear)
 	src    []byte
 	toks   []tok
 	f      *File
@@ -26,12 +37,7 @@ type javaParser struct {
 }
 
 func parseJava(src []byte, refs bool) *File {
-	toks, cs := cLikeLex(src, true)
-	p := &javaParser{src: src, toks: toks, f: &File{}, cs: cs, byEnd: make(map[int]int, len(cs)),
-		bodyOf: map[int]int{}, noRef: map[int]bool{}}
-	for i, c := range cs {
-		p.byEnd[c.eline] = i
-	}
+	p := newJavaParser(src)
 	p.run()
 	if refs {
 		p.collectRefs()
@@ -66,6 +72,7 @@ func (p *javaParser) close(i int) int {
 	}
 	depth := 0
 	for ; i < len(p.toks); i++ {
+		p.work++
 		t := p.toks[i]
 		if t.kind != tOp {
 			continue
@@ -88,6 +95,7 @@ func (p *javaParser) close(i int) int {
 // headerEnd returns the index of the '{' or ';' ending a declaration header at i.
 func (p *javaParser) headerEnd(i int) int {
 	for i < len(p.toks) {
+		p.work++
 		switch {
 		case p.op(i, "{") || p.op(i, ";") || p.op(i, "}"):
 			return i

@@ -28,6 +28,9 @@ type jsScope struct {
 	name     string
 	exported bool
 	paren    int // ( and [ open inside this brace
+	// The innermost definition enclosing this brace, itself included.
+	outer         string
+	outerExported bool
 }
 
 type jsParser struct {
@@ -40,17 +43,25 @@ type jsParser struct {
 	stack  []jsScope
 	bodyOf map[int]int  // index of a '{' that opens a symbol's body -> the symbol
 	isDef  map[int]bool // indexes of tokens that name a definition
+	work   int          // tokens looked at by the look-ahead helpers (TestScannersLinear)
+	match  []int32      // matchBrackets
 }
 
 func parseJS(src []byte, refs bool) *File {
+	p := newJSParser(src, refs)
+	p.run()
+	return p.f
+}
+
+func newJSParser(src []byte, refs bool) *jsParser {
 	toks, cs := jsLex(src)
 	p := &jsParser{src: src, toks: toks, f: &File{}, refs: refs, cs: cs,
 		byEnd: make(map[int]int, len(cs)), bodyOf: map[int]int{}, isDef: map[int]bool{}}
 	for i, c := range cs {
 		p.byEnd[c.eline] = i
 	}
-	p.run()
-	return p.f
+	p.match = matchBrackets(src, toks)
+	return p
 }
 
 func (p *jsParser) op(i int, s string) bool {
@@ -67,30 +78,19 @@ func (p *jsParser) isName(i int) bool {
 
 // close returns the index after the bracket matching the one at i.
 func (p *jsParser) close(i int) int {
-	depth := 0
-	for ; i < len(p.toks); i++ {
-		t := p.toks[i]
-		if t.kind != tOp || t.e-t.s != 1 {
-			continue
-		}
-		switch p.src[t.s] {
-		case '(', '[', '{':
-			depth++
-		case ')', ']', '}':
-			depth--
-			if depth <= 0 {
-				return i + 1
-			}
-		}
+	p.work++
+	if i < 0 || i >= len(p.match) || p.match[i] < 0 {
+		return len(p.toks)
 	}
-	return len(p.toks)
+	return int(p.match[i]) + 1
 }
 
 // angle returns the index after the '>' matching the '<' at i, or i+1 when the
 // brackets do not close before a statement ends.
 func (p *jsParser) angle(i int) int {
 	depth := 0
-	for j := i; j < len(p.toks); j++ {
+	for j := i; j < len(p.toks) && j < i+lookAhead; j++ {
+		p.work++
 		t := p.toks[j]
 		if t.kind != tOp {
 			continue
@@ -124,7 +124,8 @@ func (p *jsParser) skipType(i int) int { return p.skipTypeArrow(i, false) }
 // the return type of an arrow function.
 func (p *jsParser) skipTypeArrow(i int, arrowStop bool) int {
 	operand := true
-	for i < len(p.toks) {
+	for from := i; i < len(p.toks) && i < from+lookAhead; {
+		p.work++
 		t := p.toks[i]
 		switch t.kind {
 		case tOp:
@@ -177,10 +178,10 @@ func (p *jsParser) skipTypeArrow(i int, arrowStop bool) int {
 
 // stmtEnd is the last line of the statement or member that goes on at token i.
 func (p *jsParser) stmtEnd(i int) int {
-	depth := 0
 	for j := i; j < len(p.toks); j++ {
+		p.work++
 		t := p.toks[j]
-		if j > i && depth == 0 && t.line > p.toks[j-1].eline && p.endsExpr(j-1) && !p.continues(j) {
+		if j > i && (t.line > p.toks[j-1].eline && p.endsExpr(j-1) && !p.continues(j) || j >= i+lookAhead) {
 			return p.toks[j-1].eline
 		}
 		if t.kind != tOp || t.e-t.s != 1 {
@@ -188,16 +189,14 @@ func (p *jsParser) stmtEnd(i int) int {
 		}
 		switch p.src[t.s] {
 		case '(', '[', '{':
-			depth++
+			if p.match[j] < 0 {
+				return p.toks[len(p.toks)-1].eline
+			}
+			j = int(p.match[j]) // the loop goes on after the closer
 		case ')', ']', '}':
-			if depth == 0 {
-				return p.toks[max(j-1, i)].eline
-			}
-			depth--
+			return p.toks[max(j-1, i)].eline
 		case ';', ',':
-			if depth == 0 {
-				return t.line
-			}
+			return t.line
 		}
 	}
 	return p.toks[len(p.toks)-1].eline
@@ -250,15 +249,22 @@ func jsDocText(s string) (string, bool) {
 	return "", false
 }
 
-// parent is the innermost enclosing definition: its name, and whether the innermost
-// brace is its body.
+// parent is the innermost enclosing definition: its name and whether it is exported.
 func (p *jsParser) parent() (name string, exported bool) {
-	for k := len(p.stack) - 1; k >= 0; k-- {
-		if s := p.stack[k]; s.sym >= 0 || s.kind == 'o' && s.name != "" {
-			return s.name, s.exported
-		}
+	if len(p.stack) == 0 {
+		return "", false
 	}
-	return "", false
+	s := p.stack[len(p.stack)-1]
+	return s.outer, s.outerExported
+}
+
+// push opens a scope, working out the definition it is in.
+func (p *jsParser) push(sc jsScope) {
+	sc.outer, sc.outerExported = p.parent()
+	if sc.sym >= 0 || sc.kind == 'o' && sc.name != "" {
+		sc.outer, sc.outerExported = sc.name, sc.exported
+	}
+	p.stack = append(p.stack, sc)
 }
 
 func (p *jsParser) top() *jsScope {
@@ -457,7 +463,7 @@ func (p *jsParser) open(i int) {
 		case KindModule:
 			kind = 'n'
 		}
-		p.stack = append(p.stack, jsScope{kind: kind, sym: sym, name: s.Name, exported: s.Exported})
+		p.push(jsScope{kind: kind, sym: sym, name: s.Name, exported: s.Exported})
 		return
 	}
 	sc := jsScope{kind: 'b', sym: -1}
@@ -482,7 +488,7 @@ func (p *jsParser) open(i int) {
 	if p.name(i-1, "default") && p.name(i-2, "export") {
 		sc.kind, sc.name, sc.exported = 'o', "default", true
 	}
-	p.stack = append(p.stack, sc)
+	p.push(sc)
 }
 
 // member reads a member of a class, interface, enum or object literal starting at i
@@ -551,9 +557,11 @@ func (p *jsParser) member(i int, sc *jsScope) int {
 	return i + 1
 }
 
-// lastOnLine is the last token on the line of token i.
+// lastOnLine is the last token on the line of token i, or the 64th after it: a
+// signature is cut short anyway, and a minified file is one long line.
 func (p *jsParser) lastOnLine(i int) int {
-	for i+1 < len(p.toks) && p.toks[i+1].line == p.toks[i].eline {
+	for n := 0; n < 64 && i+1 < len(p.toks) && p.toks[i+1].line == p.toks[i].eline; n++ {
+		p.work++
 		i++
 	}
 	return i

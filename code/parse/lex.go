@@ -99,3 +99,33 @@ func dedent(s string) string {
 	lines[0] = strings.TrimSpace(lines[0])
 	return strings.TrimSpace(strings.Join(lines, "\n"))
 }
+
+// matchBrackets pairs each opening bracket token ( [ { with the closing one that
+// ends it, whatever its kind, as a depth count would: match[i] is the index of the
+// closer, or -1 when the file ends first. One pass, so that skipping a bracketed
+// group costs nothing however often it is done.
+func matchBrackets(src []byte, toks []tok) []int32 {
+	match := make([]int32, len(toks))
+	var stack []int32
+	for i, t := range toks {
+		match[i] = -1
+		if t.kind != tOp || t.e-t.s != 1 {
+			continue
+		}
+		switch src[t.s] {
+		case '(', '[', '{':
+			stack = append(stack, int32(i))
+		case ')', ']', '}':
+			if n := len(stack); n > 0 {
+				match[stack[n-1]] = int32(i)
+				stack = stack[:n-1]
+			}
+		}
+	}
+	return match
+}
+
+// lookAhead bounds the tokens a scanner's look-ahead reads past bracketed groups
+// before it settles: real headers and statements are far shorter, and the bound
+// keeps broken files linear (TestScannersLinear).
+const lookAhead = 2048

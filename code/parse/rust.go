@@ -246,7 +246,18 @@ type rsScope struct {
 	pub  bool
 }
 
+func newRustParser(p string, src []byte) *rsParser {
+	toks, cs := rsLex(src)
+	r := &rsParser{src: src, toks: toks, f: &File{Package: rsModule(p)}, cs: cs,
+		byEnd: make(map[int]int, len(cs)), bodyOf: map[int]int{}, isDef: map[int]bool{}}
+	for i, c := range cs {
+		r.byEnd[c.eline] = i
+	}
+	return r
+}
+
 type rsParser struct {
+	work   int // tokens looked at by the look-ahead helpers (TestScannersLinear)
 	src    []byte
 	toks   []tok
 	f      *File
@@ -258,12 +269,7 @@ type rsParser struct {
 }
 
 func parseRust(p string, src []byte, refs bool) *File {
-	toks, cs := rsLex(src)
-	r := &rsParser{src: src, toks: toks, f: &File{Package: rsModule(p)}, cs: cs,
-		byEnd: make(map[int]int, len(cs)), bodyOf: map[int]int{}, isDef: map[int]bool{}}
-	for i, c := range cs {
-		r.byEnd[c.eline] = i
-	}
+	r := newRustParser(p, src)
 	r.run()
 	if refs {
 		r.collectRefs()
@@ -288,6 +294,7 @@ func (r *rsParser) isName(i int) bool {
 func (r *rsParser) itemEnd(i int, angles bool) int {
 	depth := 0
 	for ; i < len(r.toks); i++ {
+		r.work++
 		t := r.toks[i]
 		if t.kind != tOp || t.e-t.s != 1 {
 			continue
@@ -519,6 +526,7 @@ func (r *rsParser) member(i int, sc *rsScope) {
 func (r *rsParser) memberEnd(i int) int {
 	depth := 0
 	for ; i < len(r.toks); i++ {
+		r.work++
 		t := r.toks[i]
 		if t.kind != tOp || t.e-t.s != 1 {
 			continue
@@ -657,6 +665,7 @@ func (r *rsParser) item(i int, top *rsScope) {
 func (r *rsParser) close(i int) int {
 	depth := 0
 	for ; i < len(r.toks); i++ {
+		r.work++
 		t := r.toks[i]
 		if t.kind != tOp || t.e-t.s != 1 {
 			continue
@@ -680,6 +689,7 @@ func (r *rsParser) implType(i int) (string, int) {
 	depth := 0
 	last, lastTok := "", -1
 	for ; i < len(r.toks); i++ {
+		r.work++
 		t := r.toks[i]
 		switch {
 		case t.kind == tOp && t.is(r.src, "<"):
