@@ -45,7 +45,8 @@
 // before the slash, which can be wrong in rare code; JSX text is read as code, so a
 // quote in it can hide the rest of that line. Not read: destructured bindings,
 // computed member names ([Symbol.iterator]() {}), objects assigned to exports,
-// class expressions bound by assignment, decorators.
+// class expressions bound by assignment. Decorators are skipped (their calls are
+// references) and are not part of the span.
 //
 // Rust (.rs): fn (methods inside impl and trait, Parent the impl's type or the
 // trait), struct and union with their fields, enum with its variants (kind field),

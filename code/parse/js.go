@@ -396,6 +396,25 @@ func (p *jsParser) run() {
 				if top != nil && top.paren > 0 {
 					top.paren--
 				}
+			case '@':
+				// A decorator before a class member: the member follows it.
+				if top != nil && top.kind == 'c' && top.paren == 0 && p.isName(i+1) {
+					j := i + 2
+					for p.op(j, ".") && p.isName(j+1) {
+						j += 2
+					}
+					if p.op(j, "(") {
+						j = p.close(j)
+					}
+					if p.isName(j) && !p.name(j-1, "@") {
+						if k := p.member(j, top); k > j {
+							i = k - 1
+							continue
+						}
+					}
+					i = j - 1
+				}
+				continue
 			}
 		}
 		if t.kind == tString && i > 0 {
