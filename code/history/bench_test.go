@@ -3,7 +3,9 @@ package history
 import (
 	"context"
 	"os"
+	"runtime"
 	"testing"
+	"time"
 )
 
 // The benchmarks read real histories: bare mirrors (or clones) named by
@@ -48,5 +50,62 @@ func BenchmarkRead(b *testing.B) {
 				b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 			})
 		}
+	}
+}
+
+// BenchmarkAdd aggregates a whole history (read once, beforehand) and
+// reports the size of the result: entries kept, encoded bytes and the
+// heap it holds.
+func BenchmarkAdd(b *testing.B) {
+	for _, r := range benchRepos {
+		b.Run(r.name, func(b *testing.B) {
+			dir := benchRepo(b, r.env)
+			commits, _, err := Read(context.Background(), dir, "", 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var st *Stats
+			var heap uint64
+			for b.Loop() {
+				st = nil
+				runtime.GC()
+				var m0, m1 runtime.MemStats
+				runtime.ReadMemStats(&m0)
+				st = NewStats(Options{})
+				st.Add(commits)
+				runtime.GC()
+				runtime.ReadMemStats(&m1)
+				heap = m1.HeapAlloc - m0.HeapAlloc
+			}
+			pairs, authors, logs, live := 0, 0, 0, 0
+			for _, f := range st.files {
+				pairs += len(f.partners)
+				authors += len(f.authors)
+				logs += len(f.log)
+			}
+			for _, c := range st.commits {
+				if c.hash != "" {
+					live++
+				}
+			}
+			data, err := st.MarshalBinary()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(len(commits))*float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+			b.ReportMetric(float64(len(st.paths)), "files")
+			b.ReportMetric(float64(pairs), "pairs")
+			b.ReportMetric(float64(authors), "file-authors")
+			b.ReportMetric(float64(logs), "log-entries")
+			b.ReportMetric(float64(live), "commits-kept")
+			b.ReportMetric(float64(len(data)), "encoded-B")
+			b.ReportMetric(float64(heap), "heap-B")
+			start := time.Now()
+			var back Stats
+			if err := back.UnmarshalBinary(data); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(time.Since(start).Microseconds())/1000, "decode-ms")
+		})
 	}
 }

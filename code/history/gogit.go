@@ -242,9 +242,9 @@ func subject(msg string) string {
 type walker struct {
 	st      storer.EncodedObjectStorer
 	shallow map[plumbing.Hash]bool
-	seen    map[plumbing.Hash]bool     // commits queued or left out
-	trees   map[plumbing.Hash][]byte   // encoded trees read lately
-	old     map[plumbing.Hash][]byte   // the generation before
+	seen    map[plumbing.Hash]bool   // commits queued or left out
+	trees   map[plumbing.Hash][]byte // encoded trees read lately
+	old     map[plumbing.Hash][]byte // the generation before
 	commits map[plumbing.Hash]*object.Commit
 }
 
