@@ -138,7 +138,12 @@ func readCLI(ctx context.Context, abs, since string, max int) ([]Commit, string,
 			return nil, "", err
 		}
 	}
-	args := []string{"-c", "log.showSignature=false", "log", "--no-merges", "--no-renames",
+	// The -c settings and options override what a user's configuration
+	// could change in this output: a root commit shown with its files,
+	// no signature checks (which would run gpg), paths from the top, no
+	// submodule changes hidden.
+	args := []string{"-c", "log.showRoot=true", "-c", "log.showSignature=false", "-c", "diff.relative=false",
+		"log", "--no-merges", "--no-renames", "--ignore-submodules=none",
 		"--raw", "--no-abbrev", "--no-ext-diff", "--no-textconv", "--no-color", "-z",
 		"--format=%x01%H%x00%an%x00%ae%x00%at%x00%s"}
 	if max > 0 {

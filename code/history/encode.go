@@ -25,6 +25,7 @@ func (s *Stats) MarshalBinary() ([]byte, error) {
 	e.uint(uint64(s.opt.LogLen))
 	e.str(s.Head)
 	e.int(s.newest)
+	e.uint(uint64(s.added))
 	e.uint(uint64(len(s.paths)))
 	for _, p := range s.paths {
 		e.str(p)
@@ -243,6 +244,14 @@ func (d *decoder) decode() (*Stats, error) {
 	if s.newest, err = d.int(); err != nil {
 		return nil, err
 	}
+	added, err := d.uint()
+	if err != nil {
+		return nil, err
+	}
+	if added > math.MaxInt32 {
+		return nil, fmt.Errorf("commit count %d too large", added)
+	}
+	s.added = int(added)
 	np, err := d.count("path", 1)
 	if err != nil {
 		return nil, err

@@ -447,3 +447,98 @@ func TestReadCanceled(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9*math.Max(1, math.Abs(b)) }
+
+// Paths with spaces, newlines, quotes and non-ASCII letters, and
+// subjects with control characters, come out as they are, the same from
+// both readers.
+func TestReadOddNames(t *testing.T) {
+	r := newRepo(t)
+	names := []string{"sp ace.go", "new\nline.go", "tab\there.go", `quo"te.go`, "é/ü.go", "\x01start.go"}
+	for _, n := range names {
+		r.write(n, n)
+	}
+	h := r.commit(day("2021-01-01"), "Zoë \x01 <zoe@example.com>", "subject \x01 with\tcontrol")
+	var first []Commit
+	for _, rd := range readers {
+		got, _, err := rd.read(context.Background(), r.dir, "", 0)
+		if err != nil {
+			t.Fatalf("%s: %v", rd.name, err)
+		}
+		if len(got) != 1 || got[0].Hash != h {
+			t.Fatalf("%s: %+v", rd.name, got)
+		}
+		want := slicesSorted(names)
+		if !reflect.DeepEqual(got[0].Files, want) {
+			t.Errorf("%s: files %q, want %q", rd.name, got[0].Files, want)
+		}
+		if first == nil {
+			first = got
+		} else if !reflect.DeepEqual(got, first) {
+			t.Errorf("readers differ:\n%+v\n%+v", first, got)
+		}
+	}
+}
+
+func slicesSorted(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+// git refuses a repository owned by another user (unless told it is
+// safe); Read then reads it with go-git, which runs nothing the
+// repository configures.
+func TestReadOtherOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to give the repository to another user")
+	}
+	s := newSample(t)
+	err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, 65534, 65534)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", t.TempDir()) // no safe.directory from the user's config
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	if _, _, err := readCLI(context.Background(), s.dir, "", 0); !errors.Is(err, errCLIRefused) {
+		t.Fatalf("git on another user's repository: %v, want errCLIRefused", err)
+	}
+	got, head, err := Read(context.Background(), s.dir, "", 0)
+	if err != nil || head != s.c["c8"] || len(got) != 7 {
+		t.Errorf("Read: %d commits, head %s, %v", len(got), head, err)
+	}
+}
+
+// Settings of the user's git configuration that change what git log
+// prints do not change what Read returns.
+func TestReadIgnoresUserLogConfig(t *testing.T) {
+	s := newSample(t)
+	home := t.TempDir()
+	cfg := "[log]\n\tshowRoot = false\n\tshowSignature = true\n[diff]\n\trenames = copies\n\trelative = true\n\tignoreSubmodules = all\n[core]\n\tquotePath = true\n"
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := readGoGit(context.Background(), s.dir, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", home)
+	got, _, err := readCLI(context.Background(), s.dir, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("with the user's settings:\n got %+v\nwant %+v", got, want)
+	}
+}

@@ -80,6 +80,7 @@ type Stats struct {
 	opt     Options
 	ready   bool
 	newest  int64 // unix seconds of the newest commit added
+	added   int   // commits added
 	paths   []string
 	pathID  map[string]int32
 	files   []fileStats // by path id
@@ -145,14 +146,14 @@ func (s *Stats) Options() Options { s.init(); return s.opt }
 
 // Newest returns the date of the newest commit added, or the zero time.
 func (s *Stats) Newest() time.Time {
-	if len(s.commits) == 0 {
+	if s.added == 0 {
 		return time.Time{}
 	}
 	return time.Unix(s.newest, 0)
 }
 
 // Len returns the number of commits added.
-func (s *Stats) Len() int { return len(s.commits) }
+func (s *Stats) Len() int { return s.added }
 
 // at returns the weight d at time t: decayed further if t is later than
 // its last change, as it was if t is earlier.
@@ -215,9 +216,10 @@ func (s *Stats) Add(commits []Commit) {
 
 func (s *Stats) addOne(c *Commit) {
 	when := c.When.Unix()
-	if len(s.commits) == 0 || when > s.newest {
+	if s.added == 0 || when > s.newest {
 		s.newest = when
 	}
+	s.added++
 	for _, r := range c.Renames {
 		s.rename(r.From, r.To)
 	}
@@ -231,6 +233,9 @@ func (s *Stats) addOne(c *Commit) {
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
+	if len(ids) == 0 {
+		return // no log would hold it
+	}
 	slot := int32(len(s.commits))
 	s.commits = append(s.commits, commitRec{
 		hash:    strings.ToLower(c.Hash),

@@ -427,3 +427,26 @@ func FuzzStatsUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// A commit that changed no file (as Read returns them for a
+// subdirectory, or an empty commit) is counted and nothing more: no log
+// holds it, so it is not kept.
+func TestStatsEmptyCommitsNotKept(t *testing.T) {
+	st := NewStats(Options{})
+	var cs []Commit
+	for i := range 100 {
+		cs = append(cs, commit(fmt.Sprint(i), alice, day("2020-01-01").Add(time.Duration(i)*time.Hour)))
+	}
+	st.Add(newestFirst(cs...))
+	for _, c := range st.commits {
+		if c.hash != "" {
+			t.Fatalf("commit %s without files is kept", c.hash)
+		}
+	}
+	if st.Len() != 100 || !st.Newest().Equal(day("2020-01-01").Add(99*time.Hour)) {
+		t.Errorf("Len %d, Newest %v", st.Len(), st.Newest())
+	}
+	if got := decode(t, encode(t, st)); got.Len() != 100 {
+		t.Errorf("decoded Len %d", got.Len())
+	}
+}
