@@ -17,6 +17,13 @@ const (
 	DefaultLogLen   = 32
 )
 
+// The largest options allowed: MaxFiles bounds the pairs a commit adds
+// (its square), MaxKept what a file keeps of partners, authors and log.
+const (
+	MaxMaxFiles = 1000
+	MaxKept     = 4096
+)
+
 // Options tune a Stats. They are fixed when the Stats is made and kept
 // in its encoding.
 type Options struct {
@@ -38,6 +45,7 @@ type Options struct {
 	Authors int
 	// LogLen is how many recent commits a file keeps for Log.
 	LogLen int
+	// MaxFiles is cut to MaxMaxFiles, the others to MaxKept.
 }
 
 func (o Options) withDefaults() Options {
@@ -56,6 +64,10 @@ func (o Options) withDefaults() Options {
 	if o.LogLen <= 0 {
 		o.LogLen = DefaultLogLen
 	}
+	o.MaxFiles = min(o.MaxFiles, MaxMaxFiles)
+	o.Partners = min(o.Partners, MaxKept)
+	o.Authors = min(o.Authors, MaxKept)
+	o.LogLen = min(o.LogLen, MaxKept)
 	return o
 }
 
