@@ -91,7 +91,7 @@ func Read(ctx context.Context, root, since string, max int) (commits []Commit, h
 }
 
 // useCLI reports whether the git command is installed.
-var useCLI = func() bool {
+func useCLI() bool {
 	_, err := exec.LookPath("git")
 	return err == nil
 }

@@ -542,3 +542,20 @@ func TestReadIgnoresUserLogConfig(t *testing.T) {
 		t.Errorf("with the user's settings:\n got %+v\nwant %+v", got, want)
 	}
 }
+
+// Without git on the PATH, Read reads with go-git, and gets the same.
+func TestReadWithoutGit(t *testing.T) {
+	s := newSample(t)
+	want, _, err := readCLI(context.Background(), s.dir, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if useCLI() {
+		t.Fatal("git still found")
+	}
+	got, head, err := Read(context.Background(), s.dir, "", 0)
+	if err != nil || head != s.c["c8"] || !reflect.DeepEqual(got, want) {
+		t.Errorf("without git: %v, %s, %v", hashes(got), head, err)
+	}
+}

@@ -80,8 +80,9 @@ func (o Options) withDefaults() Options {
 // weigh a fifth of a 2-file one per pair and sum to 4.4 units per file:
 // large commits would dominate the partners of the files they touch.)
 //
-// The zero Stats is ready to use with the default options. A Stats is
-// not safe for concurrent use. It is encoded with MarshalBinary (so
+// The zero Stats is ready to use with the default options. Its queries
+// (Cochange, Experts, Log, File) may run at the same time as each other;
+// Add and UnmarshalBinary need the Stats to themselves. It is encoded with MarshalBinary (so
 // encoding/gob works too) and decoded with UnmarshalBinary.
 type Stats struct {
 	// Head is the commit the Stats was built up to. Add does not set it:
