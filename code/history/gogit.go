@@ -199,8 +199,12 @@ func isGitDir(dir string) bool {
 	if c := commonDir(dir); c != "" {
 		common = c
 	}
-	fi, err := os.Stat(filepath.Join(common, "objects"))
-	return err == nil && fi.IsDir()
+	for _, sub := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(common, sub)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
 }
 
 // commonDir returns the shared git directory of a linked worktree's git
