@@ -559,3 +559,17 @@ func TestReadWithoutGit(t *testing.T) {
 		t.Errorf("without git: %v, %s, %v", hashes(got), head, err)
 	}
 }
+
+// A subject longer than the reader's buffer comes out whole.
+func TestReadLongSubject(t *testing.T) {
+	r := newRepo(t)
+	r.write("a", "a")
+	subject := strings.Repeat("long subject ", 10000)
+	h := r.commit(day("2021-01-01"), alice, subject)
+	for _, rd := range readers {
+		got, _, err := rd.read(context.Background(), r.dir, "", 0)
+		if err != nil || len(got) != 1 || got[0].Hash != h || got[0].Subject != strings.TrimSpace(subject) {
+			t.Errorf("%s: %d commits, %v", rd.name, len(got), err)
+		}
+	}
+}
