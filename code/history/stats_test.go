@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -465,5 +466,38 @@ func TestStatsOptionLimits(t *testing.T) {
 	var back Stats
 	if err := back.UnmarshalBinary(data); err == nil || !strings.Contains(err.Error(), "option") {
 		t.Errorf("encoded huge options: %v, want an error", err)
+	}
+}
+
+// On a real history (the benchmarks' mirrors, when given), adding the
+// commits in parts with an encoding between gives the same bytes as
+// adding them at once.
+func TestStatsIncrementalMirror(t *testing.T) {
+	ran := false
+	for _, r := range benchRepos {
+		dir := os.Getenv(r.env)
+		if dir == "" {
+			continue
+		}
+		ran = true
+		all, _, err := Read(context.Background(), dir, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := NewStats(Options{})
+		whole.Add(all)
+		want := encode(t, whole)
+		for _, k := range []int{1, len(all) / 100, len(all) / 3, len(all) - 1} {
+			st := NewStats(Options{})
+			st.Add(all[k:])
+			st = decode(t, encode(t, st))
+			st.Add(all[:k])
+			if !bytes.Equal(encode(t, st), want) {
+				t.Errorf("%s: split at %d of %d: encoding differs", r.name, k, len(all))
+			}
+		}
+	}
+	if !ran {
+		t.Skip("no MIRA_BENCH_GIT_* mirror given")
 	}
 }
