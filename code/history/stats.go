@@ -217,9 +217,17 @@ func (s *Stats) authorID(name, email string, when int64) int32 {
 }
 
 // Add adds commits, given newest first as Read returns them, that are
-// newer than those already added. Adding a history in parts gives the
-// same Stats as adding it at once, and so does adding to a Stats that was
+// newer than those already added. Adding a list in parts gives the same
+// Stats as adding it at once, and so does adding to a Stats that was
 // encoded and decoded in between.
+//
+// A rebuild from scratch may see the same commits in another order: Read
+// orders them by date, and a branch merged after the last read brings
+// commits dated before ones already added. Counts are the same; weights
+// may differ in their last digits, the lightest partners pruned may
+// differ, and a file's log lists commits in the order they were added.
+// (On prometheus, read from three points and from scratch, the ten first
+// partners of a file and their counts were the same.)
 func (s *Stats) Add(commits []Commit) {
 	s.init()
 	for i := len(commits) - 1; i >= 0; i-- {
