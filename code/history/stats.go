@@ -223,9 +223,10 @@ func (s *Stats) authorID(name, email string, when int64) int32 {
 //
 // A rebuild from scratch may see the same commits in another order: Read
 // orders them by date, and a branch merged after the last read brings
-// commits dated before ones already added. Counts are the same; weights
-// may differ in their last digits, the lightest partners pruned may
-// differ, and a file's log lists commits in the order they were added.
+// commits dated before ones already added. Weights may then differ in
+// their last digits, the lightest partners may be pruned at other points
+// (and a pair pruned and seen again counts from then on), and a file's
+// log lists commits in the order they were added.
 // (On prometheus, read from three points and from scratch, the ten first
 // partners of a file and their counts were the same.)
 func (s *Stats) Add(commits []Commit) {
