@@ -171,7 +171,7 @@ type Card struct {
 // Touchpoint is a definition relevant to a query.
 type Touchpoint struct {
 	Card
-	Excerpt string   // up to 30 lines around the definition
+	Excerpt string // up to 30 lines around the definition
 	Score   float64
 	Why     []string // why it was retrieved
 }
