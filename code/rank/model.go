@@ -78,12 +78,12 @@ type Model struct {
 	liveSyms  int
 	symSumLen [nFields]uint64
 
-	terms    map[string]uint32
-	termStr  []string
-	post     [][]posting // term -> files
-	df       []uint32    // term -> live files holding it
-	symPost  [][]posting // term -> symbols
-	symDF    []uint32
+	terms   map[string]uint32
+	termStr []string
+	post    [][]posting // term -> files
+	df      []uint32    // term -> live files holding it
+	symPost [][]posting // term -> symbols
+	symDF   []uint32
 
 	names     map[string]uint32 // identifiers, exact; 0 is ""
 	nameStr   []string
