@@ -5,65 +5,25 @@ package code
 
 import (
 	"context"
-	"errors"
-	"path"
-	"strings"
 	"time"
+
+	"github.com/miramem/mira/code/parse"
+	"github.com/miramem/mira/code/rank"
 )
 
-type pKind string
+type (
+	pKind   = parse.Kind
+	pFile   = parse.File
+	pSymbol = parse.Symbol
+	pRef    = parse.Ref
+)
 
-type pFile struct {
-	Lang    string
-	Package string
-	Imports []string
-	Symbols []pSymbol
-	Refs    []pRef
-}
+func parseLanguage(p string) string { return parse.Language(p) }
 
-type pSymbol struct {
-	Kind          pKind
-	Name          string
-	Parent        string
-	Line, EndLine int
-	Signature     string
-	Doc           string
-	Exported      bool
-}
+func parseFile(p string, src []byte) (*pFile, error) { return parse.Parse(p, src) }
 
-type pRef struct {
-	Name string
-	Qual string
-	Line int
-	Call bool
-}
-
-func parseLanguage(p string) string {
-	switch path.Ext(p) {
-	case ".go":
-		return "go"
-	case ".py":
-		return "python"
-	case ".js", ".mjs", ".cjs", ".jsx":
-		return "javascript"
-	}
-	return ""
-}
-
-func parseFile(p string, src []byte) (*pFile, error) {
-	lang := parseLanguage(p)
-	if lang == "" {
-		return nil, errors.New("unknown language")
-	}
-	f := &pFile{Lang: lang}
-	for i, l := range strings.Split(string(src), "\n") {
-		if rest, ok := strings.CutPrefix(l, "func "); ok {
-			name, _, _ := strings.Cut(rest, "(")
-			f.Symbols = append(f.Symbols, pSymbol{Kind: "func", Name: name, Line: i + 1, EndLine: i + 1, Signature: l})
-		}
-	}
-	return f, nil
-}
+// rankPut gives the ranking model the new version of a file.
+func rankPut(m *rank.Model, path, lang string, text []byte, f *pFile) {}
 
 type hStats struct{ Commits []Commit }
 

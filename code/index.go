@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/miramem/mira/code/rank"
 	"github.com/miramem/mira/internal/paths"
 )
 
@@ -30,6 +31,7 @@ type Index struct {
 	mu     sync.RWMutex
 	st     *state
 	byPath map[string]*fileRec
+	model  *rank.Model // Put and Remove under mu's write lock, queries under its read lock
 	disk   os.FileInfo // the index file as last loaded or saved
 	der    *derived    // lookup tables built from derSt on first need
 	derSt  *state
@@ -104,32 +106,41 @@ func Open(ctx context.Context, opt Options) (*Index, error) {
 
 // load reads the index file, or gives an empty state when there is none
 // or it cannot be trusted.
-func (ix *Index) load() (*state, os.FileInfo) {
+func (ix *Index) load() (*state, *rank.Model, os.FileInfo) {
+	name := filepath.Join(ix.dir, indexName)
 	st, fi, err := loadState(ix.dir)
 	if err != nil {
-		ix.warn(filepath.Join(ix.dir, indexName), fmt.Errorf("rebuilding the index: %w", err))
+		ix.warn(name, fmt.Errorf("rebuilding the index: %w", err))
 		st = nil
 	}
 	if st != nil && st.Root != ix.root {
-		ix.warn(filepath.Join(ix.dir, indexName), fmt.Errorf("rebuilding the index: it is of %s", st.Root))
+		ix.warn(name, fmt.Errorf("rebuilding the index: it is of %s", st.Root))
 		st = nil
+	}
+	model := rank.New()
+	if st != nil && st.Rank != nil {
+		if err := model.UnmarshalBinary(st.Rank); err != nil {
+			ix.warn(name, fmt.Errorf("rebuilding the index: %w", err))
+			st, model = nil, rank.New()
+		}
 	}
 	if st == nil {
 		st = &state{Root: ix.root}
 	}
+	st.Rank = nil
 	if st.History == nil {
 		st.History = new(hStats)
 	}
-	return st, fi
+	return st, model, fi
 }
 
-func (ix *Index) setState(st *state, fi os.FileInfo) {
+func (ix *Index) setState(st *state, model *rank.Model, fi os.FileInfo) {
 	m := make(map[string]*fileRec, len(st.Files))
 	for _, f := range st.Files {
 		m[f.Path] = f
 	}
 	ix.mu.Lock()
-	ix.st, ix.byPath, ix.disk = st, m, fi
+	ix.st, ix.byPath, ix.model, ix.disk = st, m, model, fi
 	ix.mu.Unlock()
 }
 
@@ -219,6 +230,9 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 	for _, f := range old.Files {
 		if !seen[f.Path] {
 			s.Removed++
+			ix.mu.Lock()
+			ix.model.Remove(f.Path)
+			ix.mu.Unlock()
 		}
 	}
 	s.Parse = time.Since(t)
@@ -233,14 +247,22 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 
 	st := &state{Root: ix.root, Files: files, Head: head, History: hist, Updated: time.Now().UTC()}
 	t = time.Now()
+	ix.mu.Lock()
+	st.Rank, err = ix.model.MarshalBinary()
+	model := ix.model
+	ix.mu.Unlock()
+	if err != nil {
+		return s, fmt.Errorf("cannot save the index: %w", err)
+	}
 	fi, err := saveState(ix.dir, st)
+	st.Rank = nil
 	if err != nil {
 		// What was added in memory is not on disk: go back to the disk.
 		ix.setState(ix.load())
 		return s, fmt.Errorf("cannot save the index: %w", err)
 	}
 	s.Save = time.Since(t)
-	ix.setState(st, fi)
+	ix.setState(st, model, fi)
 	return s, nil
 }
 
@@ -268,7 +290,16 @@ func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, to
 			defer wg.Done()
 			for i := range next {
 				e := ents[i]
-				f, changed := ix.readFile(e, oldBy[e.path])
+				f, text, changed := ix.readFile(e, oldBy[e.path])
+				if changed {
+					ix.mu.Lock()
+					if f.Skip == "" {
+						rankPut(ix.model, f.Path, f.Lang, text, f.File)
+					} else {
+						ix.model.Remove(f.Path)
+					}
+					ix.mu.Unlock()
+				}
 				mu.Lock()
 				files[i] = f
 				switch {
@@ -301,32 +332,32 @@ func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, to
 
 // readFile reads and parses one file; old is what the index knew of it.
 // changed is false when the content turned out the same.
-func (ix *Index) readFile(e entry, old *fileRec) (*fileRec, bool) {
+func (ix *Index) readFile(e entry, old *fileRec) (*fileRec, []byte, bool) {
 	f := &fileRec{Path: e.path, Size: e.size, Mtime: e.mtime, Lang: parseLanguage(e.path)}
 	if e.size > maxFileSize {
 		f.Skip = skipLarge
-		return f, true
+		return f, nil, true
 	}
 	b, err := os.ReadFile(filepath.Join(ix.root, filepath.FromSlash(e.path)))
 	if err != nil {
 		ix.warn(e.path, err)
 		f.Skip = skipUnreadable
-		return f, true
+		return f, nil, true
 	}
 	if int64(len(b)) > maxFileSize {
 		f.Skip = skipLarge
-		return f, true
+		return f, nil, true
 	}
 	sum := sha256.Sum256(b)
 	copy(f.Sum[:], sum[:])
 	if old != nil && old.Sum == f.Sum && old.Skip == "" {
 		g := *old
 		g.Size, g.Mtime = e.size, e.mtime
-		return &g, false
+		return &g, nil, false
 	}
 	if isBinary(b) {
 		f.Skip = skipBinary
-		return f, true
+		return f, nil, true
 	}
 	f.Lines = countLines(b)
 	if f.Lang != "" {
@@ -336,7 +367,7 @@ func (ix *Index) readFile(e entry, old *fileRec) (*fileRec, bool) {
 		}
 		f.File = pf
 	}
-	return f, true
+	return f, b, true
 }
 
 func countLines(b []byte) int {

@@ -54,6 +54,7 @@ type state struct {
 	Files   []*fileRec // sorted by Path
 	Head    string     // the commit up to which History holds the history
 	History *hStats
+	Rank    []byte // the ranking model (rank.Model's binary form); nil in memory
 	Updated time.Time
 }
 
