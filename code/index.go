@@ -245,6 +245,9 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 	s.Commits = n
 	s.History = time.Since(t)
 
+	if head == old.Head && n == 0 && sameFiles(files, old.Files) && ix.disk != nil {
+		return s, nil // nothing to save
+	}
 	st := &state{Root: ix.root, Files: files, Head: head, History: hist, Updated: time.Now().UTC()}
 	t = time.Now()
 	ix.mu.Lock()
@@ -368,6 +371,19 @@ func (ix *Index) readFile(e entry, old *fileRec) (*fileRec, []byte, bool) {
 		f.File = pf
 	}
 	return f, b, true
+}
+
+// sameFiles reports whether an update found every file as it was.
+func sameFiles(a, b []*fileRec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func countLines(b []byte) int {
