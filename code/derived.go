@@ -20,6 +20,7 @@ type derived struct {
 	first  map[string]int32   // path -> index of its first definition in syms
 	mods   map[string]string  // directory holding a go.mod -> its module path
 	info   map[*fileRec]*finfo
+	names  []string // the string table as the state's references use it
 
 	graphOnce sync.Once
 	g         *graph
@@ -55,6 +56,7 @@ func (ix *Index) derive() (*derived, *state) {
 		return ix.der, st
 	}
 	d := &derived{byName: map[string][]int32{}, first: map[string]int32{}, mods: map[string]string{}, info: map[*fileRec]*finfo{}}
+	d.names = st.names.all()
 	for _, f := range st.Files {
 		if f.Skip == "" && path.Base(f.Path) == "go.mod" {
 			if m := goModule(filepath.Join(ix.root, filepath.FromSlash(f.Path))); m != "" {

@@ -78,16 +78,17 @@ func (d *derived) buildGraph() *graph {
 	g := &graph{indeg: make([]int32, len(d.syms))}
 	u := d.buildUnits()
 	for _, f := range d.files {
-		if f.File == nil || len(f.File.Refs) == 0 {
+		if f.File == nil || len(f.Refs) == 0 {
 			continue
 		}
 		fim := d.fileImports(u, f)
 		encl := d.enclosing(f)
 		type key struct{ name, qual string }
 		memo := map[key][]int32{}
-		for ri, r := range f.File.Refs {
+		for ri := range len(f.Refs) / 3 {
+			r := unpackRef(d.names, f.Refs, ri)
 			from := encl[ri]
-			k := key{r.Name, r.Qual}
+			k := key{r.name, r.qual}
 			to, ok := memo[k]
 			if !ok {
 				to = d.resolveRef(u, f, fim, r)
@@ -98,10 +99,10 @@ func (d *derived) buildGraph() *graph {
 					continue
 				}
 				g.indeg[to]++
-				if !r.Call {
+				if !r.call {
 					continue
 				}
-				g.edges = append(g.edges, edge{from: from, to: to, f: f, line: int32(r.Line)})
+				g.edges = append(g.edges, edge{from: from, to: to, f: f, line: int32(r.line)})
 			}
 		}
 	}
@@ -112,7 +113,9 @@ func (d *derived) buildGraph() *graph {
 // enclosing returns, for each reference of f, the innermost definition
 // holding its line (-1 for none), by one sweep over both in line order.
 func (d *derived) enclosing(f *fileRec) []int32 {
-	out := make([]int32, len(f.File.Refs))
+	nr := len(f.Refs) / 3
+	line := func(i int) int { return int(f.Refs[3*i+2] >> 1) }
+	out := make([]int32, nr)
 	ids := d.fileSyms(f)
 	if len(ids) == 0 {
 		for i := range out {
@@ -127,15 +130,15 @@ func (d *derived) enclosing(f *fileRec) []int32 {
 		}
 		return x.EndLine > y.EndLine
 	})
-	order := make([]int, len(f.File.Refs))
+	order := make([]int, nr)
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return f.File.Refs[order[a]].Line < f.File.Refs[order[b]].Line })
+	sort.SliceStable(order, func(a, b int) bool { return line(order[a]) < line(order[b]) })
 	var stack []int32
 	next := 0
 	for _, ri := range order {
-		line := f.File.Refs[ri].Line
+		line := line(ri)
 		for next < len(ids) && d.syms[ids[next]].sym().Line <= line {
 			// Close the definitions that end before this one starts.
 			for len(stack) > 0 && max(d.syms[stack[len(stack)-1]].sym().EndLine, d.syms[stack[len(stack)-1]].sym().Line) < d.syms[ids[next]].sym().Line {
@@ -260,19 +263,19 @@ func importKeys(f *fileRec) []string {
 // same file, else the same directory, else an imported package or module,
 // else anywhere (when few). A qualifier naming an imported package narrows
 // to that package; any other qualifier (a receiver) narrows to methods.
-func (d *derived) resolveRef(u *units, f *fileRec, fim fileImports, r pRef) []int32 {
-	all := d.byName[r.Name]
+func (d *derived) resolveRef(u *units, f *fileRec, fim fileImports, r ref) []int32 {
+	all := d.byName[r.name]
 	if len(all) == 0 {
 		return nil
 	}
 	keep := func(id int32) bool { return true }
-	if r.Qual != "" {
+	if r.qual != "" {
 		var pkg []int32
 		for _, t := range fim.units {
-			if path.Base(t) != r.Qual && u.pkgs[t] != r.Qual && !strings.HasSuffix(u.pkgs[t], "."+r.Qual) {
+			if path.Base(t) != r.qual && u.pkgs[t] != r.qual && !strings.HasSuffix(u.pkgs[t], "."+r.qual) {
 				continue
 			}
-			for _, id := range u.byName[r.Name+"\x00"+t] {
+			for _, id := range u.byName[r.name+"\x00"+t] {
 				if d.syms[id].sym().Parent == "" {
 					pkg = append(pkg, id)
 				}
@@ -281,14 +284,14 @@ func (d *derived) resolveRef(u *units, f *fileRec, fim fileImports, r pRef) []in
 		if len(pkg) > 0 {
 			return dedup(pkg)
 		}
-		if fim.bases[r.Qual] {
+		if fim.bases[r.qual] {
 			return nil // a package the index does not hold
 		}
 		keep = func(id int32) bool { return d.syms[id].sym().Parent != "" }
 	}
 	fi := d.info[f]
 	var same, dir []int32
-	for _, id := range u.byName[r.Name+"\x00"+fi.dir] {
+	for _, id := range u.byName[r.name+"\x00"+fi.dir] {
 		c := d.syms[id]
 		switch {
 		case !keep(id):
@@ -306,7 +309,7 @@ func (d *derived) resolveRef(u *units, f *fileRec, fim fileImports, r pRef) []in
 	}
 	var imp []int32
 	for _, t := range fim.units {
-		for _, id := range u.byName[r.Name+"\x00"+t] {
+		for _, id := range u.byName[r.name+"\x00"+t] {
 			if keep(id) {
 				imp = append(imp, id)
 			}
