@@ -94,8 +94,8 @@ func TestTouchpointsFromCochange(t *testing.T) {
 	commitAs(t, root, "Ann", "2026-01-01T10:00:00Z", "first", nil)
 	for i, day := range []string{"02", "03", "04"} {
 		commitAs(t, root, "Ann", "2026-01-"+day+"T10:00:00Z", "pair", map[string]string{
-			"notes.txt":  "plain notes about greeting " + strings.Repeat("x", i+1) + "\n",
-			"py/app.py":  "class App:\n    \"\"\"An application.\"\"\"\n\n    def run(self):\n        helper()\n\n\ndef helper():\n    \"\"\"Help.\"\"\"\n    return " + string(rune('1'+i)) + "\n",
+			"notes.txt": "plain notes about greeting " + strings.Repeat("x", i+1) + "\n",
+			"py/app.py": "class App:\n    \"\"\"An application.\"\"\"\n\n    def run(self):\n        helper()\n\n\ndef helper():\n    \"\"\"Help.\"\"\"\n    return " + string(rune('1'+i)) + "\n",
 		})
 	}
 	ix := open(t, root, t.TempDir(), nil)
