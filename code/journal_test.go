@@ -145,3 +145,45 @@ func TestJournalOfAnotherBase(t *testing.T) {
 		t.Errorf("journal of another base applied")
 	}
 }
+
+// The lookup tables patched after a small update answer as tables built
+// from nothing would.
+func TestDerivedPatch(t *testing.T) {
+	root := project(t)
+	ix := open(t, root, t.TempDir(), nil)
+	update(t, ix)
+	ix.derive()
+	writeFile(t, root, "util/util.go", "package util\n\n// Greet greets.\nfunc Greet(n string) string { return Shout(n) }\n\nfunc Shout(s string) string { return s }\n")
+	writeFile(t, root, "util/more.go", "package util\n\nfunc More() { Greet(\"m\") }\n")
+	os.Remove(filepath.Join(root, "py", "app.py"))
+	update(t, ix)
+	patched, _ := ix.derive()
+	if patched.dead == 0 {
+		t.Fatalf("tables rebuilt, not patched")
+	}
+	answers := func() []string {
+		var out []string
+		for _, n := range []string{"Greet", "Shout", "More", "App", "helper", "main", "run"} {
+			c, err := ix.Card(n, false)
+			out = append(out, n+": "+c.Path+":"+itoa(c.Line)+" "+c.Signature+" "+fmtErr(err))
+			out = append(out, edgeSet(ix.Callers(n, 2))...)
+			out = append(out, edgeSet(ix.Callees(n, 2))...)
+		}
+		return append(out, ix.Map(0, nil).Text)
+	}
+	got := answers()
+	ix.derMu.Lock()
+	ix.der, ix.derSt = nil, nil
+	ix.derMu.Unlock()
+	want := answers()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("patched tables answer\n%s\nrebuilt ones\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func fmtErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
