@@ -510,6 +510,9 @@ func countLines(b []byte) int {
 // reads it all again into new stats when old.Head is gone from the history
 // (rewritten) or the project has no history any more.
 func (ix *Index) readHistory(ctx context.Context, old *state) (*hStats, string, int, error) {
+	if old.Head != "" && gitHead(ix.root) == old.Head {
+		return old.History, old.Head, 0, nil // HEAD has not moved
+	}
 	cs, head, err := readHistory(ctx, ix.root, old.Head)
 	h := old.History
 	if errors.Is(err, errRewritten) || (err == nil && head == "" && old.Head != "") {
