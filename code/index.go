@@ -444,11 +444,15 @@ func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, to
 // changed is false when the content turned out the same.
 func (ix *Index) readFile(e entry, old *fileRec) (*fileRec, []byte, bool) {
 	f := &fileRec{Path: e.path, Size: e.size, Mtime: e.mtime, Lang: parseLanguage(e.path)}
+	if e.link {
+		f.Skip = skipSymlink
+		return f, nil, true
+	}
 	if e.size > maxFileSize {
 		f.Skip = skipLarge
 		return f, nil, true
 	}
-	b, err := os.ReadFile(filepath.Join(ix.root, filepath.FromSlash(e.path)))
+	b, err := ix.readSource(e.path)
 	if err != nil {
 		ix.warn(e.path, err)
 		f.Skip = skipUnreadable
