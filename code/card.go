@@ -155,7 +155,16 @@ func (ix *Index) readSource(rel string) ([]byte, error) {
 	if fi2, err := fh.Stat(); err != nil || !os.SameFile(fi, fi2) {
 		return nil, fmt.Errorf("%s: changed while being read", rel)
 	}
-	return io.ReadAll(io.LimitReader(fh, maxFileSize+1))
+	// Sized by the stat, one byte more to see a file that grew.
+	b := make([]byte, fi.Size()+1)
+	n, err := io.ReadFull(fh, b)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, err
+	}
+	if n > int(fi.Size()) {
+		return nil, fmt.Errorf("%s: changed while being read", rel)
+	}
+	return b[:n], nil
 }
 
 // card describes definition id; with text it carries a snippet (the whole
