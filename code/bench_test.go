@@ -59,18 +59,21 @@ func gorootCopy(b *testing.B) string {
 // times ctags over the same tree in the same run for comparison.
 func BenchmarkIndexGoroot(b *testing.B) {
 	root := gorootCopy(b)
-	var ctags time.Duration
+	var ctags, ctagsCPU time.Duration
 	if _, err := exec.LookPath("ctags"); err == nil {
+		c := cpuTime()
 		t := time.Now()
 		cmd := exec.Command("ctags", "-R", "--output-format=json", "-f", "-", root)
 		cmd.Stdout = nil
 		if err := cmd.Run(); err == nil {
 			ctags = time.Since(t)
+			ctagsCPU = cpuTime() - c
 		}
 	}
 	var s Stats
 	var graph time.Duration
 	var size int64
+	cpu := cpuTime()
 	for b.Loop() {
 		dir := b.TempDir()
 		ix, err := Open(context.Background(), Options{Root: root, Dir: dir})
@@ -88,6 +91,7 @@ func BenchmarkIndexGoroot(b *testing.B) {
 			size = fi.Size()
 		}
 	}
+	reportCPU(b, cpu)
 	b.ReportMetric(float64(s.Files), "files")
 	b.ReportMetric(s.Walk.Seconds()*1e3, "walk-ms")
 	b.ReportMetric(s.Parse.Seconds()*1e3, "parse-ms")
@@ -97,6 +101,7 @@ func BenchmarkIndexGoroot(b *testing.B) {
 	b.ReportMetric(float64(size)/(1<<20), "index-MiB")
 	if ctags > 0 {
 		b.ReportMetric(ctags.Seconds()*1e3, "ctags-ms")
+		b.ReportMetric(ctagsCPU.Seconds()*1e3, "ctags-cpu-ms")
 		b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(ctags), "x-ctags")
 	}
 }
@@ -124,6 +129,8 @@ func BenchmarkParseGorootDefsRefs(b *testing.B) {
 	}
 	for _, mode := range []string{"defs", "defs+refs"} {
 		b.Run(mode, func(b *testing.B) {
+			cpu := cpuTime()
+			defer func() { reportCPU(b, cpu) }()
 			for b.Loop() {
 				for i, s := range srcs {
 					if mode == "defs" {
@@ -154,6 +161,8 @@ func openGoroot(b *testing.B) *Index {
 // BenchmarkUpdateNoChange is the stat pass over 10k unchanged files.
 func BenchmarkUpdateNoChange(b *testing.B) {
 	ix := openGoroot(b)
+	cpu := cpuTime()
+	defer func() { reportCPU(b, cpu) }()
 	for b.Loop() {
 		s, err := ix.Update(context.Background())
 		if err != nil {
@@ -172,6 +181,8 @@ func BenchmarkOneFileChange(b *testing.B) {
 	p := filepath.Join(ix.Root(), "strings", "mira_bench.go")
 	defer os.Remove(p)
 	i := 0
+	cpu := cpuTime()
+	defer func() { reportCPU(b, cpu) }()
 	for b.Loop() {
 		i++
 		name := fmt.Sprintf("MiraBench%d", i)
@@ -193,6 +204,8 @@ func BenchmarkTouchpoints(b *testing.B) {
 	ix := openGoroot(b)
 	q := Query{Text: "parse a duration string with units", K: 8, Files: []string{"time/format.go"}}
 	ix.Touchpoints(q)
+	cpu := cpuTime()
+	defer func() { reportCPU(b, cpu) }()
 	for b.Loop() {
 		if len(ix.Touchpoints(q)) == 0 {
 			b.Fatal("no touchpoints")
@@ -216,4 +229,11 @@ func BenchmarkOpenGoroot(b *testing.B) {
 		runtime.KeepAlive(ix2)
 	}
 	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-MiB")
+}
+
+// reportCPU reports the CPU time per operation since start (see cpuTime).
+func reportCPU(b *testing.B, start time.Duration) {
+	if b.N > 0 {
+		b.ReportMetric(float64(cpuTime()-start)/1e6/float64(b.N), "cpu-ms/op")
+	}
 }

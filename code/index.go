@@ -514,7 +514,12 @@ func countLines(b []byte) int {
 // reads it all again into new stats when old.Head is gone from the history
 // (rewritten) or the project has no history any more.
 func (ix *Index) readHistory(ctx context.Context, old *state) (*hStats, string, int, error) {
-	if old.Head != "" && gitHead(ix.root) == old.Head {
+	switch h, repo := gitHead(ix.root); {
+	case !repo && old.Head == "":
+		return old.History, "", 0, nil // no repository, as before
+	case !repo:
+		return new(hStats), "", 0, nil // the repository is gone
+	case h != "" && h == old.Head:
 		return old.History, old.Head, 0, nil // HEAD has not moved
 	}
 	cs, head, err := readHistory(ctx, ix.root, old.Head)
