@@ -163,7 +163,7 @@ func TestDerivedPatch(t *testing.T) {
 	}
 	answers := func() []string {
 		var out []string
-		for _, n := range []string{"Greet", "Shout", "More", "App", "helper", "main", "run"} {
+		for _, n := range []string{"Greet", "Shout", "More", "Most", "App", "helper", "main", "run"} {
 			c, err := ix.Card(n, false)
 			out = append(out, n+": "+c.Path+":"+itoa(c.Line)+" "+c.Signature+" "+fmtErr(err))
 			out = append(out, edgeSet(ix.Callers(n, 2))...)
@@ -171,14 +171,30 @@ func TestDerivedPatch(t *testing.T) {
 		}
 		return append(out, ix.Map(0, nil).Text)
 	}
-	got := answers()
-	ix.derMu.Lock()
-	ix.der, ix.derSt = nil, nil
-	ix.derMu.Unlock()
-	want := answers()
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("patched tables answer\n%s\nrebuilt ones\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	check := func() {
+		t.Helper()
+		got := answers()
+		ix.derMu.Lock()
+		der, derSt := ix.der, ix.derSt
+		ix.der, ix.derSt = nil, nil
+		ix.derMu.Unlock()
+		want := answers()
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("patched tables answer\n%s\nrebuilt ones\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		ix.derMu.Lock()
+		ix.der, ix.derSt = der, derSt
+		ix.derMu.Unlock()
 	}
+	check()
+	// A patch of a patch.
+	writeFile(t, root, "util/more.go", "package util\n\nfunc More() { Shout(\"m\") }\n\nfunc Most() { More() }\n")
+	writeFile(t, root, "py/app.py", "def helper():\n    return App()\n\nclass App:\n    def run(self):\n        helper()\n")
+	update(t, ix)
+	if d, _ := ix.derive(); d.dead <= patched.dead {
+		t.Fatalf("tables rebuilt, not patched again")
+	}
+	check()
 }
 
 func fmtErr(err error) string {
