@@ -175,27 +175,38 @@ func BenchmarkUpdateNoChange(b *testing.B) {
 }
 
 // BenchmarkOneFileChange edits one file, updates, and asks for a card of
-// the new definition: the time until an edit is visible to a query.
+// the new definition: the time until an edit is visible to a query, with
+// a full stat pass (Update) and as a watcher would (UpdatePaths).
 func BenchmarkOneFileChange(b *testing.B) {
 	ix := openGoroot(b)
 	p := filepath.Join(ix.Root(), "strings", "mira_bench.go")
 	defer os.Remove(p)
 	i := 0
-	cpu := cpuTime()
-	defer func() { reportCPU(b, cpu) }()
-	for b.Loop() {
-		i++
-		name := fmt.Sprintf("MiraBench%d", i)
-		src := fmt.Sprintf("package strings\n\n// %s is new.\nfunc %s() {}\n", name, name)
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := ix.Update(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := ix.Card(name, false); err != nil {
-			b.Fatal(err)
-		}
+	for _, mode := range []string{"Update", "UpdatePaths"} {
+		b.Run(mode, func(b *testing.B) {
+			cpu := cpuTime()
+			defer func() { reportCPU(b, cpu) }()
+			for b.Loop() {
+				i++
+				name := fmt.Sprintf("MiraBench%d", i)
+				src := fmt.Sprintf("package strings\n\n// %s is new.\nfunc %s() {}\n", name, name)
+				if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+					b.Fatal(err)
+				}
+				var err error
+				if mode == "Update" {
+					_, err = ix.Update(context.Background())
+				} else {
+					_, err = ix.UpdatePaths(context.Background(), []string{p})
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := ix.Card(name, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

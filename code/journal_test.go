@@ -203,3 +203,48 @@ func fmtErr(err error) string {
 	}
 	return err.Error()
 }
+
+func TestUpdatePaths(t *testing.T) {
+	root := project(t)
+	ix := open(t, root, t.TempDir(), nil)
+	update(t, ix)
+	writeFile(t, root, "util/util.go", "package util\n\n// Greet greets.\nfunc Greet() {}\n")
+	writeFile(t, root, "util/new.go", "package util\n\nfunc Fresh() {}\n")
+	writeFile(t, root, "build/gen.go", "package build\n\nfunc Generated() {}\n")
+	writeFile(t, root, "node_modules/y/index.js", "function dep2() {}\n")
+	writeFile(t, root, "py/sub/secret.py", "def hidden2():\n    pass\n")
+	os.Remove(filepath.Join(root, "web", "app.js"))
+	s, err := ix.UpdatePaths(t.Context(), []string{"util/util.go", filepath.Join(root, "util", "new.go"),
+		"build/gen.go", "node_modules/y/index.js", "py/sub/secret.py", "web/app.js", "no/such.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Added != 1 || s.Changed != 1 || s.Removed != 1 {
+		t.Errorf("stats %+v, want 1 added, 1 changed, 1 removed", s)
+	}
+	if c, err := ix.Card("Greet", false); err != nil || c.Doc != "Greet greets." {
+		t.Errorf("edit not seen: %+v %v", c, err)
+	}
+	if _, err := ix.Card("Fresh", false); err != nil {
+		t.Errorf("new file not seen: %v", err)
+	}
+	for _, n := range []string{"Generated", "dep2", "hidden2", "start"} {
+		if _, err := ix.Card(n, false); err == nil {
+			t.Errorf("%s indexed", n)
+		}
+	}
+	if s := update(t, ix); s.Added+s.Changed+s.Removed != 0 {
+		t.Errorf("a full update after UpdatePaths found more: %+v", s)
+	}
+	// A changed .gitignore may change anything below it: a full walk.
+	writeFile(t, root, "util/.gitignore", "new.go\n")
+	if _, err := ix.UpdatePaths(t.Context(), []string{"util/.gitignore"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Card("Fresh", false); err == nil {
+		t.Errorf("newly ignored file kept")
+	}
+	if _, err := ix.UpdatePaths(t.Context(), []string{"../outside.go"}); err == nil {
+		t.Errorf("a path outside the root accepted")
+	}
+}
