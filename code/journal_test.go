@@ -248,3 +248,22 @@ func TestUpdatePaths(t *testing.T) {
 		t.Errorf("a path outside the root accepted")
 	}
 }
+
+// Directory order lists "a/b.go" before "a.go"; the index keeps files in
+// byte order, and an index saved so must load without being rebuilt.
+func TestReopenKeepsIndex(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "a.go", "package a\n\nfunc A() {}\n")
+	writeFile(t, root, "a/b.go", "package a\n\nfunc B() {}\n")
+	writeFile(t, root, "a-c.go", "package a\n\nfunc C() {}\n")
+	dir := t.TempDir()
+	update(t, open(t, root, dir, nil))
+	var w warnings
+	re := open(t, root, dir, &w)
+	if len(w.list()) != 0 {
+		t.Fatalf("reopening: %q", w.list())
+	}
+	if s := update(t, re); s.Added != 0 {
+		t.Errorf("reopened index rebuilt: %+v", s)
+	}
+}
