@@ -2,11 +2,14 @@ package code
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/miramem/mira/internal/fault"
 )
 
 func writeFile(t *testing.T, root, rel, body string) {
@@ -265,5 +268,33 @@ func TestReopenKeepsIndex(t *testing.T) {
 	}
 	if s := update(t, re); s.Added != 0 {
 		t.Errorf("reopened index rebuilt: %+v", s)
+	}
+}
+
+// TestJournalRemovedByAnotherWriter: another process may write a new base,
+// and remove the journal, between this process's writing the journal and
+// looking at it again. The update is not an error: the index on disk is
+// the other writer's, and the next read goes back to it.
+func TestJournalRemovedByAnotherWriter(t *testing.T) {
+	root := project(t)
+	dir := t.TempDir()
+	ix := open(t, root, dir, nil)
+	update(t, ix)
+	if err := os.WriteFile(filepath.Join(root, "extra.py"), []byte("def extra_one():\n    pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fault.Set(func(step string) {
+		if step == fault.CodeJournalWritten {
+			os.Remove(filepath.Join(dir, journalName))
+		}
+	})
+	defer fault.Set(nil)
+	if _, err := ix.Update(context.Background()); err != nil {
+		t.Fatalf("update with the journal removed under it: %v", err)
+	}
+	fault.Set(nil)
+	update(t, ix)
+	if _, err := ix.Card("extra_one", false); err != nil {
+		t.Fatalf("the change is lost: %v", err)
 	}
 }

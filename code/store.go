@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/miramem/mira/internal/atomicfile"
+	"github.com/miramem/mira/internal/fault"
 )
 
 // The index is two files, each written whole and renamed into place
@@ -180,13 +181,21 @@ func loadJournal(dir string, tab *strtab) (*journal, os.FileInfo, error) {
 	return j, fi, nil
 }
 
-// saveJournal replaces the journal in dir.
+// saveJournal replaces the journal in dir. Another process may write a
+// new base and remove the journal between the write and the stat: the
+// journal is then gone for good reason, and its info is nil, so that the
+// next read sees that the files on disk are no longer these.
 func saveJournal(dir string, j *journal, names []string) (os.FileInfo, error) {
 	name := filepath.Join(dir, journalName)
 	if err := atomicfile.Write(name, envelope(journalMagic, encodeJournal(j, names)), 0o600, false); err != nil {
 		return nil, err
 	}
-	return os.Stat(name)
+	fault.At(fault.CodeJournalWritten)
+	fi, err := os.Stat(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return fi, err
 }
 
 // tempAge is how old a temporary file left in the index directory must be

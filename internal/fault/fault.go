@@ -19,6 +19,9 @@ const (
 	RefMoved = "commit-ref-moved"
 	// IndexWritten: the new .git/index is in place, its lock not removed.
 	IndexWritten = "commit-index-written"
+	// CodeJournalWritten: the code index's journal is in place, not yet
+	// looked at again (another process may replace the base meanwhile).
+	CodeJournalWritten = "code-journal-written"
 )
 
 var hook atomic.Pointer[func(step string)]
