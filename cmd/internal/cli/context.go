@@ -113,7 +113,8 @@ func (c *ContextCmd) run(ctx context.Context, o *IO) error {
 	return nil
 }
 
-// readContextInput reads stdin: JSONL records, and plain text lines as
+// readContextInput reads stdin: JSONL records (memories, and code cards
+// or a code map as mira-code prints them), and plain text lines as
 // ad-hoc items. A line that starts like JSON but does not parse, or a
 // record without text, is reported with its line number and skipped; the
 // count of such lines is returned.
@@ -122,6 +123,13 @@ func readContextInput(o *IO, add func(plan.Item)) int {
 		b = bytes.TrimSpace(b)
 		if b[0] != '{' {
 			add(plan.AdHoc(string(b)))
+			return nil
+		}
+		if it, ok, err := plan.ParseCode(b); ok {
+			if err != nil {
+				return err
+			}
+			add(it)
 			return nil
 		}
 		var rec mem.Record
