@@ -12,14 +12,7 @@
 // another format instead of trusting it.
 package code
 
-import (
-	"context"
-	"errors"
-	"time"
-)
-
-// errNotBuilt is returned by the parts of the API not built yet.
-var errNotBuilt = errors.New("code index: not built yet")
+import "time"
 
 // Options says which project to index and where the index lives.
 type Options struct {
@@ -39,76 +32,6 @@ type Options struct {
 	// os.Getenv.
 	Getenv func(string) string
 }
-
-// Index is an open code index. Its methods are safe for concurrent use;
-// queries answer from what the last Open or Update loaded and say which
-// files changed since (see Status.Stale).
-type Index struct {
-	opt Options
-}
-
-// Open loads the index of opt.Root from disk without scanning the project.
-// A missing, damaged or old-format index gives an empty index (Update
-// builds it); only an unusable root or index directory is an error.
-func Open(ctx context.Context, opt Options) (*Index, error) {
-	return nil, errNotBuilt
-}
-
-// Update brings the index up to date: it stats every file, re-parses those
-// whose size, mtime and content hash changed, drops deleted ones, reads the
-// git history from the last indexed commit, and saves the index
-// atomically.
-func (ix *Index) Update(ctx context.Context) (Stats, error) {
-	return Stats{}, errNotBuilt
-}
-
-// Status describes the index as loaded, and which files changed on disk
-// since (a stat pass; nothing is re-parsed).
-func (ix *Index) Status() Status { return Status{} }
-
-// Close releases the index.
-func (ix *Index) Close() error { return nil }
-
-// Symbols returns up to k definitions matching q (a name, part of one, or
-// words), best first.
-func (ix *Index) Symbols(q string, k int) []SymbolHit { return nil }
-
-// Card describes one definition. ref is a name ("Execute"), a qualified
-// name ("Command.Execute"), a place ("cmd/run.go:42") or a file's symbol
-// ("cmd/run.go#Execute"). With body the Snippet is the whole definition,
-// else its first lines (at most 5).
-func (ix *Index) Card(ref string, body bool) (Card, error) { return Card{}, errNotBuilt }
-
-// Callers returns the call sites of sym, and of their callers up to depth
-// levels (breadth first).
-func (ix *Index) Callers(sym string, depth int) []Edge { return nil }
-
-// Callees returns the calls made by sym, and by what they call up to depth
-// levels (breadth first).
-func (ix *Index) Callees(sym string, depth int) []Edge { return nil }
-
-// Map returns the project's module tree with its most central symbols,
-// fitted under budget tokens as count measures them (nil count: 4 bytes a
-// token). The order is deterministic.
-func (ix *Index) Map(budget int, count func(string) int) Map { return Map{} }
-
-// Touchpoints returns the definitions most relevant to q, as cards with an
-// excerpt of the code around them and why each was chosen.
-func (ix *Index) Touchpoints(q Query) []Touchpoint { return nil }
-
-// Files returns the files most relevant to q.
-func (ix *Index) Files(q Query) []FileHit { return nil }
-
-// Cochange returns up to k files that changed in the same commits as path,
-// strongest first.
-func (ix *Index) Cochange(path string, k int) []Cochange { return nil }
-
-// Experts returns the authors who changed path, most relevant first.
-func (ix *Index) Experts(path string) []Expert { return nil }
-
-// Log returns up to k recent commits touching pathOrSymbol (a path, or a
-// symbol as Card accepts it: the commits touching its file), newest first.
-func (ix *Index) Log(pathOrSymbol string, k int) []Commit { return nil }
 
 // Stats says what an Update did.
 type Stats struct {

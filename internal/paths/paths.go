@@ -98,3 +98,17 @@ func IsStore(root string) bool {
 	b, err := os.ReadFile(filepath.Join(root, ".gitignore"))
 	return err == nil && strings.HasPrefix(string(b), StoreIgnoreHead)
 }
+
+// CacheHome is where Mira keeps what it can rebuild: $XDG_CACHE_HOME/mira,
+// else the system's user cache directory (~/.cache on Linux) with mira
+// appended.
+func CacheHome(getenv func(string) string) (string, error) {
+	if d := getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "mira"), nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "mira"), nil
+}

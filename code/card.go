@@ -1,0 +1,178 @@
+package code
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// ErrNotFound is returned when a reference names no definition the index
+// knows.
+var ErrNotFound = errors.New("not found")
+
+// snippetLines is how many lines of a definition a card shows without its
+// body.
+const snippetLines = 5
+
+// Card describes one definition. ref is a name ("Execute"), a qualified
+// name ("Command.Execute", or a package's "run.Execute"), a place
+// ("cmd/run.go:42": the innermost definition holding that line) or a
+// file's definition ("cmd/run.go#Execute"). When several definitions
+// match, the likeliest is chosen: outside tests, exported, a type or
+// function before a method or variable, the shallowest path. With body the
+// Snippet is the whole definition, else its first lines (at most 5).
+func (ix *Index) Card(ref string, body bool) (Card, error) {
+	d, _ := ix.derive()
+	ids, err := ix.resolve(d, ref)
+	if err != nil {
+		return Card{}, err
+	}
+	return ix.card(d, ids[0], true, body), nil
+}
+
+// resolve returns the definitions ref names, likeliest first.
+func (ix *Index) resolve(d *derived, ref string) ([]int32, error) {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return nil, errors.New("empty symbol reference")
+	}
+	ix.mu.RLock()
+	by := ix.byPath
+	ix.mu.RUnlock()
+	if p, name, ok := strings.Cut(ref, "#"); ok {
+		f := by[cleanPath(p)]
+		if f == nil {
+			return nil, fmt.Errorf("%s: file %w in the index", p, ErrNotFound)
+		}
+		parent, n := splitQual(name)
+		var ids []int32
+		for _, id := range d.fileSyms(f) {
+			s := d.syms[id].sym()
+			if s.Name == n && (parent == "" || s.Parent == parent) {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("%s: no definition of %s in %s", ref, name, p)
+		}
+		d.sortByRelevance(ids)
+		return ids, nil
+	}
+	if i := strings.LastIndexByte(ref, ':'); i > 0 {
+		if line, err := strconv.Atoi(ref[i+1:]); err == nil {
+			p := cleanPath(ref[:i])
+			f := by[p]
+			if f == nil {
+				return nil, fmt.Errorf("%s: file %w in the index", ref[:i], ErrNotFound)
+			}
+			if line < 1 {
+				return nil, fmt.Errorf("%s: line %d out of range", ref, line)
+			}
+			if f.File == nil {
+				return nil, fmt.Errorf("%s: no definitions in %s", ref, p)
+			}
+			id := d.innermost(f, line)
+			if id < 0 {
+				return nil, fmt.Errorf("%s: no definition holds line %d", ref, line)
+			}
+			return []int32{id}, nil
+		}
+	}
+	if ids := d.byName[ref]; len(ids) > 0 {
+		ids = append([]int32(nil), ids...)
+		d.sortByRelevance(ids)
+		return ids, nil
+	}
+	if parent, n := splitQual(ref); parent != "" {
+		var byParent, byPkg []int32
+		for _, id := range d.byName[n] {
+			r := d.syms[id]
+			if s := r.sym(); s.Parent == parent || strings.HasSuffix(s.Parent, "."+parent) {
+				byParent = append(byParent, id)
+			} else if s.Parent == "" && inPackage(d, r.f, parent) {
+				byPkg = append(byPkg, id)
+			}
+		}
+		for _, ids := range [][]int32{byParent, byPkg} {
+			if len(ids) > 0 {
+				d.sortByRelevance(ids)
+				return ids, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("%s: symbol %w", ref, ErrNotFound)
+}
+
+// splitQual splits "Parent.Name" at its last dot.
+func splitQual(s string) (string, string) {
+	if i := strings.LastIndexByte(s, '.'); i > 0 && i < len(s)-1 {
+		return s[:i], s[i+1:]
+	}
+	return "", s
+}
+
+// inPackage reports whether f belongs to the package or module called
+// name: its Package, the last element of its module, or its directory's
+// name.
+func inPackage(d *derived, f *fileRec, name string) bool {
+	if f.File != nil && f.File.Package != "" {
+		if p := f.File.Package; p == name || strings.HasSuffix(p, "."+name) || strings.HasSuffix(p, "::"+name) {
+			return true
+		}
+	}
+	m := d.module(f)
+	return m == name || strings.HasSuffix(m, "/"+name) || strings.HasSuffix(m, "."+name) || path.Base(path.Dir(f.Path)) == name
+}
+
+func cleanPath(p string) string {
+	p = path.Clean(filepath.ToSlash(strings.TrimSpace(p)))
+	return strings.TrimPrefix(p, "./")
+}
+
+// card describes definition id; with text it carries a snippet (the whole
+// definition with body).
+func (ix *Index) card(d *derived, id int32, text, body bool) Card {
+	r := d.syms[id]
+	s := r.sym()
+	c := Card{
+		Kind: string(s.Kind), Name: s.Name, Parent: s.Parent,
+		Module: d.module(r.f), Path: r.f.Path, Lang: r.f.Lang,
+		Line: s.Line, EndLine: max(s.EndLine, s.Line),
+		Signature: s.Signature, Doc: s.Doc,
+	}
+	if text {
+		c.Stale = ix.isStale(r.f)
+		end := c.EndLine
+		if !body {
+			end = min(end, c.Line+snippetLines-1)
+		}
+		c.Snippet = ix.lines(r.f, c.Line, end)
+	}
+	return c
+}
+
+// lines returns lines from..to (1-based, inclusive) of f as on disk now.
+func (ix *Index) lines(f *fileRec, from, to int) string {
+	b, err := os.ReadFile(filepath.Join(ix.root, filepath.FromSlash(f.Path)))
+	if err != nil || from < 1 {
+		return ""
+	}
+	var out []byte
+	for n := 1; len(b) > 0 && n <= to; n++ {
+		l := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			l, b = b[:i+1], b[i+1:]
+		} else {
+			b = nil
+		}
+		if n >= from {
+			out = append(out, l...)
+		}
+	}
+	return strings.TrimRight(string(out), "\n")
+}

@@ -1,0 +1,192 @@
+package code
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// derived holds the lookup tables built from a state on first need and
+// dropped when the state changes.
+type derived struct {
+	files  []*fileRec         // the indexed files, in path order
+	syms   []symRef           // every definition, file by file in path order
+	byName map[string][]int32 // Name -> syms
+	first  map[string]int32   // path -> index of its first definition in syms
+	mods   map[string]string  // directory holding a go.mod -> its module path
+
+	graphOnce sync.Once
+	g         *graph
+}
+
+// symRef names one definition: the file and the index in its Symbols.
+type symRef struct {
+	f *fileRec
+	i int32
+}
+
+func (r symRef) sym() *pSymbol { return &r.f.File.Symbols[r.i] }
+
+// derive returns the lookup tables of the current state, building them if
+// needed, and the state they describe.
+func (ix *Index) derive() (*derived, *state) {
+	ix.mu.RLock()
+	st := ix.st
+	ix.mu.RUnlock()
+	ix.derMu.Lock()
+	defer ix.derMu.Unlock()
+	if ix.der != nil && ix.derSt == st {
+		return ix.der, st
+	}
+	d := &derived{byName: map[string][]int32{}, first: map[string]int32{}, mods: map[string]string{}}
+	for _, f := range st.Files {
+		if f.Skip == "" && path.Base(f.Path) == "go.mod" {
+			if m := goModule(filepath.Join(ix.root, filepath.FromSlash(f.Path))); m != "" {
+				d.mods[path.Dir(f.Path)] = m
+			}
+		}
+		if f.Skip != "" {
+			continue
+		}
+		d.files = append(d.files, f)
+		if f.File == nil || len(f.File.Symbols) == 0 {
+			continue
+		}
+		d.first[f.Path] = int32(len(d.syms))
+		for i := range f.File.Symbols {
+			id := int32(len(d.syms))
+			d.syms = append(d.syms, symRef{f, int32(i)})
+			n := f.File.Symbols[i].Name
+			d.byName[n] = append(d.byName[n], id)
+		}
+	}
+	ix.der, ix.derSt = d, st
+	return d, st
+}
+
+// goModule reads the module path a go.mod declares.
+func goModule(name string) string {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return ""
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module"); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
+}
+
+// fileSyms returns the ids of f's definitions.
+func (d *derived) fileSyms(f *fileRec) []int32 {
+	start, ok := d.first[f.Path]
+	if !ok {
+		return nil
+	}
+	ids := make([]int32, len(f.File.Symbols))
+	for i := range ids {
+		ids[i] = start + int32(i)
+	}
+	return ids
+}
+
+// innermost returns the id of the innermost definition of f whose span
+// holds line, or -1.
+func (d *derived) innermost(f *fileRec, line int) int32 {
+	best := int32(-1)
+	bestLen := int(^uint(0) >> 1)
+	for _, id := range d.fileSyms(f) {
+		s := d.syms[id].sym()
+		if s.Line <= line && line <= max(s.EndLine, s.Line) {
+			if n := max(s.EndLine, s.Line) - s.Line; n < bestLen || (n == bestLen && s.Line >= d.syms[best].sym().Line) {
+				best, bestLen = id, n
+			}
+		}
+	}
+	return best
+}
+
+// module returns the module a file belongs to, as its language names
+// modules: a Go package's import path, a Python dotted module, a
+// JavaScript or TypeScript file without its extension, a Rust mod path,
+// else the file's directory.
+func (d *derived) module(f *fileRec) string {
+	dir := path.Dir(f.Path)
+	switch f.Lang {
+	case "go":
+		for m := dir; ; m = path.Dir(m) {
+			if mp, ok := d.mods[m]; ok {
+				rel := strings.TrimPrefix(strings.TrimPrefix(dir, m), "/")
+				if m == "." {
+					rel = strings.TrimPrefix(dir, ".")
+				}
+				return strings.TrimSuffix(mp+"/"+rel, "/")
+			}
+			if m == "." || m == "/" {
+				break
+			}
+		}
+		return dir
+	case "python", "rust":
+		if f.File != nil && f.File.Package != "" {
+			return f.File.Package
+		}
+		if f.Lang == "python" {
+			return strings.ReplaceAll(strings.TrimSuffix(f.Path, path.Ext(f.Path)), "/", ".")
+		}
+	case "javascript", "typescript", "tsx":
+		return strings.TrimSuffix(f.Path, path.Ext(f.Path))
+	}
+	return dir
+}
+
+// kindRank orders kinds for choosing among definitions of one name: types
+// and functions before methods, before variables and fields.
+func kindRank(k pKind) int {
+	switch k {
+	case "func", "class", "struct", "interface", "type", "enum", "trait", "module", "macro":
+		return 0
+	case "method", "impl":
+		return 1
+	case "const", "var":
+		return 2
+	}
+	return 3
+}
+
+func isTestPath(p string) bool {
+	b := path.Base(p)
+	return strings.HasSuffix(b, "_test.go") || strings.HasPrefix(b, "test_") || strings.Contains(b, ".test.") || strings.Contains(b, ".spec.") || strings.Contains("/"+p, "/testdata/")
+}
+
+// sortByRelevance orders definitions of a name: non-test files,
+// exported, by kind, shallow paths, then path and line.
+func (d *derived) sortByRelevance(ids []int32) {
+	sort.SliceStable(ids, func(a, b int) bool {
+		x, y := d.syms[ids[a]], d.syms[ids[b]]
+		if tx, ty := isTestPath(x.f.Path), isTestPath(y.f.Path); tx != ty {
+			return !tx
+		}
+		sx, sy := x.sym(), y.sym()
+		if sx.Exported != sy.Exported {
+			return sx.Exported
+		}
+		if kx, ky := kindRank(sx.Kind), kindRank(sy.Kind); kx != ky {
+			return kx < ky
+		}
+		if dx, dy := strings.Count(x.f.Path, "/"), strings.Count(y.f.Path, "/"); dx != dy {
+			return dx < dy
+		}
+		if x.f.Path != y.f.Path {
+			return x.f.Path < y.f.Path
+		}
+		return sx.Line < sy.Line
+	})
+}

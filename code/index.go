@@ -1,0 +1,472 @@
+package code
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/miramem/mira/code/rank"
+	"github.com/miramem/mira/internal/paths"
+)
+
+// Index is an open code index. Its methods are safe for concurrent use;
+// queries answer from what the last Open or Update loaded and say which
+// files changed since (Status.Stale, Card.Stale, FileHit.Stale).
+type Index struct {
+	opt  Options
+	root string // absolute, symbolic links resolved
+	dir  string // absolute
+
+	upd sync.Mutex // one Update at a time in this process
+
+	mu     sync.RWMutex
+	st     *state
+	byPath map[string]*fileRec
+	model  *rank.Model // Put and Remove under mu's write lock, queries under its read lock
+	disk   os.FileInfo // the index file as last loaded or saved
+	der    *derived    // lookup tables built from derSt on first need
+	derSt  *state
+	derMu  sync.Mutex
+	closed bool
+}
+
+// DefaultDir is where the index of root lives when Options.Dir is empty:
+// <cache>/code/<base name of root>-<12 hex digits of the SHA-256 of root>,
+// with <cache> as paths.CacheHome finds it.
+func DefaultDir(root string, getenv func(string) string) (string, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	c, err := paths.CacheHome(getenv)
+	if err != nil {
+		return "", fmt.Errorf("cannot find a cache directory: %w", err)
+	}
+	sum := sha256.Sum256([]byte(root))
+	name := filepath.Base(root)
+	if name == "" || name == "." || name == string(filepath.Separator) {
+		name = "root"
+	}
+	return filepath.Join(c, "code", name+"-"+hex.EncodeToString(sum[:6])), nil
+}
+
+// Open loads the index of opt.Root from disk without scanning the project.
+// A missing, damaged or old-format index gives an empty index (reported to
+// opt.Warn; Update rebuilds it); only an unusable root or index directory
+// is an error. Open creates the index directory, private to the user.
+func Open(ctx context.Context, opt Options) (*Index, error) {
+	if opt.Root == "" {
+		return nil, errors.New("no project root given")
+	}
+	root, err := filepath.Abs(opt.Root)
+	if err != nil {
+		return nil, fmt.Errorf("project root %s: %w", opt.Root, err)
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, fmt.Errorf("project root: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("project root %s: not a directory", root)
+	}
+	dir := opt.Dir
+	if dir == "" {
+		if dir, err = DefaultDir(root, opt.Getenv); err != nil {
+			return nil, err
+		}
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, fmt.Errorf("index directory %s: %w", opt.Dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("index directory: %w", err)
+	}
+	// The index holds the project's code: keep it from other users even
+	// when the directory was made by someone else with a looser umask.
+	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("index directory: %w", err)
+		}
+	}
+	ix := &Index{opt: opt, root: root, dir: dir}
+	ix.setState(ix.load())
+	return ix, nil
+}
+
+// load reads the index file, or gives an empty state when there is none
+// or it cannot be trusted.
+func (ix *Index) load() (*state, *rank.Model, os.FileInfo) {
+	name := filepath.Join(ix.dir, indexName)
+	st, fi, err := loadState(ix.dir)
+	if err != nil {
+		ix.warn(name, fmt.Errorf("rebuilding the index: %w", err))
+		st = nil
+	}
+	if st != nil && st.Root != ix.root {
+		ix.warn(name, fmt.Errorf("rebuilding the index: it is of %s", st.Root))
+		st = nil
+	}
+	model := rank.New()
+	if st != nil && st.Rank != nil {
+		if err := model.UnmarshalBinary(st.Rank); err != nil {
+			ix.warn(name, fmt.Errorf("rebuilding the index: %w", err))
+			st, model = nil, rank.New()
+		}
+	}
+	if st == nil {
+		st = &state{Root: ix.root}
+	}
+	st.Rank = nil
+	if st.History == nil {
+		st.History = new(hStats)
+	}
+	return st, model, fi
+}
+
+func (ix *Index) setState(st *state, model *rank.Model, fi os.FileInfo) {
+	m := make(map[string]*fileRec, len(st.Files))
+	for _, f := range st.Files {
+		m[f.Path] = f
+	}
+	ix.mu.Lock()
+	ix.st, ix.byPath, ix.model, ix.disk = st, m, model, fi
+	ix.mu.Unlock()
+}
+
+func (ix *Index) warn(path string, err error) {
+	if ix.opt.Warn != nil {
+		ix.opt.Warn(path, err)
+	}
+}
+
+// Close releases the index. Queries after Close answer from what was
+// loaded; Update fails.
+func (ix *Index) Close() error {
+	ix.mu.Lock()
+	ix.closed = true
+	ix.mu.Unlock()
+	return nil
+}
+
+// Dir returns the directory the index lives in.
+func (ix *Index) Dir() string { return ix.dir }
+
+// Root returns the project's root as the index knows it.
+func (ix *Index) Root() string { return ix.root }
+
+// Update brings the index up to date: it stats every file, re-parses those
+// whose size or mtime changed and whose content hash differs, drops
+// deleted ones, reads the git history from the last indexed commit (all of
+// it again when that commit is no longer in the history), and saves the
+// index atomically. A file that cannot be read or parsed is reported to
+// Options.Warn and skipped.
+func (ix *Index) Update(ctx context.Context) (Stats, error) {
+	ix.upd.Lock()
+	defer ix.upd.Unlock()
+	ix.mu.RLock()
+	closed := ix.closed
+	ix.mu.RUnlock()
+	if closed {
+		return Stats{}, errors.New("index is closed")
+	}
+	var s Stats
+	start := time.Now()
+	removeStaleTemps(ix.dir, start)
+
+	// Another process may have saved a newer index since: start from it.
+	if fi, err := os.Stat(filepath.Join(ix.dir, indexName)); err == nil {
+		ix.mu.RLock()
+		same := ix.disk != nil && os.SameFile(fi, ix.disk) && fi.ModTime().Equal(ix.disk.ModTime()) && fi.Size() == ix.disk.Size()
+		ix.mu.RUnlock()
+		if !same {
+			ix.setState(ix.load())
+		}
+	}
+	ix.mu.RLock()
+	old := ix.st
+	oldBy := ix.byPath
+	ix.mu.RUnlock()
+
+	ents, err := walk(ctx, ix.root, ix.skipDir(), ix.opt.Warn)
+	if err != nil {
+		return s, fmt.Errorf("cannot list %s: %w", ix.root, err)
+	}
+	s.Walk = time.Since(start)
+
+	t := time.Now()
+	files := make([]*fileRec, len(ents))
+	var todo []int
+	for i, e := range ents {
+		if f := oldBy[e.path]; f != nil && f.Size == e.size && f.Mtime == e.mtime {
+			files[i] = f
+			s.Unchanged++
+			continue
+		}
+		todo = append(todo, i)
+	}
+	if err := ix.refresh(ctx, ents, files, todo, oldBy, &s); err != nil {
+		return s, err
+	}
+	seen := make(map[string]bool, len(ents))
+	for _, f := range files {
+		seen[f.Path] = true
+		if f.Skip != "" {
+			s.Skipped++
+		} else {
+			s.Files++
+		}
+	}
+	for _, f := range old.Files {
+		if !seen[f.Path] {
+			s.Removed++
+			ix.mu.Lock()
+			ix.model.Remove(f.Path)
+			ix.mu.Unlock()
+		}
+	}
+	s.Parse = time.Since(t)
+
+	t = time.Now()
+	hist, head, n, err := ix.readHistory(ctx, old)
+	if err != nil {
+		return s, err
+	}
+	s.Commits = n
+	s.History = time.Since(t)
+
+	st := &state{Root: ix.root, Files: files, Head: head, History: hist, Updated: time.Now().UTC()}
+	t = time.Now()
+	ix.mu.Lock()
+	st.Rank, err = ix.model.MarshalBinary()
+	model := ix.model
+	ix.mu.Unlock()
+	if err != nil {
+		return s, fmt.Errorf("cannot save the index: %w", err)
+	}
+	fi, err := saveState(ix.dir, st)
+	st.Rank = nil
+	if err != nil {
+		// What was added in memory is not on disk: go back to the disk.
+		ix.setState(ix.load())
+		return s, fmt.Errorf("cannot save the index: %w", err)
+	}
+	s.Save = time.Since(t)
+	ix.setState(st, model, fi)
+	return s, nil
+}
+
+// skipDir is the index directory when it lies inside the project, so that
+// the walk does not index the index.
+func (ix *Index) skipDir() string {
+	if rel, err := filepath.Rel(ix.root, ix.dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return ix.dir
+	}
+	return ""
+}
+
+// refresh reads and parses the files ents[todo], in parallel, into files.
+func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, todo []int, oldBy map[string]*fileRec, s *Stats) error {
+	var (
+		mu   sync.Mutex
+		done int
+		wg   sync.WaitGroup
+		next = make(chan int)
+	)
+	workers := runtime.GOMAXPROCS(0)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				e := ents[i]
+				f, text, changed := ix.readFile(e, oldBy[e.path])
+				if changed {
+					ix.mu.Lock()
+					if f.Skip == "" {
+						rankPut(ix.model, f.Path, f.Lang, text, f.File)
+					} else {
+						ix.model.Remove(f.Path)
+					}
+					ix.mu.Unlock()
+				}
+				mu.Lock()
+				files[i] = f
+				switch {
+				case oldBy[e.path] == nil:
+					s.Added++
+				case changed:
+					s.Changed++
+				default:
+					s.Unchanged++
+				}
+				done++
+				if ix.opt.Progress != nil {
+					ix.opt.Progress(done, len(todo))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	var err error
+	for _, i := range todo {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return err
+}
+
+// readFile reads and parses one file; old is what the index knew of it.
+// changed is false when the content turned out the same.
+func (ix *Index) readFile(e entry, old *fileRec) (*fileRec, []byte, bool) {
+	f := &fileRec{Path: e.path, Size: e.size, Mtime: e.mtime, Lang: parseLanguage(e.path)}
+	if e.size > maxFileSize {
+		f.Skip = skipLarge
+		return f, nil, true
+	}
+	b, err := os.ReadFile(filepath.Join(ix.root, filepath.FromSlash(e.path)))
+	if err != nil {
+		ix.warn(e.path, err)
+		f.Skip = skipUnreadable
+		return f, nil, true
+	}
+	if int64(len(b)) > maxFileSize {
+		f.Skip = skipLarge
+		return f, nil, true
+	}
+	sum := sha256.Sum256(b)
+	copy(f.Sum[:], sum[:])
+	if old != nil && old.Sum == f.Sum && old.Skip == "" {
+		g := *old
+		g.Size, g.Mtime = e.size, e.mtime
+		return &g, nil, false
+	}
+	if isBinary(b) {
+		f.Skip = skipBinary
+		return f, nil, true
+	}
+	f.Lines = countLines(b)
+	if f.Lang != "" {
+		pf, err := parseFile(e.path, b)
+		if err != nil {
+			ix.warn(e.path, err)
+		}
+		f.File = pf
+	}
+	return f, b, true
+}
+
+func countLines(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if c == '\n' {
+			n++
+		}
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// readHistory adds to old's history the commits made since old.Head, or
+// reads it all again when old.Head is gone from the history (rewritten).
+func (ix *Index) readHistory(ctx context.Context, old *state) (*hStats, string, int, error) {
+	cs, head, err := readHistory(ctx, ix.root, old.Head)
+	if err != nil && old.Head != "" {
+		cs, head, err = readHistory(ctx, ix.root, "")
+		old = &state{}
+	}
+	if err != nil {
+		return nil, "", 0, fmt.Errorf("cannot read the history: %w", err)
+	}
+	h := old.History
+	if h == nil || (old.Head != "" && head != old.Head && len(cs) == 0) {
+		h = new(hStats)
+	}
+	if len(cs) > 0 {
+		// Queries read the history under the read lock.
+		ix.mu.Lock()
+		h.Add(cs)
+		ix.mu.Unlock()
+	}
+	return h, head, len(cs), nil
+}
+
+// Status describes the index as loaded, and which files changed on disk
+// since (a stat pass; nothing is read or parsed).
+func (ix *Index) Status() Status {
+	ix.mu.RLock()
+	st, by := ix.st, ix.byPath
+	ix.mu.RUnlock()
+	s := Status{
+		Root: ix.root, Dir: ix.dir, Head: st.Head, Updated: st.Updated,
+		Languages: map[string]Lang{}, Skipped: map[string]int{},
+	}
+	for _, f := range st.Files {
+		if f.Skip != "" {
+			s.Skipped[f.Skip]++
+			continue
+		}
+		s.Files++
+		l := s.Languages[f.Lang]
+		l.Files++
+		if f.File != nil {
+			l.Symbols += len(f.File.Symbols)
+			l.Refs += len(f.File.Refs)
+			s.Symbols += len(f.File.Symbols)
+			s.Refs += len(f.File.Refs)
+		}
+		s.Languages[f.Lang] = l
+	}
+	s.Stale = ix.stale(by)
+	return s
+}
+
+// stale lists the files added, changed or deleted since the index was
+// built, by size and mtime.
+func (ix *Index) stale(by map[string]*fileRec) []string {
+	ents, err := walk(context.Background(), ix.root, ix.skipDir(), nil)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	seen := make(map[string]bool, len(ents))
+	for _, e := range ents {
+		seen[e.path] = true
+		if f := by[e.path]; f == nil || f.Size != e.size || f.Mtime != e.mtime {
+			out = append(out, e.path)
+		}
+	}
+	for p := range by {
+		if !seen[p] {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// isStale reports whether the file at path changed on disk since it was
+// indexed.
+func (ix *Index) isStale(f *fileRec) bool {
+	fi, err := os.Lstat(filepath.Join(ix.root, filepath.FromSlash(f.Path)))
+	if err != nil {
+		return true
+	}
+	return fi.Size() != f.Size || fi.ModTime().UnixNano() != f.Mtime
+}

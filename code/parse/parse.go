@@ -1,0 +1,142 @@
+package parse
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// ErrUnknownLanguage is returned by Parse for a path whose language Language does not know.
+var ErrUnknownLanguage = errors.New("unknown language")
+
+// Kind is what a Symbol defines.
+type Kind string
+
+// The kinds of symbols the extractors produce.
+const (
+	KindFunc      Kind = "func"
+	KindMethod    Kind = "method"
+	KindClass     Kind = "class"
+	KindStruct    Kind = "struct"
+	KindInterface Kind = "interface"
+	KindType      Kind = "type"
+	KindEnum      Kind = "enum"
+	KindTrait     Kind = "trait"
+	KindImpl      Kind = "impl"
+	KindConst     Kind = "const"
+	KindVar       Kind = "var"
+	KindField     Kind = "field"
+	KindModule    Kind = "module"
+	KindMacro     Kind = "macro"
+)
+
+// File is what Parse extracts from one source file.
+type File struct {
+	Lang    string
+	Package string   // Go package name; Python dotted module from the path; Rust module path; "" else
+	Imports []string // import paths or modules as written
+	Symbols []Symbol // in source order
+	Refs    []Ref    // identifiers used: calls, type uses, selector names
+}
+
+// Symbol is one definition.
+type Symbol struct {
+	Kind      Kind
+	Name      string // simple name: "Execute"
+	Parent    string // enclosing type, class, impl or module name; "" at top level
+	Line      int    // 1-based first line of the definition
+	EndLine   int    // 1-based last line, body included
+	Signature string // one line, whitespace collapsed
+	Doc       string // doc comment or docstring, comment markers stripped, trimmed
+	Exported  bool   // visible outside its module
+}
+
+// Ref is one use of an identifier.
+type Ref struct {
+	Name string // the identifier: "Execute"
+	Qual string // the qualifier before the dot, if any: "x" in x.Execute()
+	Line int
+	Call bool // in call position
+}
+
+var extLang = map[string]string{
+	".go":  "go",
+	".py":  "python",
+	".pyi": "python",
+	".js":  "javascript",
+	".mjs": "javascript",
+	".cjs": "javascript",
+	".jsx": "javascript",
+	".ts":  "typescript",
+	".mts": "typescript",
+	".cts": "typescript",
+	".tsx": "tsx",
+	".rs":  "rust",
+}
+
+// Language names the language of path from its extension, or "" when it is not
+// one Parse understands.
+func Language(path string) string {
+	ext := strings.ToLower(filepath.Ext(path))
+	return extLang[ext]
+}
+
+// Parse extracts the definitions and references of one file. It never panics; a
+// file it cannot fully understand gives what could be extracted and no error. The
+// only error is ErrUnknownLanguage.
+func Parse(path string, src []byte) (*File, error) {
+	return parse(path, src, true)
+}
+
+// ParseSymbols is Parse without references: definitions and imports only, which is
+// cheaper (BenchmarkParseGoroot measures both).
+func ParseSymbols(path string, src []byte) (*File, error) {
+	return parse(path, src, false)
+}
+
+func parse(path string, src []byte, refs bool) (f *File, err error) {
+	lang := Language(path)
+	switch lang {
+	case "go":
+		f = parseGo(path, src, refs)
+	default:
+		return nil, fmt.Errorf("parse %s: %w", path, ErrUnknownLanguage)
+	}
+	f.Lang = lang
+	return f, nil
+}
+
+// oneLine collapses runs of white space to one space and trims the ends.
+func oneLine(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// maxSig bounds a signature so a long initialiser does not become one.
+const maxSig = 200
+
+func clip(s string) string {
+	if len(s) <= maxSig {
+		return s
+	}
+	i := maxSig
+	for i > 0 && s[i]&0xC0 == 0x80 {
+		i--
+	}
+	return s[:i] + "…"
+}

@@ -1,0 +1,318 @@
+package rank
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// The encoding, all integers unsigned varints, strings a length and bytes:
+//
+//	"mirarank" version
+//	names: count, then each name but the first (the empty one)
+//	terms: count, then each term, its file postings and its symbol
+//	       postings; postings as count, then (id delta, 4 tf bytes)
+//	files: count, then for each: path, lang, 4 field lengths, symbols
+//	       (count; name, parent, kind, line, 4 lengths each), used names
+//	       (count; name, uses), defined names, its terms, its symbols'
+//	       terms (term, symbols holding it)
+//
+// Everything else (maps, lengths' sums, the name graph's reverse lists)
+// is derived on loading. Only live files are written: the model is
+// compacted first.
+
+const (
+	magic   = "mirarank"
+	version = 1
+)
+
+// MarshalBinary encodes the model. It compacts the model first, so it
+// needs the same exclusive access as Put.
+func (m *Model) MarshalBinary() ([]byte, error) {
+	if len(m.files) != m.live {
+		m.compact()
+	}
+	b := make([]byte, 0, 1<<16)
+	b = append(b, magic...)
+	b = binary.AppendUvarint(b, version)
+	b = binary.AppendUvarint(b, uint64(len(m.nameStr)))
+	for _, s := range m.nameStr[1:] {
+		b = appendString(b, s)
+	}
+	b = binary.AppendUvarint(b, uint64(len(m.termStr)))
+	for t, s := range m.termStr {
+		b = appendString(b, s)
+		b = appendPostings(b, m.post[t])
+		b = appendPostings(b, m.symPost[t])
+	}
+	b = binary.AppendUvarint(b, uint64(len(m.files)))
+	for i := range m.files {
+		f := &m.files[i]
+		b = appendString(b, f.path)
+		b = appendString(b, f.lang)
+		for _, l := range f.len {
+			b = binary.AppendUvarint(b, uint64(l))
+		}
+		b = binary.AppendUvarint(b, uint64(f.symHi-f.symLo))
+		for _, sy := range m.syms[f.symLo:f.symHi] {
+			b = binary.AppendUvarint(b, uint64(sy.name))
+			b = binary.AppendUvarint(b, uint64(sy.parent))
+			b = appendString(b, sy.kind)
+			b = binary.AppendUvarint(b, uint64(uint32(sy.line)))
+			for _, l := range sy.len {
+				b = binary.AppendUvarint(b, uint64(l))
+			}
+		}
+		b = appendRefs(b, f.refs)
+		b = appendIDs(b, f.defs)
+		b = appendIDs(b, f.terms)
+		b = appendRefs(b, f.symTerms)
+	}
+	return b, nil
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendPostings(b []byte, ps []posting) []byte {
+	b = binary.AppendUvarint(b, uint64(len(ps)))
+	last := uint32(0)
+	for _, p := range ps {
+		b = binary.AppendUvarint(b, uint64(p.id-last))
+		last = p.id
+		b = append(b, p.tf[:]...)
+	}
+	return b
+}
+
+func appendIDs(b []byte, ids []uint32) []byte {
+	b = binary.AppendUvarint(b, uint64(len(ids)))
+	for _, id := range ids {
+		b = binary.AppendUvarint(b, uint64(id))
+	}
+	return b
+}
+
+func appendRefs(b []byte, rs []ref) []byte {
+	b = binary.AppendUvarint(b, uint64(len(rs)))
+	for _, r := range rs {
+		b = binary.AppendUvarint(b, uint64(r.name))
+		b = binary.AppendUvarint(b, uint64(r.count))
+	}
+	return b
+}
+
+// errCorrupt is wrapped by every decoding error.
+var errCorrupt = errors.New("damaged rank model")
+
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) fail(what string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: %s at byte %d", errCorrupt, what, len(r.b))
+	}
+	r.b = nil
+}
+
+func (r *reader) uint(what string, max uint64) uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("truncated " + what)
+		return 0
+	}
+	r.b = r.b[n:]
+	if v > max {
+		r.fail(fmt.Sprintf("%s %d out of range", what, v))
+		return 0
+	}
+	return v
+}
+
+func (r *reader) string(what string) string {
+	n := r.uint(what+" length", 1<<32)
+	if n > uint64(len(r.b)) {
+		r.fail("truncated " + what)
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}
+
+func (r *reader) bytes(n int, what string) []byte {
+	if len(r.b) < n {
+		r.fail("truncated " + what)
+		return make([]byte, n)
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+// count reads a number of items each at least min bytes long, so that a
+// damaged count cannot make the decoder allocate more than the input.
+func (r *reader) count(what string, min int) int {
+	return int(r.uint(what+" count", uint64(len(r.b)/min)))
+}
+
+func (r *reader) postings(max uint32) []posting {
+	n := r.count("postings", 1+nFields)
+	if n == 0 {
+		return nil
+	}
+	ps := make([]posting, n)
+	id := uint64(0)
+	for i := range ps {
+		d := r.uint("posting", uint64(max))
+		if i > 0 && d == 0 {
+			r.fail("postings out of order")
+		}
+		id += d
+		if id >= uint64(max) {
+			r.fail("posting out of range")
+			return nil
+		}
+		ps[i].id = uint32(id)
+		copy(ps[i].tf[:], r.bytes(nFields, "posting"))
+	}
+	return ps
+}
+
+// UnmarshalBinary replaces the model with one MarshalBinary encoded,
+// keeping its parameters. Damaged input gives an error and leaves the
+// model as it was.
+func (m *Model) UnmarshalBinary(data []byte) error {
+	if len(data) < len(magic) || string(data[:len(magic)]) != magic {
+		return fmt.Errorf("%w: not a rank model", errCorrupt)
+	}
+	r := &reader{b: data[len(magic):]}
+	if v := r.uint("version", 1<<32); r.err == nil && v != version {
+		return fmt.Errorf("%w: version %d, want %d", errCorrupt, v, version)
+	}
+	n := &Model{params: m.params}
+	n.init()
+	nn := r.count("names", 1)
+	for i := 1; i < nn && r.err == nil; i++ {
+		n.name(r.string("name"))
+	}
+	if r.err == nil && len(n.nameStr) != nn {
+		r.fail("duplicate names")
+	}
+	nt := r.count("terms", 3)
+	type termPosts struct{ file, sym []posting }
+	posts := make([]termPosts, 0, nt)
+	for t := 0; t < nt && r.err == nil; t++ {
+		n.term(r.string("term"))
+		// Ids are checked against the counts once the files are read.
+		posts = append(posts, termPosts{r.postings(^uint32(0)), r.postings(^uint32(0))})
+	}
+	if r.err == nil && len(n.termStr) != nt {
+		r.fail("duplicate terms")
+	}
+	nf := r.count("files", 8)
+	n.files = make([]file, 0, nf)
+	for i := 0; i < nf && r.err == nil; i++ {
+		id := uint32(i)
+		f := file{path: r.string("path"), lang: r.string("lang"), symLo: uint32(len(n.syms))}
+		for j := range f.len {
+			f.len[j] = uint32(r.uint("length", 1<<32-1))
+			n.sumLen[j] += uint64(f.len[j])
+		}
+		ns := r.count("symbols", 3+nFields)
+		for range ns {
+			sy := sym{file: id, name: r.id("symbol name", nn), parent: r.id("symbol parent", nn)}
+			sy.kind = r.string("kind")
+			sy.line = int32(uint32(r.uint("line", 1<<32-1)))
+			for j := range sy.len {
+				sy.len[j] = uint16(r.uint("symbol length", 65535))
+				n.symSumLen[j] += uint64(sy.len[j])
+			}
+			if r.err != nil {
+				break
+			}
+			n.nameSyms[sy.name] = append(n.nameSyms[sy.name], uint32(len(n.syms)))
+			n.syms = append(n.syms, sy)
+		}
+		f.symHi = uint32(len(n.syms))
+		f.refs = r.refs("used name", nn, 1<<32-1)
+		f.defs = r.ids("defined name", nn)
+		f.terms = r.ids("term", nt)
+		f.symTerms = r.refs("symbol term", nt, uint64(ns))
+		if r.err != nil {
+			break
+		}
+		for _, x := range f.refs {
+			n.users[x.name] = append(n.users[x.name], id)
+		}
+		for _, x := range f.defs {
+			n.definers[x] = append(n.definers[x], id)
+		}
+		if _, dup := n.byPath[f.path]; dup {
+			r.fail("duplicate path " + f.path)
+			break
+		}
+		n.byPath[f.path] = id
+		n.files = append(n.files, f)
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("trailing bytes")
+	}
+	if r.err != nil {
+		return r.err
+	}
+	n.live, n.liveSyms = len(n.files), len(n.syms)
+	for t, p := range posts {
+		for _, x := range p.file {
+			if x.id >= uint32(len(n.files)) {
+				return fmt.Errorf("%w: posting of term %q names file %d of %d", errCorrupt, n.termStr[t], x.id, len(n.files))
+			}
+		}
+		for _, x := range p.sym {
+			if x.id >= uint32(len(n.syms)) {
+				return fmt.Errorf("%w: posting of term %q names symbol %d of %d", errCorrupt, n.termStr[t], x.id, len(n.syms))
+			}
+		}
+		n.post[t], n.symPost[t] = p.file, p.sym
+		n.df[t], n.symDF[t] = uint32(len(p.file)), uint32(len(p.sym))
+	}
+	*m = *n
+	return nil
+}
+
+// id reads an index below limit.
+func (r *reader) id(what string, limit int) uint32 {
+	if limit <= 0 {
+		r.fail(what + " with nothing to name")
+		return 0
+	}
+	return uint32(r.uint(what, uint64(limit-1)))
+}
+
+func (r *reader) ids(what string, limit int) []uint32 {
+	c := r.count(what, 1)
+	if c == 0 {
+		return nil
+	}
+	out := make([]uint32, c)
+	for i := range out {
+		out[i] = r.id(what, limit)
+	}
+	return out
+}
+
+func (r *reader) refs(what string, limit int, maxCount uint64) []ref {
+	c := r.count(what, 2)
+	if c == 0 {
+		return nil
+	}
+	out := make([]ref, c)
+	for i := range out {
+		out[i] = ref{r.id(what, limit), uint32(r.uint(what+" count", maxCount))}
+	}
+	return out
+}

@@ -1,0 +1,143 @@
+package code
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+)
+
+// maxFileSize is the largest file indexed: bigger ones are data or
+// generated code, and would cost more than they help.
+const maxFileSize = 1 << 20
+
+// sniffSize is how much of a file is searched for a NUL byte to tell
+// binary files from text.
+const sniffSize = 8 << 10
+
+// Reasons a file is left out of the index, as Status counts them.
+const (
+	skipBinary     = "binary"
+	skipLarge      = "too large"
+	skipUnreadable = "unreadable"
+)
+
+// skipDirs are directories never indexed, ignored or not: version control
+// data, dependencies installed into the tree, and caches.
+var skipDirs = map[string]bool{
+	".git": true, ".hg": true, ".svn": true, ".jj": true,
+	"node_modules": true, "vendor": true, "__pycache__": true,
+	".venv": true, ".tox": true, ".mypy_cache": true, ".pytest_cache": true,
+}
+
+// entry is a file found by the walk, with what lstat said of it.
+type entry struct {
+	path  string // slash path relative to the root
+	size  int64
+	mtime int64 // UnixNano
+}
+
+// walker lists a project's files, honouring its .gitignore files.
+type walker struct {
+	root string
+	skip string // an absolute directory not to enter (the index's, when inside root)
+	warn func(string, error)
+	out  []entry
+}
+
+// walk lists the files under root that the index should consider, in
+// lexical order.
+func walk(ctx context.Context, root, skip string, warn func(string, error)) ([]entry, error) {
+	w := &walker{root: root, skip: skip, warn: warn}
+	ps := readIgnore(filepath.Join(root, ".git", "info", "exclude"), nil)
+	if err := w.dir(ctx, "", ps); err != nil {
+		return nil, err
+	}
+	return w.out, nil
+}
+
+func (w *walker) dir(ctx context.Context, rel string, ps []gitignore.Pattern) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	abs := filepath.Join(w.root, filepath.FromSlash(rel))
+	if w.skip != "" && abs == w.skip {
+		return nil
+	}
+	ents, err := os.ReadDir(abs)
+	if err != nil {
+		if rel == "" {
+			return err
+		}
+		if w.warn != nil {
+			w.warn(rel, err)
+		}
+		return nil
+	}
+	var domain []string
+	if rel != "" {
+		domain = strings.Split(rel, "/")
+	}
+	if more := readIgnore(filepath.Join(abs, ".gitignore"), domain); len(more) > 0 {
+		ps = append(ps[:len(ps):len(ps)], more...)
+	}
+	m := gitignore.NewMatcher(ps)
+	for _, e := range ents {
+		name := e.Name()
+		p := path.Join(rel, name)
+		parts := append(domain[:len(domain):len(domain)], name)
+		switch {
+		case e.IsDir():
+			if skipDirs[name] || m.Match(parts, true) {
+				continue
+			}
+			if err := w.dir(ctx, p, ps); err != nil {
+				return err
+			}
+		case e.Type().IsRegular():
+			if m.Match(parts, false) {
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil {
+				continue // removed since the directory was read
+			}
+			w.out = append(w.out, entry{path: p, size: fi.Size(), mtime: fi.ModTime().UnixNano()})
+		}
+		// Symbolic links and special files are not followed: a link may
+		// lead out of the project, or in a loop.
+	}
+	return nil
+}
+
+// readIgnore reads the patterns of one .gitignore-like file; a missing or
+// unreadable file has none.
+func readIgnore(name string, domain []string) []gitignore.Pattern {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil
+	}
+	var ps []gitignore.Pattern
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		s := strings.TrimSuffix(sc.Text(), "\r")
+		if strings.HasPrefix(s, "#") || strings.TrimSpace(s) == "" {
+			continue
+		}
+		ps = append(ps, gitignore.ParsePattern(s, domain))
+	}
+	return ps
+}
+
+// isBinary reports whether b, a file's first bytes, hold a NUL.
+func isBinary(b []byte) bool {
+	if len(b) > sniffSize {
+		b = b[:sniffSize]
+	}
+	return bytes.IndexByte(b, 0) >= 0
+}
