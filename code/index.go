@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/miramem/mira/code/parse"
 	"github.com/miramem/mira/code/rank"
 	"github.com/miramem/mira/internal/paths"
 )
@@ -125,7 +126,7 @@ func (ix *Index) load() (*state, *rank.Model, os.FileInfo) {
 		}
 	}
 	if st == nil {
-		st = &state{Root: ix.root}
+		st = &state{Root: ix.root, names: newStrtab()}
 	}
 	st.Rank = nil
 	if st.History == nil {
@@ -215,7 +216,7 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 		}
 		todo = append(todo, i)
 	}
-	if err := ix.refresh(ctx, ents, files, todo, oldBy, &s); err != nil {
+	if err := ix.refresh(ctx, ents, files, todo, oldBy, old.names, &s); err != nil {
 		return s, err
 	}
 	seen := make(map[string]bool, len(ents))
@@ -245,7 +246,10 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 	s.Commits = n
 	s.History = time.Since(t)
 
-	st := &state{Root: ix.root, Files: files, Head: head, History: hist, Updated: time.Now().UTC()}
+	if head == old.Head && n == 0 && sameFiles(files, old.Files) && ix.disk != nil {
+		return s, nil // nothing to save
+	}
+	st := &state{Root: ix.root, Files: files, Head: head, History: hist, Updated: time.Now().UTC(), names: old.names}
 	t = time.Now()
 	ix.mu.Lock()
 	st.Rank, err = ix.model.MarshalBinary()
@@ -276,7 +280,7 @@ func (ix *Index) skipDir() string {
 }
 
 // refresh reads and parses the files ents[todo], in parallel, into files.
-func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, todo []int, oldBy map[string]*fileRec, s *Stats) error {
+func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, todo []int, oldBy map[string]*fileRec, names *strtab, s *Stats) error {
 	var (
 		mu   sync.Mutex
 		done int
@@ -290,7 +294,7 @@ func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, to
 			defer wg.Done()
 			for i := range next {
 				e := ents[i]
-				f, text, changed := ix.readFile(e, oldBy[e.path])
+				f, text, changed := ix.readFile(e, oldBy[e.path], names)
 				if changed {
 					ix.mu.Lock()
 					if f.Skip == "" {
@@ -332,7 +336,7 @@ func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, to
 
 // readFile reads and parses one file; old is what the index knew of it.
 // changed is false when the content turned out the same.
-func (ix *Index) readFile(e entry, old *fileRec) (*fileRec, []byte, bool) {
+func (ix *Index) readFile(e entry, old *fileRec, names *strtab) (*fileRec, []byte, bool) {
 	f := &fileRec{Path: e.path, Size: e.size, Mtime: e.mtime, Lang: parseLanguage(e.path)}
 	if e.size > maxFileSize {
 		f.Skip = skipLarge
@@ -362,12 +366,29 @@ func (ix *Index) readFile(e entry, old *fileRec) (*fileRec, []byte, bool) {
 	f.Lines = countLines(b)
 	if f.Lang != "" {
 		pf, err := parseFile(e.path, b)
-		if err != nil {
+		if err != nil && !errors.Is(err, parse.ErrUnknownLanguage) {
 			ix.warn(e.path, err)
+		}
+		if pf != nil {
+			f.Refs = packRefs(names, pf.Refs)
+			pf.Refs = nil
 		}
 		f.File = pf
 	}
 	return f, b, true
+}
+
+// sameFiles reports whether an update found every file as it was.
+func sameFiles(a, b []*fileRec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func countLines(b []byte) int {
@@ -427,9 +448,9 @@ func (ix *Index) Status() Status {
 		l.Files++
 		if f.File != nil {
 			l.Symbols += len(f.File.Symbols)
-			l.Refs += len(f.File.Refs)
+			l.Refs += len(f.Refs) / 3
 			s.Symbols += len(f.File.Symbols)
-			s.Refs += len(f.File.Refs)
+			s.Refs += len(f.Refs) / 3
 		}
 		s.Languages[f.Lang] = l
 	}
