@@ -1,9 +1,7 @@
 package code
 
 import (
-	"bytes"
 	"encoding/binary"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"sync"
@@ -94,8 +92,8 @@ func (e *encoder) bytes(b []byte) { e.uint(uint64(len(b))); e.b = append(e.b, b.
 func (e *encoder) id(s string)    { e.uint(uint64(e.tab.idLocked(s))) }
 
 func encodePayload(st *state) ([]byte, error) {
-	var hist bytes.Buffer
-	if err := gob.NewEncoder(&hist).Encode(st.History); err != nil {
+	hist, err := st.History.MarshalBinary()
+	if err != nil {
 		return nil, fmt.Errorf("encode history: %w", err)
 	}
 	tab := st.names
@@ -163,7 +161,7 @@ func encodePayload(st *state) ([]byte, error) {
 			e.uint(uint64(v))
 		}
 	}
-	e.bytes(hist.Bytes())
+	e.bytes(hist)
 	e.bytes(st.Rank)
 	return e.b, nil
 }
@@ -320,7 +318,7 @@ func decodePayload(b []byte) (*state, error) {
 		return nil, d.err
 	}
 	st.History = new(hStats)
-	if err := gob.NewDecoder(bytes.NewReader(hist)).Decode(st.History); err != nil {
+	if err := st.History.UnmarshalBinary(hist); err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	return st, nil

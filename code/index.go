@@ -28,6 +28,7 @@ type Index struct {
 	dir  string // absolute
 
 	upd sync.Mutex // one Update at a time in this process
+	hmu sync.Mutex // the history's stats are not safe for concurrent use
 
 	mu     sync.RWMutex
 	st     *state
@@ -294,7 +295,7 @@ func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, to
 			defer wg.Done()
 			for i := range next {
 				e := ents[i]
-				f, text, changed := ix.readFile(e, oldBy[e.path], names)
+				f, text, changed := ix.readFile(e, oldBy[e.path])
 				if changed {
 					ix.mu.Lock()
 					if f.Skip == "" {
@@ -303,6 +304,10 @@ func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, to
 						ix.model.Remove(f.Path)
 					}
 					ix.mu.Unlock()
+					if f.File != nil {
+						f.Refs = packRefs(names, f.File.Refs)
+						f.File.Refs = nil
+					}
 				}
 				mu.Lock()
 				files[i] = f
@@ -336,7 +341,7 @@ func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, to
 
 // readFile reads and parses one file; old is what the index knew of it.
 // changed is false when the content turned out the same.
-func (ix *Index) readFile(e entry, old *fileRec, names *strtab) (*fileRec, []byte, bool) {
+func (ix *Index) readFile(e entry, old *fileRec) (*fileRec, []byte, bool) {
 	f := &fileRec{Path: e.path, Size: e.size, Mtime: e.mtime, Lang: parseLanguage(e.path)}
 	if e.size > maxFileSize {
 		f.Skip = skipLarge
@@ -368,10 +373,6 @@ func (ix *Index) readFile(e entry, old *fileRec, names *strtab) (*fileRec, []byt
 		pf, err := parseFile(e.path, b)
 		if err != nil && !errors.Is(err, parse.ErrUnknownLanguage) {
 			ix.warn(e.path, err)
-		}
-		if pf != nil {
-			f.Refs = packRefs(names, pf.Refs)
-			pf.Refs = nil
 		}
 		f.File = pf
 	}
@@ -405,25 +406,26 @@ func countLines(b []byte) int {
 }
 
 // readHistory adds to old's history the commits made since old.Head, or
-// reads it all again when old.Head is gone from the history (rewritten).
+// reads it all again into new stats when old.Head is gone from the history
+// (rewritten) or the project has no history any more.
 func (ix *Index) readHistory(ctx context.Context, old *state) (*hStats, string, int, error) {
 	cs, head, err := readHistory(ctx, ix.root, old.Head)
-	if err != nil && old.Head != "" {
+	h := old.History
+	if errors.Is(err, errRewritten) || (err == nil && head == "" && old.Head != "") {
+		h = new(hStats)
 		cs, head, err = readHistory(ctx, ix.root, "")
-		old = &state{}
 	}
 	if err != nil {
 		return nil, "", 0, fmt.Errorf("cannot read the history: %w", err)
 	}
-	h := old.History
-	if h == nil || (old.Head != "" && head != old.Head && len(cs) == 0) {
+	if h == nil {
 		h = new(hStats)
 	}
-	if len(cs) > 0 {
-		// Queries read the history under the read lock.
-		ix.mu.Lock()
+	if len(cs) > 0 || h.Head != head {
+		ix.hmu.Lock()
 		h.Add(cs)
-		ix.mu.Unlock()
+		h.Head = head
+		ix.hmu.Unlock()
 	}
 	return h, head, len(cs), nil
 }

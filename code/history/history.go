@@ -68,8 +68,9 @@ type Rename struct{ From, To string }
 //
 // The git command is used when it is installed, go-git otherwise (or when
 // the command refuses the repository, as git does with one owned by
-// another user): listing the changes of each commit took go-git 3 to 9
-// times as long (see cli.go).
+// another user): on git/git's history go-git took 6.4 times the wall time
+// and 3.3 times the CPU (see cli.go). Neither writes to the repository,
+// takes a lock or fetches anything.
 func Read(ctx context.Context, root, since string, max int) (commits []Commit, head string, err error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
