@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -93,6 +94,8 @@ type Code struct {
 	// gen counts the updates that changed the index: links of memories
 	// to code are recomputed after one.
 	gen atomic.Uint64
+	// updates counts the updates run, for tests.
+	updates atomic.Int64
 
 	tokOnce sync.Once
 	tok     *plan.Encoding
@@ -168,9 +171,7 @@ func (c *Code) startWatch() {
 	w, err := treewatch.Start(treewatch.Options{
 		Root: c.root,
 		Skip: func(rel string) bool {
-			base := filepath.Base(rel)
-			return strings.HasPrefix(base, ".") || base == "node_modules" ||
-				dir != "" && filepath.Join(c.root, filepath.FromSlash(rel)) == dir
+			return watchSkip[path.Base(rel)] || dir != "" && filepath.Join(c.root, filepath.FromSlash(rel)) == dir
 		},
 		Git:       gits,
 		CookieDir: dir,
@@ -185,6 +186,14 @@ func (c *Code) startWatch() {
 		return
 	}
 	c.watch = w
+}
+
+// watchSkip are the directories the index never enters (code.skipDirs),
+// so never watched: a change there changes nothing it holds.
+var watchSkip = map[string]bool{
+	".git": true, ".hg": true, ".svn": true, ".jj": true,
+	"node_modules": true, "vendor": true, "__pycache__": true,
+	".venv": true, ".tox": true, ".mypy_cache": true, ".pytest_cache": true,
 }
 
 // gitDirs finds the git directory of the repository holding dir and its
@@ -239,6 +248,7 @@ func (c *Code) Update(ctx context.Context) (CodeStats, error) {
 
 // updateLocked runs an update; g is the watcher's generation it takes in.
 func (c *Code) updateLocked(ctx context.Context, g uint64) (CodeStats, error) {
+	c.updates.Add(1)
 	st, err := c.ix.Update(ctx)
 	if err != nil {
 		return st, err

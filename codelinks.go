@@ -278,16 +278,12 @@ func distinctive(w string) bool {
 	if strings.Contains(strings.Trim(w, "_"), "_") {
 		return true
 	}
-	lower := false
+	lower, innerUpper := false, false
 	for i, r := range w {
-		if r >= 'a' && r <= 'z' {
-			lower = true
-		}
-		if i > 0 && r >= 'A' && r <= 'Z' && lower {
-			return true
-		}
+		lower = lower || r >= 'a' && r <= 'z'
+		innerUpper = innerUpper || i > 0 && r >= 'A' && r <= 'Z'
 	}
-	return false
+	return lower && innerUpper // DetectProject, JSONDecoder; not HTTP
 }
 
 // place returns the file a word names, relative to the root, the line it

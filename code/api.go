@@ -135,28 +135,3 @@ type Module struct {
 	Files   int
 	Symbols []Card
 }
-
-// Cochange is a file that changed together with another.
-type Cochange struct {
-	Path   string
-	Count  int
-	Weight float64
-	Last   time.Time
-}
-
-// Expert is an author of a file.
-type Expert struct {
-	Author, Email string
-	Commits       int
-	Weight        float64
-	Last          time.Time
-}
-
-// Commit is a commit of the project's history.
-type Commit struct {
-	Hash          string
-	Author, Email string
-	When          time.Time
-	Subject       string
-	Files         []string
-}

@@ -94,7 +94,7 @@ func (ix *Index) resolve(d *derived, ref string) ([]int32, error) {
 			r := d.syms[id]
 			if s := r.sym(); s.Parent == parent || strings.HasSuffix(s.Parent, "."+parent) {
 				byParent = append(byParent, id)
-			} else if s.Parent == "" && inPackage(d, r.f, parent) {
+			} else if s.Parent == "" && inPackage(r.fi, parent) {
 				byPkg = append(byPkg, id)
 			}
 		}
@@ -119,14 +119,12 @@ func splitQual(s string) (string, string) {
 // inPackage reports whether f belongs to the package or module called
 // name: its Package, the last element of its module, or its directory's
 // name.
-func inPackage(d *derived, f *fileRec, name string) bool {
-	if f.File != nil && f.File.Package != "" {
-		if p := f.File.Package; p == name || strings.HasSuffix(p, "."+name) || strings.HasSuffix(p, "::"+name) {
-			return true
-		}
+func inPackage(fi *finfo, name string) bool {
+	if p := fi.pkg; p != "" && (p == name || strings.HasSuffix(p, "."+name) || strings.HasSuffix(p, "::"+name)) {
+		return true
 	}
-	m := d.module(f)
-	return m == name || strings.HasSuffix(m, "/"+name) || strings.HasSuffix(m, "."+name) || path.Base(path.Dir(f.Path)) == name
+	m := fi.mod
+	return fi.base == name || m == name || strings.HasSuffix(m, "/"+name) || strings.HasSuffix(m, "."+name)
 }
 
 func cleanPath(p string) string {

@@ -1,12 +1,13 @@
 package code
 
-// The parts of the index that come from its sibling packages. Until they
-// land, these stand-ins keep the index buildable.
+// The parts of the index that come from its sibling packages: the parser,
+// the ranking model and the history.
 
 import (
 	"context"
-	"time"
+	"errors"
 
+	"github.com/miramem/mira/code/history"
 	"github.com/miramem/mira/code/parse"
 	"github.com/miramem/mira/code/rank"
 )
@@ -16,25 +17,36 @@ type (
 	pFile   = parse.File
 	pSymbol = parse.Symbol
 	pRef    = parse.Ref
+	hStats  = history.Stats
 )
+
+// Cochange is a file that changed together with another.
+type Cochange = history.Cochange
+
+// Expert is an author of a file.
+type Expert = history.Expert
+
+// Commit is a commit of the project's history.
+type Commit = history.Commit
 
 func parseLanguage(p string) string { return parse.Language(p) }
 
 func parseFile(p string, src []byte) (*pFile, error) { return parse.Parse(p, src) }
 
 // rankPut gives the ranking model the new version of a file.
-func rankPut(m *rank.Model, path, lang string, text []byte, f *pFile) {}
+func rankPut(m *rank.Model, path, lang string, text []byte, f *pFile) {
+	m.Put(rank.Doc{Path: path, Lang: lang, Text: text, File: f})
+}
 
-type hStats struct{ Commits []Commit }
+// errRewritten says the indexed commit is gone from the history.
+var errRewritten = history.ErrRewritten
 
-func (s *hStats) Add(c []Commit) { s.Commits = append(c, s.Commits...) }
-
-func (s *hStats) Cochange(p string, k int, now time.Time) []Cochange { return nil }
-
-func (s *hStats) Experts(p string, now time.Time) []Expert { return nil }
-
-func (s *hStats) Log(p string, k int) []Commit { return nil }
-
+// readHistory reads the commits since the one given; a project outside
+// any repository has none.
 func readHistory(ctx context.Context, root, since string) ([]Commit, string, error) {
-	return nil, "", nil
+	cs, head, err := history.Read(ctx, root, since, 0)
+	if errors.Is(err, history.ErrNoRepo) {
+		return nil, "", nil
+	}
+	return cs, head, err
 }

@@ -19,6 +19,8 @@ type derived struct {
 	byName map[string][]int32 // Name -> syms
 	first  map[string]int32   // path -> index of its first definition in syms
 	mods   map[string]string  // directory holding a go.mod -> its module path
+	info   map[*fileRec]*finfo
+	names  []string // the string table as the state's references use it
 
 	graphOnce sync.Once
 	g         *graph
@@ -26,8 +28,18 @@ type derived struct {
 
 // symRef names one definition: the file and the index in its Symbols.
 type symRef struct {
-	f *fileRec
-	i int32
+	f  *fileRec
+	fi *finfo
+	i  int32
+}
+
+// finfo is what resolving names needs of a file, computed once.
+type finfo struct {
+	dir, base string   // its directory, and the directory's name
+	mod       string   // its module (see module)
+	modKey    string   // its path without extension
+	pkg       string   // the parser's Package
+	suffixes  []string // proper '/'-suffixes of dir and modKey: "b/c" of "a/b/c"
 }
 
 func (r symRef) sym() *pSymbol { return &r.f.File.Symbols[r.i] }
@@ -43,24 +55,29 @@ func (ix *Index) derive() (*derived, *state) {
 	if ix.der != nil && ix.derSt == st {
 		return ix.der, st
 	}
-	d := &derived{byName: map[string][]int32{}, first: map[string]int32{}, mods: map[string]string{}}
+	d := &derived{byName: map[string][]int32{}, first: map[string]int32{}, mods: map[string]string{}, info: map[*fileRec]*finfo{}}
+	d.names = st.names.all()
 	for _, f := range st.Files {
 		if f.Skip == "" && path.Base(f.Path) == "go.mod" {
 			if m := goModule(filepath.Join(ix.root, filepath.FromSlash(f.Path))); m != "" {
 				d.mods[path.Dir(f.Path)] = m
 			}
 		}
+	}
+	for _, f := range st.Files {
 		if f.Skip != "" {
 			continue
 		}
 		d.files = append(d.files, f)
+		fi := d.newInfo(f)
+		d.info[f] = fi
 		if f.File == nil || len(f.File.Symbols) == 0 {
 			continue
 		}
 		d.first[f.Path] = int32(len(d.syms))
 		for i := range f.File.Symbols {
 			id := int32(len(d.syms))
-			d.syms = append(d.syms, symRef{f, int32(i)})
+			d.syms = append(d.syms, symRef{f, fi, int32(i)})
 			n := f.File.Symbols[i].Name
 			d.byName[n] = append(d.byName[n], id)
 		}
@@ -113,11 +130,35 @@ func (d *derived) innermost(f *fileRec, line int) int32 {
 	return best
 }
 
-// module returns the module a file belongs to, as its language names
+func (d *derived) newInfo(f *fileRec) *finfo {
+	fi := &finfo{dir: path.Dir(f.Path), modKey: strings.TrimSuffix(f.Path, path.Ext(f.Path)), mod: d.moduleOf(f)}
+	fi.base = path.Base(fi.dir)
+	if f.File != nil {
+		fi.pkg = f.File.Package
+	}
+	for _, t := range []string{fi.dir, fi.modKey} {
+		for i := 0; i < len(t); i++ {
+			if t[i] == '/' {
+				fi.suffixes = append(fi.suffixes, t[i+1:])
+			}
+		}
+	}
+	return fi
+}
+
+// module returns the module a file belongs to (see moduleOf).
+func (d *derived) module(f *fileRec) string {
+	if fi := d.info[f]; fi != nil {
+		return fi.mod
+	}
+	return d.moduleOf(f)
+}
+
+// moduleOf returns the module a file belongs to, as its language names
 // modules: a Go package's import path, a Python dotted module, a
 // JavaScript or TypeScript file without its extension, a Rust mod path,
 // else the file's directory.
-func (d *derived) module(f *fileRec) string {
+func (d *derived) moduleOf(f *fileRec) string {
 	dir := path.Dir(f.Path)
 	switch f.Lang {
 	case "go":

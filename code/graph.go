@@ -10,10 +10,51 @@ import (
 // innermost definition holding it (-1: the file's top level) to the
 // definitions its name resolves to.
 type graph struct {
-	edges []edge
-	out   map[int32][]int32 // from -> edges (calls only)
-	in    map[int32][]int32 // to -> edges (calls only)
-	indeg []int32           // by definition: references of any kind from other definitions or files
+	edges []edge  // calls only
+	out   []int32 // edges by caller: those of definition i are out[outAt[i]:outAt[i+1]]
+	outAt []int32
+	in    []int32 // edges by callee, likewise
+	inAt  []int32
+	indeg []int32 // by definition: references of any kind from other definitions or files
+}
+
+// calls returns the edges from (out) or to (in) definition id.
+func (g *graph) calls(id int32, in bool) []int32 {
+	if id < 0 {
+		return nil
+	}
+	if in {
+		return g.in[g.inAt[id]:g.inAt[id+1]]
+	}
+	return g.out[g.outAt[id]:g.outAt[id+1]]
+}
+
+// index groups the edges by caller and by callee (a counting sort).
+func (g *graph) index(n int) {
+	g.outAt = make([]int32, n+1)
+	g.inAt = make([]int32, n+1)
+	for _, e := range g.edges {
+		if e.from >= 0 {
+			g.outAt[e.from+1]++
+		}
+		g.inAt[e.to+1]++
+	}
+	for i := 1; i <= n; i++ {
+		g.outAt[i] += g.outAt[i-1]
+		g.inAt[i] += g.inAt[i-1]
+	}
+	g.out = make([]int32, g.outAt[n])
+	g.in = make([]int32, g.inAt[n])
+	o := append([]int32(nil), g.outAt[:n]...)
+	in := append([]int32(nil), g.inAt[:n]...)
+	for i, e := range g.edges {
+		if e.from >= 0 {
+			g.out[o[e.from]] = int32(i)
+			o[e.from]++
+		}
+		g.in[in[e.to]] = int32(i)
+		in[e.to]++
+	}
 }
 
 type edge struct {
@@ -34,37 +75,47 @@ func (d *derived) graph() *graph {
 }
 
 func (d *derived) buildGraph() *graph {
-	g := &graph{out: map[int32][]int32{}, in: map[int32][]int32{}, indeg: make([]int32, len(d.syms))}
+	g := &graph{indeg: make([]int32, len(d.syms))}
+	u := d.buildUnits()
 	for _, f := range d.files {
-		if f.File == nil || len(f.File.Refs) == 0 {
+		if f.File == nil || len(f.Refs) == 0 {
 			continue
 		}
-		imps := importKeys(f)
+		fim := d.fileImports(u, f)
 		encl := d.enclosing(f)
-		for ri, r := range f.File.Refs {
+		type key struct{ name, qual string }
+		memo := map[key][]int32{}
+		for ri := range len(f.Refs) / 3 {
+			r := unpackRef(d.names, f.Refs, ri)
 			from := encl[ri]
-			for _, to := range d.resolveRef(f, imps, r) {
+			k := key{r.name, r.qual}
+			to, ok := memo[k]
+			if !ok {
+				to = d.resolveRef(u, f, fim, r)
+				memo[k] = to
+			}
+			for _, to := range to {
 				if to == from {
 					continue
 				}
 				g.indeg[to]++
-				if !r.Call {
+				if !r.call {
 					continue
 				}
-				e := int32(len(g.edges))
-				g.edges = append(g.edges, edge{from: from, to: to, f: f, line: int32(r.Line)})
-				g.out[from] = append(g.out[from], e)
-				g.in[to] = append(g.in[to], e)
+				g.edges = append(g.edges, edge{from: from, to: to, f: f, line: int32(r.line)})
 			}
 		}
 	}
+	g.index(len(d.syms))
 	return g
 }
 
 // enclosing returns, for each reference of f, the innermost definition
 // holding its line (-1 for none), by one sweep over both in line order.
 func (d *derived) enclosing(f *fileRec) []int32 {
-	out := make([]int32, len(f.File.Refs))
+	nr := len(f.Refs) / 3
+	line := func(i int) int { return int(f.Refs[3*i+2] >> 1) }
+	out := make([]int32, nr)
 	ids := d.fileSyms(f)
 	if len(ids) == 0 {
 		for i := range out {
@@ -79,15 +130,15 @@ func (d *derived) enclosing(f *fileRec) []int32 {
 		}
 		return x.EndLine > y.EndLine
 	})
-	order := make([]int, len(f.File.Refs))
+	order := make([]int, nr)
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return f.File.Refs[order[a]].Line < f.File.Refs[order[b]].Line })
+	sort.SliceStable(order, func(a, b int) bool { return line(order[a]) < line(order[b]) })
 	var stack []int32
 	next := 0
 	for _, ri := range order {
-		line := f.File.Refs[ri].Line
+		line := line(ri)
 		for next < len(ids) && d.syms[ids[next]].sym().Line <= line {
 			// Close the definitions that end before this one starts.
 			for len(stack) > 0 && max(d.syms[stack[len(stack)-1]].sym().EndLine, d.syms[stack[len(stack)-1]].sym().Line) < d.syms[ids[next]].sym().Line {
@@ -107,6 +158,84 @@ func (d *derived) enclosing(f *fileRec) []int32 {
 	return out
 }
 
+// units index definitions by directory and by module file, so that a
+// reference resolves by a few map lookups rather than a scan of every
+// definition of its name.
+type units struct {
+	byName   map[string][]int32  // name + "\x00" + unit -> definitions
+	set      map[string]bool     // every unit: directories and paths without extension
+	bySuffix map[string][]string // '/'-suffix (or the whole) -> units ending so
+	pkgs     map[string]string   // unit -> the parser's Package of a file in it
+	imports  map[string][]string // import key -> units it names (memo)
+}
+
+func (d *derived) buildUnits() *units {
+	u := &units{byName: map[string][]int32{}, set: map[string]bool{}, bySuffix: map[string][]string{},
+		pkgs: map[string]string{}, imports: map[string][]string{}}
+	for _, f := range d.files {
+		fi := d.info[f]
+		for _, t := range []string{fi.dir, fi.modKey} {
+			if t == "." || u.set[t] {
+				continue
+			}
+			u.set[t] = true
+			if fi.pkg != "" {
+				u.pkgs[t] = fi.pkg
+			}
+			u.bySuffix[t] = append(u.bySuffix[t], t)
+			for i := 0; i < len(t); i++ {
+				if t[i] == '/' {
+					u.bySuffix[t[i+1:]] = append(u.bySuffix[t[i+1:]], t)
+				}
+			}
+		}
+	}
+	for id, r := range d.syms {
+		n := r.sym().Name
+		u.byName[n+"\x00"+r.fi.dir] = append(u.byName[n+"\x00"+r.fi.dir], int32(id))
+		u.byName[n+"\x00"+r.fi.modKey] = append(u.byName[n+"\x00"+r.fi.modKey], int32(id))
+	}
+	return u
+}
+
+// importUnits returns the units an import key names: those it ends with,
+// and those that end with it.
+func (u *units) importUnits(k string) []string {
+	if ts, ok := u.imports[k]; ok {
+		return ts
+	}
+	ts := append([]string(nil), u.bySuffix[k]...)
+	for i := 0; i < len(k); i++ {
+		if k[i] == '/' && u.set[k[i+1:]] && k[i+1:] != k {
+			ts = append(ts, k[i+1:])
+		}
+	}
+	u.imports[k] = ts
+	return ts
+}
+
+// fileImports is what resolving one file's references needs of its
+// imports.
+type fileImports struct {
+	units []string        // the units it imports
+	bases map[string]bool // the last element of each import: the names it may qualify with
+}
+
+func (d *derived) fileImports(u *units, f *fileRec) fileImports {
+	fim := fileImports{bases: map[string]bool{}}
+	seen := map[string]bool{}
+	for _, k := range importKeys(f) {
+		fim.bases[path.Base(k)] = true
+		for _, t := range u.importUnits(k) {
+			if !seen[t] {
+				seen[t] = true
+				fim.units = append(fim.units, t)
+			}
+		}
+	}
+	return fim
+}
+
 // importKeys turns f's imports into slash paths a definition's directory
 // or module can be matched against.
 func importKeys(f *fileRec) []string {
@@ -123,82 +252,93 @@ func importKeys(f *fileRec) []string {
 				k = path.Join(path.Dir(f.Path), k)
 			}
 		}
-		if k != "" {
+		if k != "" && k != "." {
 			keys = append(keys, k)
 		}
 	}
 	return keys
 }
 
-// imported reports whether the definition's file is what one of keys
-// names: its directory (a package) or the file without extension (a
-// module).
-func imported(keys []string, f *fileRec) bool {
-	dir := path.Dir(f.Path)
-	mod := strings.TrimSuffix(f.Path, path.Ext(f.Path))
-	for _, k := range keys {
-		for _, t := range []string{dir, mod} {
-			if t == "." {
-				continue
-			}
-			if k == t || strings.HasSuffix(k, "/"+t) || strings.HasSuffix(t, "/"+k) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // resolveRef returns the definitions a reference in f names: those in the
 // same file, else the same directory, else an imported package or module,
-// else anywhere (when few). A qualifier narrows: a package's name to that
-// package, a receiver to methods.
-func (d *derived) resolveRef(f *fileRec, imps []string, r pRef) []int32 {
-	cands := d.byName[r.Name]
-	if len(cands) == 0 {
+// else anywhere (when few). A qualifier naming an imported package narrows
+// to that package; any other qualifier (a receiver) narrows to methods.
+func (d *derived) resolveRef(u *units, f *fileRec, fim fileImports, r ref) []int32 {
+	all := d.byName[r.name]
+	if len(all) == 0 {
 		return nil
 	}
-	if r.Qual != "" {
-		var pkg, meth []int32
-		for _, id := range cands {
-			c := d.syms[id]
-			s := c.sym()
-			if s.Parent == r.Qual {
-				meth = append(meth, id)
-			} else if s.Parent == "" && c.f != f && inPackage(d, c.f, r.Qual) {
-				pkg = append(pkg, id)
-			} else if s.Parent != "" {
-				meth = append(meth, id)
+	keep := func(id int32) bool { return true }
+	if r.qual != "" {
+		var pkg []int32
+		for _, t := range fim.units {
+			if path.Base(t) != r.qual && u.pkgs[t] != r.qual && !strings.HasSuffix(u.pkgs[t], "."+r.qual) {
+				continue
+			}
+			for _, id := range u.byName[r.name+"\x00"+t] {
+				if d.syms[id].sym().Parent == "" {
+					pkg = append(pkg, id)
+				}
 			}
 		}
 		if len(pkg) > 0 {
-			cands = pkg
-		} else {
-			cands = meth
+			return dedup(pkg)
 		}
+		if fim.bases[r.qual] {
+			return nil // a package the index does not hold
+		}
+		keep = func(id int32) bool { return d.syms[id].sym().Parent != "" }
 	}
-	dir := path.Dir(f.Path)
-	var same, pkg, imp []int32
-	for _, id := range cands {
+	fi := d.info[f]
+	var same, dir []int32
+	for _, id := range u.byName[r.name+"\x00"+fi.dir] {
 		c := d.syms[id]
 		switch {
+		case !keep(id):
 		case c.f == f:
 			same = append(same, id)
-		case path.Dir(c.f.Path) == dir && c.f.Lang == f.Lang:
-			pkg = append(pkg, id)
-		case imported(imps, c.f):
-			imp = append(imp, id)
+		case c.f.Lang == f.Lang:
+			dir = append(dir, id)
 		}
 	}
-	for _, t := range [][]int32{same, pkg, imp} {
-		if len(t) > 0 {
-			return t
+	if len(same) > 0 {
+		return same
+	}
+	if len(dir) > 0 {
+		return dir
+	}
+	var imp []int32
+	for _, t := range fim.units {
+		for _, id := range u.byName[r.name+"\x00"+t] {
+			if keep(id) {
+				imp = append(imp, id)
+			}
 		}
 	}
-	if len(cands) <= maxAnywhere {
-		return cands
+	if len(imp) > 0 {
+		return dedup(imp)
 	}
-	return nil
+	var any []int32
+	for _, id := range all {
+		if keep(id) {
+			if any = append(any, id); len(any) > maxAnywhere {
+				return nil
+			}
+		}
+	}
+	return any
+}
+
+// dedup sorts ids and drops repeats.
+func dedup(ids []int32) []int32 {
+	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
+	out := ids[:0]
+	for i, id := range ids {
+		if i == 0 || id != ids[i-1] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // Callers returns the call sites of sym (resolved as Card resolves it; all
@@ -246,11 +386,7 @@ func (ix *Index) walkCalls(sym string, depth int, up bool) []Edge {
 	for level := 1; level <= depth && len(frontier) > 0; level++ {
 		var next []int32
 		for _, id := range frontier {
-			es := g.out[id]
-			if up {
-				es = g.in[id]
-			}
-			for _, ei := range es {
+			for _, ei := range g.calls(id, up) {
 				e := g.edges[ei]
 				out = append(out, Edge{From: cardOf(e.from, e.f), To: cardOf(e.to, e.f), Path: e.f.Path, Line: int(e.line), Depth: level})
 				other := e.to

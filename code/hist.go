@@ -8,16 +8,18 @@ import (
 // Cochange returns up to k files that changed in the same commits as path,
 // strongest first (recent commits weigh more).
 func (ix *Index) Cochange(path string, k int) []Cochange {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	return ix.st.History.Cochange(cleanPath(path), k, time.Now())
+	h := ix.history()
+	ix.hmu.Lock()
+	defer ix.hmu.Unlock()
+	return h.Cochange(cleanPath(path), k, time.Now())
 }
 
 // Experts returns the authors who changed path, most relevant first.
 func (ix *Index) Experts(path string) []Expert {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	return ix.st.History.Experts(cleanPath(path), time.Now())
+	h := ix.history()
+	ix.hmu.Lock()
+	defer ix.hmu.Unlock()
+	return h.Experts(cleanPath(path), time.Now())
 }
 
 // Log returns up to k recent commits touching pathOrSymbol, newest first:
@@ -32,7 +34,15 @@ func (ix *Index) Log(pathOrSymbol string, k int) []Commit {
 			p = c.Path
 		}
 	}
+	h := ix.history()
+	ix.hmu.Lock()
+	defer ix.hmu.Unlock()
+	return h.Log(p, k)
+}
+
+// history returns the history's stats as loaded.
+func (ix *Index) history() *hStats {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.st.History.Log(p, k)
+	return ix.st.History
 }

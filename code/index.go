@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/miramem/mira/code/parse"
 	"github.com/miramem/mira/code/rank"
 	"github.com/miramem/mira/internal/paths"
 )
@@ -27,6 +28,7 @@ type Index struct {
 	dir  string // absolute
 
 	upd sync.Mutex // one Update at a time in this process
+	hmu sync.Mutex // the history's stats are not safe for concurrent use
 
 	mu     sync.RWMutex
 	st     *state
@@ -125,7 +127,7 @@ func (ix *Index) load() (*state, *rank.Model, os.FileInfo) {
 		}
 	}
 	if st == nil {
-		st = &state{Root: ix.root}
+		st = &state{Root: ix.root, names: newStrtab()}
 	}
 	st.Rank = nil
 	if st.History == nil {
@@ -215,7 +217,7 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 		}
 		todo = append(todo, i)
 	}
-	if err := ix.refresh(ctx, ents, files, todo, oldBy, &s); err != nil {
+	if err := ix.refresh(ctx, ents, files, todo, oldBy, old.names, &s); err != nil {
 		return s, err
 	}
 	seen := make(map[string]bool, len(ents))
@@ -245,7 +247,10 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 	s.Commits = n
 	s.History = time.Since(t)
 
-	st := &state{Root: ix.root, Files: files, Head: head, History: hist, Updated: time.Now().UTC()}
+	if head == old.Head && n == 0 && sameFiles(files, old.Files) && ix.disk != nil {
+		return s, nil // nothing to save
+	}
+	st := &state{Root: ix.root, Files: files, Head: head, History: hist, Updated: time.Now().UTC(), names: old.names}
 	t = time.Now()
 	ix.mu.Lock()
 	st.Rank, err = ix.model.MarshalBinary()
@@ -276,7 +281,7 @@ func (ix *Index) skipDir() string {
 }
 
 // refresh reads and parses the files ents[todo], in parallel, into files.
-func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, todo []int, oldBy map[string]*fileRec, s *Stats) error {
+func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, todo []int, oldBy map[string]*fileRec, names *strtab, s *Stats) error {
 	var (
 		mu   sync.Mutex
 		done int
@@ -299,6 +304,10 @@ func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, to
 						ix.model.Remove(f.Path)
 					}
 					ix.mu.Unlock()
+					if f.File != nil {
+						f.Refs = packRefs(names, f.File.Refs)
+						f.File.Refs = nil
+					}
 				}
 				mu.Lock()
 				files[i] = f
@@ -362,12 +371,25 @@ func (ix *Index) readFile(e entry, old *fileRec) (*fileRec, []byte, bool) {
 	f.Lines = countLines(b)
 	if f.Lang != "" {
 		pf, err := parseFile(e.path, b)
-		if err != nil {
+		if err != nil && !errors.Is(err, parse.ErrUnknownLanguage) {
 			ix.warn(e.path, err)
 		}
 		f.File = pf
 	}
 	return f, b, true
+}
+
+// sameFiles reports whether an update found every file as it was.
+func sameFiles(a, b []*fileRec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func countLines(b []byte) int {
@@ -384,25 +406,26 @@ func countLines(b []byte) int {
 }
 
 // readHistory adds to old's history the commits made since old.Head, or
-// reads it all again when old.Head is gone from the history (rewritten).
+// reads it all again into new stats when old.Head is gone from the history
+// (rewritten) or the project has no history any more.
 func (ix *Index) readHistory(ctx context.Context, old *state) (*hStats, string, int, error) {
 	cs, head, err := readHistory(ctx, ix.root, old.Head)
-	if err != nil && old.Head != "" {
+	h := old.History
+	if errors.Is(err, errRewritten) || (err == nil && head == "" && old.Head != "") {
+		h = new(hStats)
 		cs, head, err = readHistory(ctx, ix.root, "")
-		old = &state{}
 	}
 	if err != nil {
 		return nil, "", 0, fmt.Errorf("cannot read the history: %w", err)
 	}
-	h := old.History
-	if h == nil || (old.Head != "" && head != old.Head && len(cs) == 0) {
+	if h == nil {
 		h = new(hStats)
 	}
-	if len(cs) > 0 {
-		// Queries read the history under the read lock.
-		ix.mu.Lock()
+	if len(cs) > 0 || h.Head != head {
+		ix.hmu.Lock()
 		h.Add(cs)
-		ix.mu.Unlock()
+		h.Head = head
+		ix.hmu.Unlock()
 	}
 	return h, head, len(cs), nil
 }
@@ -427,9 +450,9 @@ func (ix *Index) Status() Status {
 		l.Files++
 		if f.File != nil {
 			l.Symbols += len(f.File.Symbols)
-			l.Refs += len(f.File.Refs)
+			l.Refs += len(f.Refs) / 3
 			s.Symbols += len(f.File.Symbols)
-			s.Refs += len(f.File.Refs)
+			s.Refs += len(f.Refs) / 3
 		}
 		s.Languages[f.Lang] = l
 	}

@@ -73,8 +73,8 @@ func (ix *Index) near(q Query) (map[string]float64, map[string][]string) {
 		why[p] = append(why[p], reason)
 	}
 	now := time.Now()
-	ix.mu.RLock()
-	hist := ix.st.History
+	hist := ix.history()
+	ix.hmu.Lock()
 	for _, f := range q.Files {
 		f = cleanPath(f)
 		add(f, 1, "named in the conversation")
@@ -89,7 +89,7 @@ func (ix *Index) near(q Query) (map[string]float64, map[string][]string) {
 			}
 		}
 	}
-	ix.mu.RUnlock()
+	ix.hmu.Unlock()
 	for k, w := range q.Boost {
 		p, _, _ := strings.Cut(k, "#")
 		add(cleanPath(p), w, "pointed at by memory")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
@@ -29,7 +28,7 @@ import (
 const (
 	indexName     = "index"
 	indexMagic    = "MIRACODE"
-	formatVersion = 1
+	formatVersion = 2
 	headerSize    = len(indexMagic) + 4 + 8
 )
 
@@ -45,7 +44,8 @@ type fileRec struct {
 	Lang  string   // parse.Language; "" = text
 	Skip  string   // why the file is left out; "" = indexed
 	Lines int
-	File  *pFile // definitions and references; nil for text and skipped files
+	File  *pFile   // definitions (its Refs are nil: see Refs); nil for text and skipped files
+	Refs  []uint32 // references, packed (see packRefs)
 }
 
 // state is the payload of the index file.
@@ -56,14 +56,17 @@ type state struct {
 	History *hStats
 	Rank    []byte // the ranking model (rank.Model's binary form); nil in memory
 	Updated time.Time
+
+	names *strtab // the strings Refs and the encoded form refer to
 }
 
 // encodeState writes st in the index file's format.
 func encodeState(w io.Writer, st *state) error {
-	var payload bytes.Buffer
-	if err := gob.NewEncoder(&payload).Encode(st); err != nil {
-		return fmt.Errorf("encode index: %w", err)
+	b, err := encodePayload(st)
+	if err != nil {
+		return err
 	}
+	payload := bytes.NewBuffer(b)
 	var hdr [headerSize]byte
 	copy(hdr[:], indexMagic)
 	binary.LittleEndian.PutUint32(hdr[len(indexMagic):], formatVersion)
@@ -95,8 +98,8 @@ func decodeState(b []byte) (*state, error) {
 	if !bytes.Equal(sum[:], b[headerSize+int(n):]) {
 		return nil, fmt.Errorf("%w: checksum mismatch", errFormat)
 	}
-	st := new(state)
-	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(st); err != nil {
+	st, err := decodePayload(payload)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errFormat, err)
 	}
 	return st, nil
@@ -117,9 +120,9 @@ func loadState(dir string) (*state, os.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return nil, nil, err
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fi, fmt.Errorf("%s: %w: %v", name, errFormat, err)
 	}
 	st, err := decodeState(b)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
@@ -51,13 +52,15 @@ type walker struct {
 }
 
 // walk lists the files under root that the index should consider, in
-// lexical order.
+// byte order of their paths.
 func walk(ctx context.Context, root, skip string, warn func(string, error)) ([]entry, error) {
 	w := &walker{root: root, skip: skip, warn: warn}
 	ps := readIgnore(filepath.Join(root, ".git", "info", "exclude"), nil)
 	if err := w.dir(ctx, "", ps); err != nil {
 		return nil, err
 	}
+	// Directory order puts "a/b" before "a.go": sort by bytes.
+	sort.Slice(w.out, func(i, j int) bool { return w.out[i].path < w.out[j].path })
 	return w.out, nil
 }
 

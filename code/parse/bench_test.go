@@ -92,3 +92,17 @@ func benchTree(b *testing.B, dir, lang string) {
 func BenchmarkParseGoroot(b *testing.B) {
 	benchTree(b, filepath.Join(runtime.GOROOT(), "src"), "go")
 }
+
+// BenchmarkParseTree parses the files of one language under $MIRA_PARSE_BENCH_DIR
+// (language $MIRA_PARSE_BENCH_LANG, "python" by default) for scanner throughput on
+// a real tree.
+func BenchmarkParseTree(b *testing.B) {
+	dir, lang := os.Getenv("MIRA_PARSE_BENCH_DIR"), os.Getenv("MIRA_PARSE_BENCH_LANG")
+	if dir == "" {
+		b.Skip("set MIRA_PARSE_BENCH_DIR to a source tree (and MIRA_PARSE_BENCH_LANG)")
+	}
+	if lang == "" {
+		lang = "python"
+	}
+	benchTree(b, dir, lang)
+}

@@ -60,3 +60,7 @@ func checkFile(t *testing.T, file *File, src []byte) {
 func FuzzGo(f *testing.F) {
 	fuzzParse(f, "go", "x.go", "package p\nfunc (", "package p\ntype T struct{ a, b int `x`", "package\x00")
 }
+
+func FuzzPython(f *testing.F) {
+	fuzzParse(f, "python", "x.py", "def f(:\n  '''", "class A:\n\tdef b(self): pass\n  x = f'{\"", "@d\n@e\nasync def", "x = '''\\", "from . import (a,\n")
+}

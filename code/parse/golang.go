@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -13,8 +14,24 @@ import (
 const goMode = parser.ParseComments | parser.SkipObjectResolution
 
 func parseGo(path string, src []byte, refs bool) *File {
+	return parseGoSkim(path, src, refs, true)
+}
+
+// parseGoSkim parses with function bodies blanked when skim is set, or whole.
+func parseGoSkim(path string, src []byte, refs, skim bool) *File {
+	sk := goSkim{src: src, doRef: refs}
+	psrc := src
+	if skim {
+		psrc = sk.run()
+	}
 	fset := token.NewFileSet()
-	af, _ := parser.ParseFile(fset, path, src, goMode)
+	af, err := parser.ParseFile(fset, path, psrc, goMode)
+	if err != nil && sk.out != nil {
+		// Blanking went wrong or the file is broken: parse it whole, refs from the AST.
+		fset = token.NewFileSet()
+		af, _ = parser.ParseFile(fset, path, src, goMode)
+		sk.refs = nil
+	}
 	f := &File{}
 	if af == nil {
 		return f
@@ -44,6 +61,10 @@ func parseGo(path string, src []byte, refs bool) *File {
 	}
 	if refs {
 		g.refs(af)
+		if len(sk.refs) > 0 {
+			f.Refs = append(f.Refs, sk.refs...)
+			slices.SortStableFunc(f.Refs, func(a, b Ref) int { return a.Line - b.Line })
+		}
 	}
 	return f
 }

@@ -1,6 +1,9 @@
 package parse
 
 import (
+	"os"
+	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -67,4 +70,35 @@ func TestGoBroken(t *testing.T) {
 		t.Fatal(err)
 	}
 	find(t, f, "Good")
+}
+
+// Blanking bodies must not change the declarations go/parser sees: compare with a
+// whole parse on tricky sources and on part of the standard library.
+func TestGoSkimSameSymbols(t *testing.T) {
+	srcs := map[string]string{
+		"structresult.go": "package p\nfunc F() struct{ a int } { return struct{ a int }{1} }\nfunc G() {}\n",
+		"ifaceparam.go":   "package p\nfunc F[T interface{ ~int }](x T, y interface {\n\tM()\n}) {\n\tif x > 0 { F(x) }\n}\ntype T struct{ f func() }\n",
+		"literal.go":      "package p\nvar m = map[string]func(){\n\t\"a\": func() { b := '}'; _ = b },\n}\nvar s = `{`\n\n//go:noescape\nfunc asm(x int)\n\nvar t = T{1}\n",
+		"strings.go":      "package p\nfunc F() string { return \"}\" + `\n}` }\nfunc G() rune { /* } */ return '\\'' }\n",
+	}
+	for _, dir := range []string{"go/ast", "net/http", "unicode"} {
+		files, _ := filepath.Glob(filepath.Join(runtime.GOROOT(), "src", dir, "*.go"))
+		for _, p := range files {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srcs[p] = string(b)
+		}
+	}
+	if len(srcs) < 20 {
+		t.Fatalf("only %d sources: GOROOT/src not found at %s", len(srcs), runtime.GOROOT())
+	}
+	for name, src := range srcs {
+		skim := parseGoSkim(name, []byte(src), false, true)
+		whole := parseGoSkim(name, []byte(src), false, false)
+		if diff := cmp.Diff(whole.Symbols, skim.Symbols); diff != "" {
+			t.Errorf("%s: symbols diff (-whole +skim):\n%s", name, diff)
+		}
+	}
 }

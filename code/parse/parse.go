@@ -100,6 +100,8 @@ func parse(path string, src []byte, refs bool) (f *File, err error) {
 	switch lang {
 	case "go":
 		f = parseGo(path, src, refs)
+	case "python":
+		f = parsePython(path, src, refs)
 	default:
 		return nil, fmt.Errorf("parse %s: %w", path, ErrUnknownLanguage)
 	}
@@ -107,22 +109,25 @@ func parse(path string, src []byte, refs bool) (f *File, err error) {
 	return f, nil
 }
 
-// oneLine collapses runs of white space to one space and trims the ends.
+// oneLine collapses runs of white space to one space, none after an opening or
+// before a closing bracket, and trims the ends.
 func oneLine(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	space := false
+	var last byte
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' {
-			space = b.Len() > 0
+			space = b.Len() > 0 && last != '(' && last != '['
 			continue
 		}
-		if space {
+		if space && c != ')' && c != ']' {
 			b.WriteByte(' ')
-			space = false
 		}
+		space = false
 		b.WriteByte(c)
+		last = c
 	}
 	return b.String()
 }

@@ -107,6 +107,8 @@ type Params struct {
 	SymB        [nFields]float64
 	SymbolBoost float64 // share of the best symbol's score added to its file's
 	Graph       float64 // the graph spread's bound, as a share of the top lexical score
+	GraphOther  float64 // an edge's weight when the query does not name its name, against 1
+	GraphUsers  bool    // also spread from a seed to the files using its names
 	Seeds       int     // lexical hits that seed the spread
 	MaxDefiners int     // names defined in more files than this carry no edge
 	Near        float64 // Query.Near's bound, as a share of the top lexical score
@@ -122,6 +124,8 @@ func DefaultParams() Params {
 		SymB:        [nFields]float64{0.3, 0.3, 0.5, 0.75},
 		SymbolBoost: 0.3,
 		Graph:       0.2,
+		GraphOther:  0.1,
+		GraphUsers:  true,
 		Seeds:       10,
 		MaxDefiners: 5,
 		Near:        0.5,

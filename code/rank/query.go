@@ -313,9 +313,9 @@ func (m *Model) spread(score map[uint32]float64, top float64, qts []qterm, expla
 			}
 		})
 		if hit {
-			return 10
+			return 1
 		}
-		return 1
+		return p.GraphOther
 	}
 	gain := map[uint32]float64{}
 	via := map[uint32]string{}
@@ -324,33 +324,45 @@ func (m *Model) spread(score map[uint32]float64, top float64, qts []qterm, expla
 		w  float64
 		n  uint32
 	}
+	live := func(l []uint32) (n int) {
+		for _, x := range l {
+			if !m.files[x].dead {
+				n++
+			}
+		}
+		return n
+	}
+	norm := math.Log(1 + float64(m.live))
 	for _, s := range seeds {
 		f := &m.files[s]
 		var edges []edge
 		var total float64
 		add := func(to []uint32, n uint32, c uint32) {
-			d := 0
-			for _, x := range m.definers[n] {
-				if !m.files[x].dead {
-					d++
-				}
-			}
+			d := live(m.definers[n])
 			if d == 0 || d > p.MaxDefiners {
 				return
 			}
-			w := math.Sqrt(float64(c)) * mentioned(n) / float64(d)
+			// A name most files use (a project's central type) says
+			// little about this seed in particular: it is weighed down
+			// as IDF weighs a common word. The seed's share goes by
+			// its plain use counts, so that a seed whose uses are all
+			// of common or unmentioned names hands out little.
+			rare := math.Log(1+float64(m.live)/float64(live(m.users[n])+d)) / norm
+			plain := math.Sqrt(float64(c)) / float64(d)
 			for _, x := range to {
 				if x != s && !m.files[x].dead {
-					edges = append(edges, edge{x, w, n})
-					total += w
+					edges = append(edges, edge{x, plain * mentioned(n) * rare, n})
+					total += plain
 				}
 			}
 		}
 		for _, r := range f.refs {
 			add(m.definers[r.name], r.name, r.count)
 		}
-		for _, n := range f.defs {
-			add(m.users[n], n, 1)
+		if p.GraphUsers {
+			for _, n := range f.defs {
+				add(m.users[n], n, 1)
+			}
 		}
 		if total == 0 {
 			continue
@@ -363,15 +375,8 @@ func (m *Model) spread(score map[uint32]float64, top float64, qts []qterm, expla
 			gain[e.to] += g
 		}
 	}
-	var best float64
-	for _, g := range gain {
-		best = math.Max(best, g)
-	}
-	if best == 0 {
-		return
-	}
 	for id, g := range gain {
-		add := p.Graph * top * g / best
+		add := p.Graph * math.Min(g, top)
 		score[id] += add
 		if explain {
 			why[id] = append(why[id], fmt.Sprintf("graph from %s: %+.3f", via[id], add))

@@ -213,7 +213,11 @@ func (x *CodeCardCmd) run(ctx context.Context, o *IO) error {
 	defer done()
 	card, err := cd.Card(ctx, x.Ref, x.Body)
 	if err != nil {
-		return fmt.Errorf("card %s: %w", x.Ref, err)
+		if ctx.Err() != nil {
+			return err
+		}
+		// The reference names nothing the index holds: the input's fault.
+		return &UsageError{fmt.Errorf("card: %w", err)}
 	}
 	return writeCode(o, x.c.Output, []mira.CodeCard{card}, func(b *strings.Builder, st styler, c mira.CodeCard) {
 		writeCard(b, st, c, "")

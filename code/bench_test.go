@@ -1,0 +1,219 @@
+package code
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/miramem/mira/code/parse"
+)
+
+// The benchmarks index a copy of the Go distribution's src directory
+// (about 10k files), made once per run, so that one may be edited.
+var (
+	gorootOnce sync.Once
+	gorootDir  string
+	gorootErr  error
+	benchTmp   string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchTmp != "" {
+		os.RemoveAll(benchTmp)
+	}
+	os.Exit(code)
+}
+
+func gorootCopy(b *testing.B) string {
+	b.Helper()
+	gorootOnce.Do(func() {
+		src := filepath.Join(runtime.GOROOT(), "src")
+		if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
+			src = filepath.Join(strings.TrimSpace(string(out)), "src")
+		}
+		benchTmp, gorootErr = os.MkdirTemp("", "mira-code-bench-")
+		if gorootErr != nil {
+			return
+		}
+		gorootDir = filepath.Join(benchTmp, "src")
+		out, err := exec.Command("cp", "-R", src, gorootDir).CombinedOutput()
+		if err != nil {
+			gorootErr = fmt.Errorf("copy %s: %v: %s", src, err, out)
+		}
+	})
+	if gorootErr != nil {
+		b.Skip(gorootErr)
+	}
+	return gorootDir
+}
+
+// BenchmarkIndexGoroot builds the index of GOROOT/src from nothing, and
+// times ctags over the same tree in the same run for comparison.
+func BenchmarkIndexGoroot(b *testing.B) {
+	root := gorootCopy(b)
+	var ctags time.Duration
+	if _, err := exec.LookPath("ctags"); err == nil {
+		t := time.Now()
+		cmd := exec.Command("ctags", "-R", "--output-format=json", "-f", "-", root)
+		cmd.Stdout = nil
+		if err := cmd.Run(); err == nil {
+			ctags = time.Since(t)
+		}
+	}
+	var s Stats
+	var graph time.Duration
+	var size int64
+	for b.Loop() {
+		dir := b.TempDir()
+		ix, err := Open(context.Background(), Options{Root: root, Dir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s, err = ix.Update(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		t := time.Now()
+		d, _ := ix.derive()
+		d.graph()
+		graph = time.Since(t)
+		if fi, err := os.Stat(filepath.Join(dir, indexName)); err == nil {
+			size = fi.Size()
+		}
+	}
+	b.ReportMetric(float64(s.Files), "files")
+	b.ReportMetric(s.Walk.Seconds()*1e3, "walk-ms")
+	b.ReportMetric(s.Parse.Seconds()*1e3, "parse-ms")
+	b.ReportMetric(graph.Seconds()*1e3, "graph-ms")
+	b.ReportMetric(s.History.Seconds()*1e3, "history-ms")
+	b.ReportMetric(s.Save.Seconds()*1e3, "save-ms")
+	b.ReportMetric(float64(size)/(1<<20), "index-MiB")
+	if ctags > 0 {
+		b.ReportMetric(ctags.Seconds()*1e3, "ctags-ms")
+		b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(ctags), "x-ctags")
+	}
+}
+
+// BenchmarkParseGorootDefsRefs times the parser alone over GOROOT/src:
+// definitions only, then definitions and references.
+func BenchmarkParseGorootDefsRefs(b *testing.B) {
+	root := gorootCopy(b)
+	ents, err := walk(context.Background(), root, "", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var srcs [][]byte
+	var names []string
+	for _, e := range ents {
+		if parse.Language(e.path) == "" || e.size > maxFileSize {
+			continue
+		}
+		bs, err := os.ReadFile(filepath.Join(root, e.path))
+		if err != nil {
+			continue
+		}
+		srcs = append(srcs, bs)
+		names = append(names, e.path)
+	}
+	for _, mode := range []string{"defs", "defs+refs"} {
+		b.Run(mode, func(b *testing.B) {
+			for b.Loop() {
+				for i, s := range srcs {
+					if mode == "defs" {
+						parse.ParseSymbols(names[i], s)
+					} else {
+						parse.Parse(names[i], s)
+					}
+				}
+			}
+			b.ReportMetric(float64(len(srcs)), "files")
+		})
+	}
+}
+
+func openGoroot(b *testing.B) *Index {
+	b.Helper()
+	root := gorootCopy(b)
+	ix, err := Open(context.Background(), Options{Root: root, Dir: filepath.Join(benchTmp, "index")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ix.Update(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return ix
+}
+
+// BenchmarkUpdateNoChange is the stat pass over 10k unchanged files.
+func BenchmarkUpdateNoChange(b *testing.B) {
+	ix := openGoroot(b)
+	for b.Loop() {
+		s, err := ix.Update(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s.Added+s.Changed+s.Removed != 0 {
+			b.Fatalf("changes in an unchanged tree: %+v", s)
+		}
+	}
+}
+
+// BenchmarkOneFileChange edits one file, updates, and asks for a card of
+// the new definition: the time until an edit is visible to a query.
+func BenchmarkOneFileChange(b *testing.B) {
+	ix := openGoroot(b)
+	p := filepath.Join(ix.Root(), "strings", "mira_bench.go")
+	defer os.Remove(p)
+	i := 0
+	for b.Loop() {
+		i++
+		name := fmt.Sprintf("MiraBench%d", i)
+		src := fmt.Sprintf("package strings\n\n// %s is new.\nfunc %s() {}\n", name, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ix.Update(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ix.Card(name, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTouchpoints is a warm query over 10k files.
+func BenchmarkTouchpoints(b *testing.B) {
+	ix := openGoroot(b)
+	q := Query{Text: "parse a duration string with units", K: 8, Files: []string{"time/format.go"}}
+	ix.Touchpoints(q)
+	for b.Loop() {
+		if len(ix.Touchpoints(q)) == 0 {
+			b.Fatal("no touchpoints")
+		}
+	}
+}
+
+// BenchmarkOpenGoroot loads the index of 10k files from disk, and reports
+// the heap it holds.
+func BenchmarkOpenGoroot(b *testing.B) {
+	ix := openGoroot(b)
+	dir := ix.Dir()
+	var ms runtime.MemStats
+	for b.Loop() {
+		ix2, err := Open(context.Background(), Options{Root: ix.Root(), Dir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		runtime.KeepAlive(ix2)
+	}
+	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-MiB")
+}
