@@ -3,8 +3,11 @@ package mira
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 
+	"github.com/miramem/mira/code"
 	plan "github.com/miramem/mira/ctx"
 )
 
@@ -74,20 +77,44 @@ type CodeContext struct {
 	NoMap, NoTouchpoints bool
 }
 
+// codeIndexFile is the file a built index has in its directory.
+const codeIndexFile = "index"
+
 // Indexed reports whether the project's code has an index already. A
 // context takes code only from an index that exists: building one for a
 // large tree is for mira-code index or a code tool to decide, not for
 // every prompt.
-func (c *Code) Indexed(ctx context.Context) bool {
-	st, err := c.Status(ctx)
-	return err == nil && (!st.Updated.IsZero() || st.Files > 0)
+func (c *Code) Indexed() bool {
+	_, err := os.Stat(filepath.Join(c.ix.Dir(), codeIndexFile))
+	return err == nil
+}
+
+// CodeIndexed reports whether the project at root has a code index
+// already, in dir ("" for the default place), without opening it (which
+// would make its directory): a command that only uses an index that
+// exists asks this first.
+func CodeIndexed(root, dir string, getenv func(string) string) bool {
+	if dir == "" {
+		abs, err := filepath.Abs(root)
+		if err != nil {
+			return false
+		}
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = r
+		}
+		if dir, err = code.DefaultDir(abs, getenv); err != nil {
+			return false
+		}
+	}
+	_, err := os.Stat(filepath.Join(dir, codeIndexFile))
+	return err == nil
 }
 
 // ContextItems returns the code candidates of a context, all marked Auto
 // (ModeOff leaves them out): the map, and the touchpoints of the query.
 // An index never built gives none.
 func (c *Code) ContextItems(ctx context.Context, cc CodeContext) ([]plan.Item, error) {
-	if cc.Mode == plan.ModeOff || !c.Indexed(ctx) {
+	if cc.Mode == plan.ModeOff || !c.Indexed() {
 		return nil, nil
 	}
 	var items []plan.Item

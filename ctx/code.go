@@ -78,9 +78,10 @@ func CodeMap(text string) Item {
 	}
 }
 
-// ParseCode reads one JSON record as a code candidate: a card or
-// touchpoint (a "kind" of CodeKinds and a "path"), or a map (an object
-// with "text" and "modules", as mira-code map prints it). ok is false for
+// ParseCode reads one JSON record as a code candidate, in the form
+// mira-code prints: a card or touchpoint (a "kind" of CodeKinds and a
+// "path"), a file (a "path", no "kind" and no "text"), or a map (a "text"
+// with "tokens" or "modules", no "kind" and no "path"). ok is false for
 // any other record, which is then a memory; err says what is wrong with a
 // code record.
 func ParseCode(line []byte) (it Item, ok bool, err error) {
@@ -89,24 +90,29 @@ func ParseCode(line []byte) (it Item, ok bool, err error) {
 		Path    *string         `json:"path"`
 		Text    *string         `json:"text"`
 		Modules json.RawMessage `json:"modules"`
+		Tokens  json.RawMessage `json:"tokens"`
 		Score   *float64        `json:"score"`
 	}
 	if err := json.Unmarshal(line, &probe); err != nil {
 		return Item{}, false, nil
 	}
-	if probe.Modules != nil && probe.Text != nil && probe.Path == nil {
+	if probe.Kind == "" && probe.Path == nil && probe.Text != nil && (probe.Modules != nil || probe.Tokens != nil) {
 		if strings.TrimSpace(*probe.Text) == "" {
 			return Item{}, true, fmt.Errorf(`code map has no "text"`)
 		}
 		return CodeMap(*probe.Text), true, nil
 	}
-	if probe.Path == nil || !slices.Contains(CodeKinds, probe.Kind) {
+	file := probe.Kind == "" && probe.Path != nil && probe.Text == nil
+	if probe.Path == nil || !file && !slices.Contains(CodeKinds, probe.Kind) {
 		return Item{}, false, nil
 	}
 	var c Code
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if err := dec.Decode(&c); err != nil {
 		return Item{}, true, fmt.Errorf("code card: %w", err)
+	}
+	if file {
+		c.Kind = "file"
 	}
 	switch {
 	case strings.TrimSpace(c.Path) == "":

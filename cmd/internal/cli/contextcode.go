@@ -15,9 +15,13 @@ func openContextCode(ctx context.Context, o *IO, m *mira.Memory) (*mira.Code, er
 	if err != nil {
 		return nil, nil
 	}
+	root := mira.ProjectRoot(wd)
+	if !mira.CodeIndexed(root, "", o.Getenv) {
+		return nil, nil
+	}
 	warn := NewWarner(o)
 	code, err := mira.OpenCode(ctx, mira.CodeOptions{
-		Root: mira.ProjectRoot(wd), Memory: m, Getenv: o.Getenv,
+		Root: root, Memory: m, Getenv: o.Getenv,
 		Warn: func(path string, err error) { warn.Warn(path, err) },
 	})
 	if err != nil {
@@ -25,10 +29,6 @@ func openContextCode(ctx context.Context, o *IO, m *mira.Memory) (*mira.Code, er
 			return nil, ctx.Err()
 		}
 		o.Warnf("warning: code index: %v; planning without code", err)
-		return nil, nil
-	}
-	if !code.Indexed(ctx) {
-		code.Close()
 		return nil, nil
 	}
 	return code, nil
