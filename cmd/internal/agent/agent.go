@@ -60,6 +60,7 @@ type agentSession struct {
 	root    string // the store's directory
 	agent   *agentloop.Agent
 	lib     *agentLibrary
+	code    *agentCode
 	policy  *tools.Policy
 	printer func(agentloop.Event)
 	// cancel, while a message is being answered, cancels it (an approval
@@ -165,6 +166,7 @@ func (c *Cmd) open(ctx context.Context, o *cli.IO, client *llm.Client, interacti
 	}
 	canAsk := o.InTTY && o.ErrTTY
 	s.policy = &tools.Policy{Allow: allow, Yes: c.Yes, Interactive: canAsk, Approver: &agentApprover{s: s}}
+	s.code = newAgentCode(m, project, o.Getenv, warn.Warn)
 	reg, err := s.tools(project)
 	if err != nil {
 		return nil, err
@@ -180,7 +182,7 @@ func (c *Cmd) open(ctx context.Context, o *cli.IO, client *llm.Client, interacti
 	enc := o.Config().Context.Encoding
 	cfg := agentloop.Config{
 		Store: m, Conversation: c.Conversation, Project: project, Model: model, Tools: reg,
-		Library: s.lib, Summarizer: summarizer,
+		Library: s.lib, Summarizer: summarizer, Code: s.code,
 		Effort: c.Effort, MaxSteps: c.MaxSteps, BufferTokens: c.BufferTokens,
 		ContextMode: plan.Mode(c.ContextMode), ContextBudget: c.ContextBudget, RecallK: c.RecallK, Encoding: enc,
 		Prices: c.prices(o, model.Model()),
@@ -223,6 +225,9 @@ func (s *agentSession) tools(p mem.Project) (*tools.Registry, error) {
 	})
 	if err != nil {
 		return nil, cli.Usagef("project %s: %v", p.Root, err)
+	}
+	if err := s.registerCode(reg); err != nil {
+		return nil, err
 	}
 	return reg, nil
 }
@@ -278,6 +283,7 @@ func (s *agentSession) switchProject(dir string) (mem.Project, error) {
 	}
 	s.agent.Switch(p, reg)
 	s.lib.setProject(p)
+	s.code.switchTo(p)
 	return p, nil
 }
 
