@@ -133,7 +133,7 @@ func (c *Code) ContextItems(ctx context.Context, cc CodeContext) ([]plan.Item, e
 		return items, nil
 	}
 	// More candidates than cards: the planner says why the rest are out.
-	tps, err := c.Touchpoints(ctx, CodeQuery{Text: cc.Query, K: cc.Limits.CodeCards + cc.Limits.CodeCards/2, Files: cc.Files, Explain: true})
+	tps, err := c.Touchpoints(ctx, CodeQuery{Text: cc.Query, K: cc.Limits.CodeCards + cc.Limits.CodeCards/2 + 1, Files: cc.Files, Explain: true})
 	if err != nil {
 		return nil, fmt.Errorf("code touchpoints: %w", err)
 	}
