@@ -56,7 +56,7 @@ fuzz:
 
 # Mutation testing of the packages that keep the store's promises: each
 # small change the tool makes to their code must make a test fail.
-MUTATE_PKGS ?= ./mem ./internal/atomicfile ./internal/gitrepo ./internal/secret ./agentloop/tools ./ctx
+MUTATE_PKGS ?= ./mem ./internal/atomicfile ./internal/gitrepo ./internal/gittree ./internal/secret ./agentloop/tools ./ctx
 GREMLINS    := github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 mutate:
 	@set -e; for p in $(MUTATE_PKGS); do echo "== $$p"; \

@@ -382,9 +382,7 @@ func (c *Code) Touchpoints(ctx context.Context, q CodeQuery) ([]CodeTouchpoint, 
 	for i := range tps {
 		tp := &tps[i]
 		tp.Memories = ls.about(tp.Card)
-		for _, m := range tp.Memories {
-			tp.Why = append(tp.Why, "memory "+m)
-		}
+		tp.Why = append(tp.Why, whyMemories(tp.Memories)...)
 	}
 	return tps, nil
 }
@@ -398,11 +396,24 @@ func (c *Code) Files(ctx context.Context, q CodeQuery) ([]CodeFileHit, error) {
 	}
 	hits := c.ix.Files(q)
 	for i := range hits {
-		for _, m := range ls.aboutFile(hits[i].Path) {
-			hits[i].Why = append(hits[i].Why, "memory "+m)
-		}
+		hits[i].Why = append(hits[i].Why, whyMemories(ls.aboutFile(hits[i].Path))...)
 	}
 	return hits, nil
+}
+
+// whyMemories are the reasons a result gives for the memories that point
+// at it: the first few by name ("memory ID: kind: first line"), the
+// others counted.
+func whyMemories(ms []string) []string {
+	var why []string
+	for i, m := range ms {
+		if i == maxWhyMemories {
+			why = append(why, fmt.Sprintf("memory: %d more point here", len(ms)-i))
+			break
+		}
+		why = append(why, "memory "+m)
+	}
+	return why
 }
 
 // prepare makes the index fresh and completes q: its tokenizer, and the

@@ -1,6 +1,7 @@
 package mira
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -281,5 +282,53 @@ func TestProjectRoot(t *testing.T) {
 	t.Setenv("MIRA_PROJECT", "elsewhere")
 	if got := ProjectRoot(filepath.Join(root, "a", "b")); got != root {
 		t.Errorf("ProjectRoot(a/b) = %s, want %s", got, root)
+	}
+}
+
+// TestCodeMemoryBoostBounded: however many memories point at one
+// definition, its boost stays at most that of one recalled memory, and
+// its reasons name a few of them and count the rest.
+func TestCodeMemoryBoostBounded(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, shop)
+	m := open(t, false)
+	ctx := t.Context()
+	var es []*mem.Entry
+	for i := range 30 {
+		es = append(es, &mem.Entry{Kind: mem.KindNote, Body: fmt.Sprintf("note %d: `FromCents` makes prices", i)})
+	}
+	if _, err := m.Remember(ctx, es, RememberOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c := openCode(t, root, CodeOptions{Memory: m})
+	if err := c.fresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ls := c.memoryLinks(ctx, "prices")
+	for target, w := range ls.boost {
+		if w > 1 {
+			t.Errorf("boost of %s = %v, want at most 1", target, w)
+		}
+	}
+	tps, err := c.Touchpoints(ctx, CodeQuery{Text: "make prices from cents", K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range tps {
+		if tp.Name != "FromCents" {
+			continue
+		}
+		n := 0
+		for _, w := range tp.Why {
+			if strings.HasPrefix(w, "memory ") {
+				n++
+			}
+		}
+		if n > maxWhyMemories+1 {
+			t.Errorf("touchpoint FromCents has %d memory reasons, want at most %d:\n%s", n, maxWhyMemories+1, strings.Join(tp.Why, "\n"))
+		}
+		if len(tp.Memories) != 30 {
+			t.Errorf("touchpoint FromCents lists %d memories, want 30", len(tp.Memories))
+		}
 	}
 }

@@ -38,6 +38,9 @@ const (
 	codeScanWeight = 0.25
 	// maxLinkWords bounds the words of one memory looked up in the index.
 	maxLinkWords = 32
+	// maxWhyMemories is how many of the memories pointing at a touchpoint
+	// its reasons name; the rest are counted (Memories lists them all).
+	maxWhyMemories = 3
 )
 
 // codeKinds are the kinds of memory that can point at code: knowledge,
@@ -123,7 +126,10 @@ func (c *Code) memoryLinks(ctx context.Context, query string) *linkSet {
 		}
 		ls.links = append(ls.links, memLink{label: linkLabel(r), targets: ts})
 		for _, t := range ts {
-			ls.boost[t] += weight
+			// Many memories about one definition say no more than one
+			// recalled memory does: a boost past 1 would bury every
+			// other answer under the most talked-about code.
+			ls.boost[t] = min(ls.boost[t]+weight, 1)
 		}
 	}
 	recs, err := m.Recall(ctx, Query{Text: query, K: codeRecallK, Kinds: codeKinds, Mode: "lexical"})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -132,6 +133,40 @@ func cleanPath(p string) string {
 	return strings.TrimPrefix(p, "./")
 }
 
+// readSource reads a project file as it is now, if it is still a regular
+// file no bigger than the index takes: a file replaced by a symbolic link
+// since it was indexed is not read through the link, which may lead out of
+// the project.
+func (ix *Index) readSource(rel string) ([]byte, error) {
+	name := filepath.Join(ix.root, filepath.FromSlash(rel))
+	fi, err := os.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxFileSize {
+		return nil, fmt.Errorf("%s: no longer a regular file of at most %d bytes", rel, maxFileSize)
+	}
+	fh, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	// Replaced between the two looks: not the file that was checked.
+	if fi2, err := fh.Stat(); err != nil || !os.SameFile(fi, fi2) {
+		return nil, fmt.Errorf("%s: changed while being read", rel)
+	}
+	// Sized by the stat, one byte more to see a file that grew.
+	b := make([]byte, fi.Size()+1)
+	n, err := io.ReadFull(fh, b)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, err
+	}
+	if n > int(fi.Size()) {
+		return nil, fmt.Errorf("%s: changed while being read", rel)
+	}
+	return b[:n], nil
+}
+
 // card describes definition id; with text it carries a snippet (the whole
 // definition with body).
 func (ix *Index) card(d *derived, id int32, text, body bool) Card {
@@ -156,7 +191,7 @@ func (ix *Index) card(d *derived, id int32, text, body bool) Card {
 
 // lines returns lines from..to (1-based, inclusive) of f as on disk now.
 func (ix *Index) lines(f *fileRec, from, to int) string {
-	b, err := os.ReadFile(filepath.Join(ix.root, filepath.FromSlash(f.Path)))
+	b, err := ix.readSource(f.Path)
 	if err != nil || from < 1 {
 		return ""
 	}

@@ -21,6 +21,7 @@ type derived struct {
 	mods   map[string]string  // directory holding a go.mod -> its module path
 	info   map[*fileRec]*finfo
 	names  []string // the string table as the state's references use it
+	dead   int      // definitions in syms of files since replaced or removed
 
 	graphOnce sync.Once
 	g         *graph
@@ -55,6 +56,12 @@ func (ix *Index) derive() (*derived, *state) {
 	if ix.der != nil && ix.derSt == st {
 		return ix.der, st
 	}
+	if ix.der != nil {
+		if d := ix.der.patch(ix.root, ix.derSt, st); d != nil {
+			ix.der, ix.derSt = d, st
+			return d, st
+		}
+	}
 	d := &derived{byName: map[string][]int32{}, first: map[string]int32{}, mods: map[string]string{}, info: map[*fileRec]*finfo{}}
 	d.names = st.names.all()
 	for _, f := range st.Files {
@@ -85,6 +92,115 @@ func (ix *Index) derive() (*derived, *state) {
 	ix.der, ix.derSt = d, st
 	return d, st
 }
+
+// maxPatch is the most files an update may change for the lookup tables
+// to be patched rather than rebuilt.
+const maxPatch = 256
+
+// patch returns the tables of st made from d, the tables of old, when
+// few files differ; nil when rebuilding is as cheap or a go.mod changed.
+// d is not changed: its maps are copied, its slices only appended to
+// beyond their length by copies.
+func (d *derived) patch(root string, old, st *state) *derived {
+	var gone, added []*fileRec
+	i, j := 0, 0
+	for i < len(old.Files) || j < len(st.Files) {
+		switch {
+		case j == len(st.Files) || (i < len(old.Files) && old.Files[i].Path < st.Files[j].Path):
+			gone = append(gone, old.Files[i])
+			i++
+		case i == len(old.Files) || st.Files[j].Path < old.Files[i].Path:
+			added = append(added, st.Files[j])
+			j++
+		default:
+			if old.Files[i] != st.Files[j] {
+				gone = append(gone, old.Files[i])
+				added = append(added, st.Files[j])
+			}
+			i++
+			j++
+		}
+		if len(added)+len(gone) > 2*maxPatch {
+			return nil
+		}
+	}
+	for _, f := range append(gone[:len(gone):len(gone)], added...) {
+		if path.Base(f.Path) == "go.mod" {
+			return nil
+		}
+	}
+	n := &derived{
+		syms: d.syms[:len(d.syms):len(d.syms)], byName: make(map[string][]int32, len(d.byName)),
+		first: make(map[string]int32, len(d.first)), mods: d.mods, info: make(map[*fileRec]*finfo, len(d.info)),
+		names: st.names.all(), dead: d.dead,
+	}
+	for k, v := range d.byName {
+		n.byName[k] = v
+	}
+	for k, v := range d.first {
+		n.first[k] = v
+	}
+	for k, v := range d.info {
+		n.info[k] = v
+	}
+	touched := map[string]bool{}
+	for _, f := range gone {
+		if n.info[f] == nil {
+			continue // a skipped file
+		}
+		delete(n.info, f)
+		if _, ok := n.first[f.Path]; ok && f.File != nil {
+			delete(n.first, f.Path)
+			n.dead += len(f.File.Symbols)
+			for _, s := range f.File.Symbols {
+				touched[s.Name] = true
+			}
+		}
+	}
+	for name := range touched {
+		var keep []int32
+		for _, id := range n.byName[name] {
+			if n.info[n.syms[id].f] != nil {
+				keep = append(keep, id)
+			}
+		}
+		if len(keep) == 0 {
+			delete(n.byName, name)
+		} else {
+			n.byName[name] = keep
+		}
+	}
+	for _, f := range added {
+		if f.Skip != "" {
+			continue
+		}
+		fi := n.newInfo(f)
+		n.info[f] = fi
+		if f.File == nil || len(f.File.Symbols) == 0 {
+			continue
+		}
+		n.first[f.Path] = int32(len(n.syms))
+		for i := range f.File.Symbols {
+			id := int32(len(n.syms))
+			n.syms = append(n.syms, symRef{f, fi, int32(i)})
+			l := n.byName[f.File.Symbols[i].Name]
+			n.byName[f.File.Symbols[i].Name] = append(l[:len(l):len(l)], id)
+		}
+	}
+	if n.dead > 4096 && n.dead > len(n.syms)/4 {
+		return nil
+	}
+	n.files = make([]*fileRec, 0, len(d.files)+len(added))
+	for _, f := range st.Files {
+		if f.Skip == "" {
+			n.files = append(n.files, f)
+		}
+	}
+	return n
+}
+
+// live reports whether definition id belongs to a file of the state.
+func (d *derived) live(id int32) bool { return d.info[d.syms[id].f] != nil }
 
 // goModule reads the module path a go.mod declares.
 func goModule(name string) string {

@@ -81,15 +81,23 @@ func unpackRef(names []string, p []uint32, i int) ref {
 //	history (gob), ranking model (its binary form)
 
 type encoder struct {
-	b   []byte
-	tab *strtab
+	b      []byte
+	tab    *strtab  // base form: strings by number in tab (locked)
+	names  []string // delta form: the table packed references point into
+	inline bool     // delta form: strings written out
 }
 
 func (e *encoder) uint(v uint64)  { e.b = binary.AppendUvarint(e.b, v) }
 func (e *encoder) int(v int64)    { e.b = binary.AppendVarint(e.b, v) }
 func (e *encoder) str(s string)   { e.uint(uint64(len(s))); e.b = append(e.b, s...) }
 func (e *encoder) bytes(b []byte) { e.uint(uint64(len(b))); e.b = append(e.b, b...) }
-func (e *encoder) id(s string)    { e.uint(uint64(e.tab.idLocked(s))) }
+func (e *encoder) id(s string) {
+	if e.inline {
+		e.str(s)
+		return
+	}
+	e.uint(uint64(e.tab.idLocked(s)))
+}
 
 func encodePayload(st *state) ([]byte, error) {
 	hist, err := st.History.MarshalBinary()
@@ -124,52 +132,63 @@ func encodePayload(st *state) ([]byte, error) {
 	}
 	e.uint(uint64(len(st.Files)))
 	for _, f := range st.Files {
-		e.str(f.Path)
-		e.int(f.Size)
-		e.int(f.Mtime)
-		e.b = append(e.b, f.Sum[:]...)
-		e.uint(uint64(f.Lines))
-		e.id(f.Lang)
-		e.str(f.Skip)
-		if f.File == nil {
-			e.uint(0)
-			continue
-		}
-		e.uint(1)
-		e.id(f.File.Package)
-		e.uint(uint64(len(f.File.Imports)))
-		for _, s := range f.File.Imports {
-			e.id(s)
-		}
-		e.uint(uint64(len(f.File.Symbols)))
-		for _, s := range f.File.Symbols {
-			e.id(string(s.Kind))
-			e.id(s.Name)
-			e.id(s.Parent)
-			e.uint(uint64(max(s.Line, 0)))
-			e.uint(uint64(max(s.EndLine, 0)))
-			e.str(s.Signature)
-			e.str(s.Doc)
-			if s.Exported {
-				e.uint(1)
-			} else {
-				e.uint(0)
-			}
-		}
-		e.uint(uint64(len(f.Refs)))
-		for _, v := range f.Refs {
-			e.uint(uint64(v))
-		}
+		e.file(f)
 	}
 	e.bytes(hist)
 	e.bytes(st.Rank)
 	return e.b, nil
 }
 
+// file writes one file's record.
+func (e *encoder) file(f *fileRec) {
+	e.str(f.Path)
+	e.int(f.Size)
+	e.int(f.Mtime)
+	e.b = append(e.b, f.Sum[:]...)
+	e.uint(uint64(f.Lines))
+	e.id(f.Lang)
+	e.str(f.Skip)
+	if f.File == nil {
+		e.uint(0)
+		return
+	}
+	e.uint(1)
+	e.id(f.File.Package)
+	e.uint(uint64(len(f.File.Imports)))
+	for _, s := range f.File.Imports {
+		e.id(s)
+	}
+	e.uint(uint64(len(f.File.Symbols)))
+	for _, s := range f.File.Symbols {
+		e.id(string(s.Kind))
+		e.id(s.Name)
+		e.id(s.Parent)
+		e.uint(uint64(max(s.Line, 0)))
+		e.uint(uint64(max(s.EndLine, 0)))
+		e.str(s.Signature)
+		e.str(s.Doc)
+		if s.Exported {
+			e.uint(1)
+		} else {
+			e.uint(0)
+		}
+	}
+	e.uint(uint64(len(f.Refs)))
+	for i, v := range f.Refs {
+		if e.inline && i%3 != 2 {
+			e.str(e.names[v])
+		} else {
+			e.uint(uint64(v))
+		}
+	}
+}
+
 type decoder struct {
-	b     []byte
-	err   error
-	names []string
+	b      []byte
+	err    error
+	names  []string // base form: the string table
+	inline bool     // delta form: strings written out, references interned into tab
+	tab    *strtab
 }
 
 var errShort = errors.New("payload ends early")
@@ -227,6 +246,9 @@ func (d *decoder) raw(n int) []byte {
 func (d *decoder) str() string { return string(d.raw(d.count(1))) }
 
 func (d *decoder) id() string {
+	if d.inline {
+		return d.str()
+	}
 	i := d.uint()
 	if d.err == nil && i >= uint64(len(d.names)) {
 		d.err = fmt.Errorf("string %d of %d", i, len(d.names))
@@ -266,44 +288,7 @@ func decodePayload(b []byte) (*state, error) {
 		if d.err != nil {
 			break
 		}
-		f := &fileRec{Path: d.str(), Size: d.int(), Mtime: d.int()}
-		copy(f.Sum[:], d.raw(len(f.Sum)))
-		f.Lines = int(d.uint())
-		f.Lang = d.id()
-		f.Skip = d.str()
-		if d.uint() == 1 {
-			pf := &pFile{Lang: f.Lang, Package: d.id()}
-			ni := d.count(1)
-			for range ni {
-				pf.Imports = append(pf.Imports, d.id())
-			}
-			ns := d.count(8)
-			pf.Symbols = make([]pSymbol, ns)
-			for i := range ns {
-				s := &pf.Symbols[i]
-				s.Kind = pKind(d.id())
-				s.Name = d.id()
-				s.Parent = d.id()
-				s.Line = int(d.uint())
-				s.EndLine = int(d.uint())
-				s.Signature = d.str()
-				s.Doc = d.str()
-				s.Exported = d.uint() == 1
-			}
-			nr := d.count(1)
-			f.Refs = make([]uint32, nr)
-			for i := range nr {
-				v := d.uint()
-				if v > 1<<32-1 {
-					d.err = fmt.Errorf("reference field %d out of range", v)
-				}
-				f.Refs[i] = uint32(v)
-			}
-			if d.err == nil && (nr%3 != 0 || !refsInTable(f.Refs, len(d.names))) {
-				d.err = fmt.Errorf("%s: malformed references", f.Path)
-			}
-			f.File = pf
-		}
+		f := d.file()
 		if i := len(st.Files); i > 0 && st.Files[i-1].Path >= f.Path {
 			d.err = fmt.Errorf("files out of order at %s", f.Path)
 		}
@@ -322,6 +307,60 @@ func decodePayload(b []byte) (*state, error) {
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	return st, nil
+}
+
+// file reads one file's record.
+func (d *decoder) file() *fileRec {
+	f := &fileRec{Path: d.str(), Size: d.int(), Mtime: d.int()}
+	copy(f.Sum[:], d.raw(len(f.Sum)))
+	f.Lines = int(d.uint())
+	f.Lang = d.id()
+	f.Skip = d.str()
+	if d.uint() != 1 {
+		return f
+	}
+	pf := &pFile{Lang: f.Lang, Package: d.id()}
+	ni := d.count(1)
+	for range ni {
+		pf.Imports = append(pf.Imports, d.id())
+	}
+	ns := d.count(8)
+	pf.Symbols = make([]pSymbol, ns)
+	for i := range ns {
+		s := &pf.Symbols[i]
+		s.Kind = pKind(d.id())
+		s.Name = d.id()
+		s.Parent = d.id()
+		s.Line = int(d.uint())
+		s.EndLine = int(d.uint())
+		s.Signature = d.str()
+		s.Doc = d.str()
+		s.Exported = d.uint() == 1
+	}
+	nr := d.count(1)
+	if d.err == nil && nr%3 != 0 {
+		d.err = fmt.Errorf("%s: malformed references", f.Path)
+	}
+	f.Refs = make([]uint32, nr)
+	for i := range nr {
+		if d.err != nil {
+			break
+		}
+		if d.inline && i%3 != 2 {
+			f.Refs[i] = d.tab.id(d.str())
+			continue
+		}
+		v := d.uint()
+		if v > 1<<32-1 {
+			d.err = fmt.Errorf("reference field %d out of range", v)
+		}
+		f.Refs[i] = uint32(v)
+	}
+	if d.err == nil && !d.inline && !refsInTable(f.Refs, len(d.names)) {
+		d.err = fmt.Errorf("%s: malformed references", f.Path)
+	}
+	f.File = pf
+	return f
 }
 
 func refsInTable(p []uint32, n int) bool {

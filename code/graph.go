@@ -191,6 +191,9 @@ func (d *derived) buildUnits() *units {
 		}
 	}
 	for id, r := range d.syms {
+		if !d.live(int32(id)) {
+			continue
+		}
 		n := r.sym().Name
 		u.byName[n+"\x00"+r.fi.dir] = append(u.byName[n+"\x00"+r.fi.dir], int32(id))
 		u.byName[n+"\x00"+r.fi.modKey] = append(u.byName[n+"\x00"+r.fi.modKey], int32(id))

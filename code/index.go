@@ -34,7 +34,7 @@ type Index struct {
 	st     *state
 	byPath map[string]*fileRec
 	model  *rank.Model // Put and Remove under mu's write lock, queries under its read lock
-	disk   os.FileInfo // the index file as last loaded or saved
+	disk   loaded      // the files as last loaded or saved
 	der    *derived    // lookup tables built from derSt on first need
 	derSt  *state
 	derMu  sync.Mutex
@@ -106,11 +106,32 @@ func Open(ctx context.Context, opt Options) (*Index, error) {
 	return ix, nil
 }
 
-// load reads the index file, or gives an empty state when there is none
-// or it cannot be trusted.
-func (ix *Index) load() (*state, *rank.Model, os.FileInfo) {
+// loaded is what was read from, or written to, the index directory.
+type loaded struct {
+	st      *state
+	model   *rank.Model
+	base    [16]byte    // the base file's identity; zero when there is none
+	jr      *journal    // the changes since the base; nil when none
+	fi, jfi os.FileInfo // the base and journal files as read or written
+}
+
+// same reports whether the files on disk are still those of l.
+func (l loaded) same(dir string) bool {
+	eq := func(a os.FileInfo, name string) bool {
+		b, err := os.Stat(filepath.Join(dir, name))
+		if a == nil || err != nil {
+			return a == nil && err != nil
+		}
+		return os.SameFile(a, b) && a.ModTime().Equal(b.ModTime()) && a.Size() == b.Size()
+	}
+	return eq(l.fi, indexName) && eq(l.jfi, journalName)
+}
+
+// load reads the index files, or gives an empty state when there are
+// none or they cannot be trusted.
+func (ix *Index) load() loaded {
 	name := filepath.Join(ix.dir, indexName)
-	st, fi, err := loadState(ix.dir)
+	st, base, fi, err := loadState(ix.dir)
 	if err != nil {
 		ix.warn(name, fmt.Errorf("rebuilding the index: %w", err))
 		st = nil
@@ -126,23 +147,41 @@ func (ix *Index) load() (*state, *rank.Model, os.FileInfo) {
 			st, model = nil, rank.New()
 		}
 	}
+	var l loaded
 	if st == nil {
 		st = &state{Root: ix.root, names: newStrtab()}
+	} else {
+		l.fi, l.base = fi, base
+		jr, jfi, err := loadJournal(ix.dir, st.names)
+		l.jfi = jfi
+		switch {
+		case err != nil:
+			// The base stands; the files the journal held are found
+			// changed again by the next update.
+			ix.warn(filepath.Join(ix.dir, journalName), fmt.Errorf("ignoring the journal: %w", err))
+		case jr != nil && jr.base == base:
+			if err := jr.apply(st, model); err != nil {
+				ix.warn(filepath.Join(ix.dir, journalName), fmt.Errorf("rebuilding the index: %w", err))
+				return loaded{st: &state{Root: ix.root, names: newStrtab(), History: new(hStats)}, model: rank.New(), fi: fi, jfi: jfi}
+			}
+			l.jr = jr
+		}
 	}
 	st.Rank = nil
 	if st.History == nil {
 		st.History = new(hStats)
 	}
-	return st, model, fi
+	l.st, l.model = st, model
+	return l
 }
 
-func (ix *Index) setState(st *state, model *rank.Model, fi os.FileInfo) {
-	m := make(map[string]*fileRec, len(st.Files))
-	for _, f := range st.Files {
+func (ix *Index) setState(l loaded) {
+	m := make(map[string]*fileRec, len(l.st.Files))
+	for _, f := range l.st.Files {
 		m[f.Path] = f
 	}
 	ix.mu.Lock()
-	ix.st, ix.byPath, ix.model, ix.disk = st, m, model, fi
+	ix.st, ix.byPath, ix.model, ix.disk = l.st, m, l.model, l
 	ix.mu.Unlock()
 }
 
@@ -187,17 +226,14 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 	removeStaleTemps(ix.dir, start)
 
 	// Another process may have saved a newer index since: start from it.
-	if fi, err := os.Stat(filepath.Join(ix.dir, indexName)); err == nil {
-		ix.mu.RLock()
-		same := ix.disk != nil && os.SameFile(fi, ix.disk) && fi.ModTime().Equal(ix.disk.ModTime()) && fi.Size() == ix.disk.Size()
-		ix.mu.RUnlock()
-		if !same {
-			ix.setState(ix.load())
-		}
+	ix.mu.RLock()
+	disk := ix.disk
+	ix.mu.RUnlock()
+	if !disk.same(ix.dir) {
+		ix.setState(ix.load())
 	}
 	ix.mu.RLock()
-	old := ix.st
-	oldBy := ix.byPath
+	old, oldBy, disk := ix.st, ix.byPath, ix.disk
 	ix.mu.RUnlock()
 
 	ents, err := walk(ctx, ix.root, ix.skipDir(), ix.opt.Warn)
@@ -217,8 +253,27 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 		}
 		todo = append(todo, i)
 	}
-	if err := ix.refresh(ctx, ents, files, todo, oldBy, old.names, &s); err != nil {
+	// Texts are kept for the journal only when it may be written.
+	var texts [][]byte
+	if disk.fi != nil && len(todo) <= maxJournalFiles {
+		texts = make([][]byte, len(ents))
+	}
+	changed := make([]bool, len(ents))
+	if err := ix.refresh(ctx, ents, files, todo, oldBy, old.names, texts, changed, &s); err != nil {
 		return s, err
+	}
+	var jr *journal
+	if texts != nil {
+		if disk.jr != nil {
+			jr = disk.jr.clone()
+		} else {
+			jr = newJournal(disk.base)
+		}
+		for _, i := range todo {
+			if files[i] != oldBy[files[i].Path] {
+				jr.set(&jentry{rec: files[i], text: texts[i], put: changed[i] && files[i].Skip == ""})
+			}
+		}
 	}
 	seen := make(map[string]bool, len(ents))
 	for _, f := range files {
@@ -235,6 +290,9 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 			ix.mu.Lock()
 			ix.model.Remove(f.Path)
 			ix.mu.Unlock()
+			if jr != nil {
+				jr.remove(f.Path)
+			}
 		}
 	}
 	s.Parse = time.Since(t)
@@ -247,28 +305,65 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 	s.Commits = n
 	s.History = time.Since(t)
 
-	if head == old.Head && n == 0 && sameFiles(files, old.Files) && ix.disk != nil {
+	if head == old.Head && n == 0 && sameFiles(files, old.Files) && disk.fi != nil {
 		return s, nil // nothing to save
 	}
 	st := &state{Root: ix.root, Files: files, Head: head, History: hist, Updated: time.Now().UTC(), names: old.names}
 	t = time.Now()
-	ix.mu.Lock()
-	st.Rank, err = ix.model.MarshalBinary()
-	model := ix.model
-	ix.mu.Unlock()
+	l, err := ix.save(st, jr, hist != old.History || n > 0 || head != old.Head)
 	if err != nil {
-		return s, fmt.Errorf("cannot save the index: %w", err)
-	}
-	fi, err := saveState(ix.dir, st)
-	st.Rank = nil
-	if err != nil {
-		// What was added in memory is not on disk: go back to the disk.
+		// What was changed in memory is not on disk: go back to the disk.
 		ix.setState(ix.load())
 		return s, fmt.Errorf("cannot save the index: %w", err)
 	}
 	s.Save = time.Since(t)
-	ix.setState(st, model, fi)
+	ix.setState(l)
 	return s, nil
+}
+
+// save writes st: as a journal of the changes since the base when jr is
+// set and small enough, else as a new base.
+func (ix *Index) save(st *state, jr *journal, histChanged bool) (loaded, error) {
+	ix.mu.RLock()
+	model := ix.model
+	prev := ix.disk
+	ix.mu.RUnlock()
+	if jr != nil {
+		jr.head, jr.updated = st.Head, st.Updated
+		if histChanged {
+			ix.hmu.Lock()
+			b, err := st.History.MarshalBinary()
+			ix.hmu.Unlock()
+			if err != nil {
+				return loaded{}, err
+			}
+			jr.hist = b
+		}
+	}
+	if jr != nil && !jr.full() {
+		jfi, err := saveJournal(ix.dir, jr, st.names.all())
+		if err != nil {
+			return loaded{}, err
+		}
+		return loaded{st: st, model: model, base: prev.base, jr: jr, fi: prev.fi, jfi: jfi}, nil
+	}
+	// The model's encoding compacts it: no query may read it meanwhile.
+	ix.mu.Lock()
+	b, err := model.MarshalBinary()
+	ix.mu.Unlock()
+	if err != nil {
+		return loaded{}, err
+	}
+	st.Rank = b
+	base, fi, err := saveState(ix.dir, st)
+	st.Rank = nil
+	if err != nil {
+		return loaded{}, err
+	}
+	if err := removeJournal(ix.dir); err != nil {
+		return loaded{}, err
+	}
+	return loaded{st: st, model: model, base: base, fi: fi}, nil
 }
 
 // skipDir is the index directory when it lies inside the project, so that
@@ -281,7 +376,9 @@ func (ix *Index) skipDir() string {
 }
 
 // refresh reads and parses the files ents[todo], in parallel, into files.
-func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, todo []int, oldBy map[string]*fileRec, names *strtab, s *Stats) error {
+// Their texts go to texts when it is set, whether their content changed to
+// changed.
+func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, todo []int, oldBy map[string]*fileRec, names *strtab, texts [][]byte, changed []bool, s *Stats) error {
 	var (
 		mu   sync.Mutex
 		done int
@@ -295,8 +392,12 @@ func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, to
 			defer wg.Done()
 			for i := range next {
 				e := ents[i]
-				f, text, changed := ix.readFile(e, oldBy[e.path])
-				if changed {
+				f, text, diff := ix.readFile(e, oldBy[e.path])
+				changed[i] = diff
+				if texts != nil && diff {
+					texts[i] = text
+				}
+				if diff {
 					ix.mu.Lock()
 					if f.Skip == "" {
 						rankPut(ix.model, f.Path, f.Lang, text, f.File)
@@ -314,7 +415,7 @@ func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, to
 				switch {
 				case oldBy[e.path] == nil:
 					s.Added++
-				case changed:
+				case diff:
 					s.Changed++
 				default:
 					s.Unchanged++
@@ -343,11 +444,15 @@ func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, to
 // changed is false when the content turned out the same.
 func (ix *Index) readFile(e entry, old *fileRec) (*fileRec, []byte, bool) {
 	f := &fileRec{Path: e.path, Size: e.size, Mtime: e.mtime, Lang: parseLanguage(e.path)}
+	if e.link {
+		f.Skip = skipSymlink
+		return f, nil, true
+	}
 	if e.size > maxFileSize {
 		f.Skip = skipLarge
 		return f, nil, true
 	}
-	b, err := os.ReadFile(filepath.Join(ix.root, filepath.FromSlash(e.path)))
+	b, err := ix.readSource(e.path)
 	if err != nil {
 		ix.warn(e.path, err)
 		f.Skip = skipUnreadable
@@ -409,6 +514,9 @@ func countLines(b []byte) int {
 // reads it all again into new stats when old.Head is gone from the history
 // (rewritten) or the project has no history any more.
 func (ix *Index) readHistory(ctx context.Context, old *state) (*hStats, string, int, error) {
+	if old.Head != "" && gitHead(ix.root) == old.Head {
+		return old.History, old.Head, 0, nil // HEAD has not moved
+	}
 	cs, head, err := readHistory(ctx, ix.root, old.Head)
 	h := old.History
 	if errors.Is(err, errRewritten) || (err == nil && head == "" && old.Head != "") {

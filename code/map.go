@@ -41,7 +41,7 @@ func (ix *Index) Map(budget int, count func(string) int) Map {
 	}
 	central := make([]int32, 0, len(d.syms))
 	for id, r := range d.syms {
-		if g.indeg[id] > 0 && !isTestPath(r.f.Path) && kindRank(r.sym().Kind) < 3 {
+		if g.indeg[id] > 0 && d.live(int32(id)) && !isTestPath(r.f.Path) && kindRank(r.sym().Kind) < 3 {
 			central = append(central, int32(id))
 		}
 	}

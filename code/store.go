@@ -15,19 +15,25 @@ import (
 	"github.com/miramem/mira/internal/atomicfile"
 )
 
-// The index is one file, written whole and renamed into place
-// (internal/atomicfile): a reader, or a process killed mid-write, sees the
-// previous index or the new one, never a mix. Two processes updating at
-// once each write a complete index and the last rename wins; neither file
-// is ever partly one and partly the other.
+// The index is two files, each written whole and renamed into place
+// (internal/atomicfile): "index", the base, and "journal", the files
+// changed since, named with the identity of the base they apply to. A
+// small update rewrites only the journal; a large one, or a journal grown
+// too big, rewrites the base and removes the journal. A reader, or a
+// process killed mid-write, sees each file old or new, never a mix; a
+// journal whose base was replaced since is ignored (the files it held are
+// found changed again by the next update). Two processes updating at once
+// each write complete files and the last rename wins.
 //
-// Layout: magic, format version (uint32), payload length (uint64), the gob
-// payload, and the SHA-256 of the payload. Anything else — a short file,
-// another version, a wrong checksum, a payload that does not decode — is
-// reported and the index rebuilt.
+// Layout of both: magic, format version (uint32), payload length
+// (uint64), the payload, and the SHA-256 of the payload. Anything else — a
+// short file, another version, a wrong checksum, a payload that does not
+// decode — is reported and the index rebuilt.
 const (
 	indexName     = "index"
 	indexMagic    = "MIRACODE"
+	journalName   = "journal"
+	journalMagic  = "MIRAJRNL"
 	formatVersion = 2
 	headerSize    = len(indexMagic) + 4 + 8
 )
@@ -60,54 +66,44 @@ type state struct {
 	names *strtab // the strings Refs and the encoded form refer to
 }
 
-// encodeState writes st in the index file's format.
-func encodeState(w io.Writer, st *state) error {
-	b, err := encodePayload(st)
-	if err != nil {
-		return err
-	}
-	payload := bytes.NewBuffer(b)
-	var hdr [headerSize]byte
-	copy(hdr[:], indexMagic)
-	binary.LittleEndian.PutUint32(hdr[len(indexMagic):], formatVersion)
-	binary.LittleEndian.PutUint64(hdr[len(indexMagic)+4:], uint64(payload.Len()))
-	sum := sha256.Sum256(payload.Bytes())
-	for _, b := range [][]byte{hdr[:], payload.Bytes(), sum[:]} {
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-	}
-	return nil
+// envelope wraps a payload: magic, version, length, payload, SHA-256.
+func envelope(magic string, payload []byte) []byte {
+	out := make([]byte, 0, headerSize+len(payload)+sha256.Size)
+	out = append(out, magic...)
+	out = binary.LittleEndian.AppendUint32(out, formatVersion)
+	out = binary.LittleEndian.AppendUint64(out, uint64(len(payload)))
+	out = append(out, payload...)
+	sum := sha256.Sum256(payload)
+	return append(out, sum[:]...)
 }
 
-// decodeState reads an index file's bytes; any damage or another format
+// unwrap checks an envelope and returns its payload and the payload's
+// identity (the first half of its SHA-256); any damage or another format
 // gives an error wrapping errFormat.
-func decodeState(b []byte) (*state, error) {
-	if len(b) < headerSize+sha256.Size || string(b[:len(indexMagic)]) != indexMagic {
-		return nil, fmt.Errorf("%w: no index header", errFormat)
+func unwrap(magic string, b []byte) ([]byte, [16]byte, error) {
+	var id [16]byte
+	if len(b) < headerSize+sha256.Size || string(b[:len(magic)]) != magic {
+		return nil, id, fmt.Errorf("%w: no header", errFormat)
 	}
-	if v := binary.LittleEndian.Uint32(b[len(indexMagic):]); v != formatVersion {
-		return nil, fmt.Errorf("%w: format version %d, want %d", errFormat, v, formatVersion)
+	if v := binary.LittleEndian.Uint32(b[len(magic):]); v != formatVersion {
+		return nil, id, fmt.Errorf("%w: format version %d, want %d", errFormat, v, formatVersion)
 	}
-	n := binary.LittleEndian.Uint64(b[len(indexMagic)+4:])
+	n := binary.LittleEndian.Uint64(b[len(magic)+4:])
 	if n != uint64(len(b)-headerSize-sha256.Size) {
-		return nil, fmt.Errorf("%w: %d bytes of payload, header says %d", errFormat, len(b)-headerSize-sha256.Size, n)
+		return nil, id, fmt.Errorf("%w: %d bytes of payload, header says %d", errFormat, len(b)-headerSize-sha256.Size, n)
 	}
 	payload := b[headerSize : headerSize+int(n)]
 	sum := sha256.Sum256(payload)
 	if !bytes.Equal(sum[:], b[headerSize+int(n):]) {
-		return nil, fmt.Errorf("%w: checksum mismatch", errFormat)
+		return nil, id, fmt.Errorf("%w: checksum mismatch", errFormat)
 	}
-	st, err := decodePayload(payload)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errFormat, err)
-	}
-	return st, nil
+	copy(id[:], sum[:])
+	return payload, id, nil
 }
 
-// loadState reads the index file in dir. A missing file gives (nil, nil).
-func loadState(dir string) (*state, os.FileInfo, error) {
-	name := filepath.Join(dir, indexName)
+// readFile reads a file of the index directory whole. A missing file
+// gives (nil, nil, nil).
+func readIndexFile(name string) ([]byte, os.FileInfo, error) {
 	f, err := os.Open(name)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
@@ -124,19 +120,70 @@ func loadState(dir string) (*state, os.FileInfo, error) {
 	if _, err := io.ReadFull(f, b); err != nil {
 		return nil, fi, fmt.Errorf("%s: %w: %v", name, errFormat, err)
 	}
-	st, err := decodeState(b)
+	return b, fi, nil
+}
+
+// loadState reads the index file in dir. A missing file gives nil.
+func loadState(dir string) (*state, [16]byte, os.FileInfo, error) {
+	var id [16]byte
+	name := filepath.Join(dir, indexName)
+	b, fi, err := readIndexFile(name)
+	if b == nil || err != nil {
+		return nil, id, fi, err
+	}
+	payload, id, err := unwrap(indexMagic, b)
+	if err != nil {
+		return nil, id, fi, fmt.Errorf("%s: %w", name, err)
+	}
+	st, err := decodePayload(payload)
+	if err != nil {
+		return nil, id, fi, fmt.Errorf("%s: %w: %v", name, errFormat, err)
+	}
+	return st, id, fi, nil
+}
+
+// saveState replaces the index file in dir with st, privately (0600),
+// and returns the new file's identity.
+func saveState(dir string, st *state) ([16]byte, os.FileInfo, error) {
+	var id [16]byte
+	payload, err := encodePayload(st)
+	if err != nil {
+		return id, nil, err
+	}
+	b := envelope(indexMagic, payload)
+	sum := sha256.Sum256(payload)
+	copy(id[:], sum[:])
+	name := filepath.Join(dir, indexName)
+	if err := atomicfile.Write(name, b, 0o600, false); err != nil {
+		return id, nil, err
+	}
+	fi, err := os.Stat(name)
+	return id, fi, err
+}
+
+// loadJournal reads the journal in dir, interning its strings into tab.
+// A missing journal gives nil.
+func loadJournal(dir string, tab *strtab) (*journal, os.FileInfo, error) {
+	name := filepath.Join(dir, journalName)
+	b, fi, err := readIndexFile(name)
+	if b == nil || err != nil {
+		return nil, fi, err
+	}
+	payload, _, err := unwrap(journalMagic, b)
 	if err != nil {
 		return nil, fi, fmt.Errorf("%s: %w", name, err)
 	}
-	return st, fi, nil
+	j, err := decodeJournal(payload, tab)
+	if err != nil {
+		return nil, fi, fmt.Errorf("%s: %w: %v", name, errFormat, err)
+	}
+	return j, fi, nil
 }
 
-// saveState replaces the index file in dir with st, privately (0600).
-func saveState(dir string, st *state) (os.FileInfo, error) {
-	name := filepath.Join(dir, indexName)
-	if err := atomicfile.WriteWith(name, 0o600, false, func(w io.Writer) error {
-		return encodeState(w, st)
-	}); err != nil {
+// saveJournal replaces the journal in dir.
+func saveJournal(dir string, j *journal, names []string) (os.FileInfo, error) {
+	name := filepath.Join(dir, journalName)
+	if err := atomicfile.Write(name, envelope(journalMagic, encodeJournal(j, names)), 0o600, false); err != nil {
 		return nil, err
 	}
 	return os.Stat(name)
@@ -155,7 +202,7 @@ func removeStaleTemps(dir string, now time.Time) {
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if !strings.HasPrefix(n, "."+indexName+".") || !strings.HasSuffix(n, ".tmp") {
+		if !(strings.HasPrefix(n, "."+indexName+".") || strings.HasPrefix(n, "."+journalName+".")) || !strings.HasSuffix(n, ".tmp") {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > tempAge {

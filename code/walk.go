@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -26,6 +27,7 @@ const (
 	skipBinary     = "binary"
 	skipLarge      = "too large"
 	skipUnreadable = "unreadable"
+	skipSymlink    = "symbolic link"
 )
 
 // skipDirs are directories never indexed, ignored or not: version control
@@ -41,6 +43,7 @@ type entry struct {
 	path  string // slash path relative to the root
 	size  int64
 	mtime int64 // UnixNano
+	link  bool  // a symbolic link: listed to be counted, never followed
 }
 
 // walker lists a project's files, honouring its .gitignore files.
@@ -111,9 +114,19 @@ func (w *walker) dir(ctx context.Context, rel string, ps []gitignore.Pattern) er
 				continue // removed since the directory was read
 			}
 			w.out = append(w.out, entry{path: p, size: fi.Size(), mtime: fi.ModTime().UnixNano()})
+		case e.Type()&fs.ModeSymlink != 0:
+			// Not followed: a link may lead out of the project, or in a
+			// loop. Listed, unless ignored, to be counted as skipped.
+			if m.Match(parts, false) {
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil {
+				continue
+			}
+			w.out = append(w.out, entry{path: p, size: fi.Size(), mtime: fi.ModTime().UnixNano(), link: true})
 		}
-		// Symbolic links and special files are not followed: a link may
-		// lead out of the project, or in a loop.
+		// Special files (sockets, devices, pipes) are left out.
 	}
 	return nil
 }

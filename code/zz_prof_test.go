@@ -3,7 +3,7 @@ package code
 import (
 	"context"
 	"os"
-	"runtime"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -19,20 +19,22 @@ func TestZZProf(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("open %v", time.Since(t0))
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	t.Logf("heap %d MiB", ms.HeapAlloc>>20)
 	t0 = time.Now()
 	s, err := ix.Update(context.Background())
 	t.Logf("update %v %+v", time.Since(t0), s)
-	t0 = time.Now()
-	d, _ := ix.derive()
-	t.Logf("derive %v", time.Since(t0))
-	t0 = time.Now()
-	g := d.graph()
-	t.Logf("graph %v edges %d", time.Since(t0), len(g.edges))
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	t.Logf("heap %d MiB", ms.HeapAlloc>>20)
+	for i := range 3 {
+		os.WriteFile(filepath.Join(root, "strings", "zz.go"), []byte("package strings\n\nfunc ZZ"+string(rune('a'+i))+"() {}\n"), 0o644)
+		t0 = time.Now()
+		s, err = ix.Update(context.Background())
+		t.Logf("update1 %v %+v", time.Since(t0), s)
+		t0 = time.Now()
+		_, err = ix.Card("ZZ"+string(rune('a'+i)), false)
+		t.Logf("card %v %v", time.Since(t0), err)
+		t0 = time.Now()
+		tp := ix.Touchpoints(Query{Text: "parse a duration string"})
+		t.Logf("touch %v %d", time.Since(t0), len(tp))
+		t0 = time.Now()
+		tp = ix.Touchpoints(Query{Text: "parse a duration string"})
+		t.Logf("touch warm %v %d", time.Since(t0), len(tp))
+	}
 }

@@ -109,3 +109,28 @@ func BenchmarkAdd(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadAdd is what an index does on its first run: read the
+// whole history and aggregate it.
+func BenchmarkReadAdd(b *testing.B) {
+	for _, r := range benchRepos {
+		b.Run(r.name, func(b *testing.B) {
+			dir := benchRepo(b, r.env)
+			n := 0
+			cpu := cpuTime()
+			for b.Loop() {
+				commits, head, err := Read(context.Background(), dir, "", 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				st := NewStats(Options{})
+				st.Add(commits)
+				st.Head = head
+				n += len(commits)
+			}
+			cpu = cpuTime() - cpu
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "commits/s")
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+		})
+	}
+}

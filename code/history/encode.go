@@ -225,16 +225,20 @@ func (d *decoder) decode() (*Stats, error) {
 		return nil, err
 	}
 	var o [4]uint64
-	for i := range o {
+	for i, name := range []string{"MaxFiles", "Partners", "Authors", "LogLen"} {
 		if o[i], err = d.uint(); err != nil {
 			return nil, err
 		}
-		if o[i] == 0 || o[i] > 1<<20 {
-			return nil, fmt.Errorf("bad option %d", o[i])
+		limit := uint64(MaxKept)
+		if i == 0 {
+			limit = MaxMaxFiles
+		}
+		if o[i] < 1 || i == 0 && o[i] < 2 || o[i] > limit {
+			return nil, fmt.Errorf("option %s %d out of range", name, o[i])
 		}
 	}
-	if hl <= 0 || o[0] < 2 {
-		return nil, errors.New("bad options")
+	if hl <= 0 {
+		return nil, fmt.Errorf("option HalfLife %v out of range", time.Duration(hl))
 	}
 	s.opt = Options{HalfLife: time.Duration(hl), MaxFiles: int(o[0]), Partners: int(o[1]), Authors: int(o[2]), LogLen: int(o[3])}
 	s.ready = true

@@ -1,7 +1,6 @@
 package history
 
 import (
-	"bytes"
 	"cmp"
 	"container/heap"
 	"context"
@@ -18,11 +17,12 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
+
+	"github.com/miramem/mira/internal/gittree"
 )
 
 // readGoGit is Read done with go-git alone: a walk of the commits by
@@ -199,8 +199,12 @@ func isGitDir(dir string) bool {
 	if c := commonDir(dir); c != "" {
 		common = c
 	}
-	fi, err := os.Stat(filepath.Join(common, "objects"))
-	return err == nil && fi.IsDir()
+	for _, sub := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(common, sub)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
 }
 
 // commonDir returns the shared git directory of a linked worktree's git
@@ -432,18 +436,18 @@ func (w *walker) subtree(h plumbing.Hash, prefix string) (plumbing.Hash, error) 
 		if err != nil {
 			return h, err
 		}
-		t := treeWalk{data: raw}
+		t := gittree.NewWalk(raw)
 		next := plumbing.ZeroHash
 		for {
-			e, ok, err := t.next()
+			e, ok, err := t.Next()
 			if err != nil {
 				return h, fmt.Errorf("read tree %s: %w", h, err)
 			}
 			if !ok {
 				break
 			}
-			if e.dir() && string(e.name) == name {
-				next = e.hash
+			if e.Dir() && string(e.Name) == name {
+				next = e.Hash
 				break
 			}
 		}
@@ -545,12 +549,12 @@ func (w *walker) diff(d *changes, a, b plumbing.Hash, base string) error {
 	if err != nil {
 		return err
 	}
-	ta, tb := treeWalk{data: ra}, treeWalk{data: rb}
-	x, okA, err := ta.next()
+	ta, tb := gittree.NewWalk(ra), gittree.NewWalk(rb)
+	x, okA, err := ta.Next()
 	if err != nil {
 		return fmt.Errorf("read tree %s: %w", a, err)
 	}
-	y, okB, err := tb.next()
+	y, okB, err := tb.Next()
 	if err != nil {
 		return fmt.Errorf("read tree %s: %w", b, err)
 	}
@@ -562,7 +566,7 @@ func (w *walker) diff(d *changes, a, b plumbing.Hash, base string) error {
 		case !okA:
 			c = 1
 		default:
-			c = compareEntries(x, y)
+			c = gittree.Compare(x, y)
 		}
 		switch {
 		case c < 0:
@@ -573,10 +577,10 @@ func (w *walker) diff(d *changes, a, b plumbing.Hash, base string) error {
 			if err := w.whole(&d.added, y, base); err != nil {
 				return err
 			}
-		case x.hash != y.hash || x.mode != y.mode:
-			name := base + string(x.name)
-			if x.dir() {
-				if err := w.diff(d, x.hash, y.hash, name+"/"); err != nil {
+		case x.Hash != y.Hash || x.Mode != y.Mode:
+			name := base + string(x.Name)
+			if x.Dir() {
+				if err := w.diff(d, x.Hash, y.Hash, name+"/"); err != nil {
 					return err
 				}
 			} else {
@@ -584,12 +588,12 @@ func (w *walker) diff(d *changes, a, b plumbing.Hash, base string) error {
 			}
 		}
 		if c <= 0 {
-			if x, okA, err = ta.next(); err != nil {
+			if x, okA, err = ta.Next(); err != nil {
 				return fmt.Errorf("read tree %s: %w", a, err)
 			}
 		}
 		if c >= 0 {
-			if y, okB, err = tb.next(); err != nil {
+			if y, okB, err = tb.Next(); err != nil {
 				return fmt.Errorf("read tree %s: %w", b, err)
 			}
 		}
@@ -599,21 +603,21 @@ func (w *walker) diff(d *changes, a, b plumbing.Hash, base string) error {
 
 // whole lists an entry present on one side only: a file, or every file
 // below a directory.
-func (w *walker) whole(to *[]fileAt, e rawEntry, base string) error {
-	name := base + string(e.name)
-	if !e.dir() {
-		*to = append(*to, fileAt{name, e.hash, e.mode})
+func (w *walker) whole(to *[]fileAt, e gittree.Entry, base string) error {
+	name := base + string(e.Name)
+	if !e.Dir() {
+		*to = append(*to, fileAt{name, e.Hash, e.Mode})
 		return nil
 	}
-	raw, err := w.rawTree(e.hash)
+	raw, err := w.rawTree(e.Hash)
 	if err != nil {
 		return err
 	}
-	t := treeWalk{data: raw}
+	t := gittree.NewWalk(raw)
 	for {
-		c, ok, err := t.next()
+		c, ok, err := t.Next()
 		if err != nil {
-			return fmt.Errorf("read tree %s: %w", e.hash, err)
+			return fmt.Errorf("read tree %s: %w", e.Hash, err)
 		}
 		if !ok {
 			return nil
@@ -622,63 +626,4 @@ func (w *walker) whole(to *[]fileAt, e rawEntry, base string) error {
 			return err
 		}
 	}
-}
-
-// rawEntry is a tree entry as encoded: its name and hash point into the
-// tree's bytes.
-type rawEntry struct {
-	mode uint32
-	name []byte
-	hash plumbing.Hash
-}
-
-func (e rawEntry) dir() bool { return e.mode == uint32(filemode.Dir) }
-
-// treeWalk reads the entries of an encoded tree, each "<octal mode>
-// <name>\x00<20-byte hash>", in order.
-type treeWalk struct{ data []byte }
-
-func (t *treeWalk) next() (e rawEntry, ok bool, err error) {
-	if len(t.data) == 0 {
-		return e, false, nil
-	}
-	sp := bytes.IndexByte(t.data, ' ')
-	if sp <= 0 {
-		return e, false, errors.New("malformed tree entry")
-	}
-	for _, c := range t.data[:sp] {
-		if c < '0' || c > '7' {
-			return e, false, errors.New("malformed tree entry mode")
-		}
-		e.mode = e.mode<<3 | uint32(c-'0')
-	}
-	rest := t.data[sp+1:]
-	nul := bytes.IndexByte(rest, 0)
-	if nul <= 0 || len(rest) < nul+1+len(e.hash) {
-		return e, false, errors.New("malformed tree entry")
-	}
-	e.name = rest[:nul]
-	copy(e.hash[:], rest[nul+1:])
-	t.data = rest[nul+1+len(e.hash):]
-	return e, true, nil
-}
-
-// compareEntries orders two entries as git sorts a tree: by name, a
-// directory's name followed by "/".
-func compareEntries(a, b rawEntry) int {
-	n := min(len(a.name), len(b.name))
-	if c := bytes.Compare(a.name[:n], b.name[:n]); c != 0 {
-		return c
-	}
-	return cmp.Compare(after(a, n), after(b, n))
-}
-
-func after(e rawEntry, i int) int {
-	switch {
-	case i < len(e.name):
-		return int(e.name[i])
-	case i == len(e.name) && e.dir():
-		return '/'
-	}
-	return -1
 }

@@ -64,7 +64,10 @@ type Rename struct{ From, To string }
 // with none are left out.
 //
 // A directory outside any repository gives ErrNoRepo; a since that is not
-// an ancestor of HEAD gives ErrRewritten.
+// an ancestor of HEAD gives ErrRewritten. (A shallow clone deepened after
+// since was read, by git fetch --unshallow, brings older commits that a
+// Read from since does not return: they are ancestors of since. Only a
+// read from the start finds them.)
 //
 // The git command is used when it is installed, go-git otherwise (or when
 // the command refuses the repository, as git does with one owned by
@@ -91,7 +94,7 @@ func Read(ctx context.Context, root, since string, max int) (commits []Commit, h
 }
 
 // useCLI reports whether the git command is installed.
-var useCLI = func() bool {
+func useCLI() bool {
 	_, err := exec.LookPath("git")
 	return err == nil
 }

@@ -542,3 +542,34 @@ func TestReadIgnoresUserLogConfig(t *testing.T) {
 		t.Errorf("with the user's settings:\n got %+v\nwant %+v", got, want)
 	}
 }
+
+// Without git on the PATH, Read reads with go-git, and gets the same.
+func TestReadWithoutGit(t *testing.T) {
+	s := newSample(t)
+	want, _, err := readCLI(context.Background(), s.dir, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if useCLI() {
+		t.Fatal("git still found")
+	}
+	got, head, err := Read(context.Background(), s.dir, "", 0)
+	if err != nil || head != s.c["c8"] || !reflect.DeepEqual(got, want) {
+		t.Errorf("without git: %v, %s, %v", hashes(got), head, err)
+	}
+}
+
+// A subject longer than the reader's buffer comes out whole.
+func TestReadLongSubject(t *testing.T) {
+	r := newRepo(t)
+	r.write("a", "a")
+	subject := strings.Repeat("long subject ", 10000)
+	h := r.commit(day("2021-01-01"), alice, subject)
+	for _, rd := range readers {
+		got, _, err := rd.read(context.Background(), r.dir, "", 0)
+		if err != nil || len(got) != 1 || got[0].Hash != h || got[0].Subject != strings.TrimSpace(subject) {
+			t.Errorf("%s: %d commits, %v", rd.name, len(got), err)
+		}
+	}
+}

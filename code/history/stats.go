@@ -17,6 +17,13 @@ const (
 	DefaultLogLen   = 32
 )
 
+// The largest options allowed: MaxFiles bounds the pairs a commit adds
+// (its square), MaxKept what a file keeps of partners, authors and log.
+const (
+	MaxMaxFiles = 1000
+	MaxKept     = 4096
+)
+
 // Options tune a Stats. They are fixed when the Stats is made and kept
 // in its encoding.
 type Options struct {
@@ -38,6 +45,7 @@ type Options struct {
 	Authors int
 	// LogLen is how many recent commits a file keeps for Log.
 	LogLen int
+	// MaxFiles is cut to MaxMaxFiles, the others to MaxKept.
 }
 
 func (o Options) withDefaults() Options {
@@ -56,6 +64,10 @@ func (o Options) withDefaults() Options {
 	if o.LogLen <= 0 {
 		o.LogLen = DefaultLogLen
 	}
+	o.MaxFiles = min(o.MaxFiles, MaxMaxFiles)
+	o.Partners = min(o.Partners, MaxKept)
+	o.Authors = min(o.Authors, MaxKept)
+	o.LogLen = min(o.LogLen, MaxKept)
 	return o
 }
 
@@ -68,8 +80,9 @@ func (o Options) withDefaults() Options {
 // weigh a fifth of a 2-file one per pair and sum to 4.4 units per file:
 // large commits would dominate the partners of the files they touch.)
 //
-// The zero Stats is ready to use with the default options. A Stats is
-// not safe for concurrent use. It is encoded with MarshalBinary (so
+// The zero Stats is ready to use with the default options. Its queries
+// (Cochange, Experts, Log, File) may run at the same time as each other;
+// Add and UnmarshalBinary need the Stats to themselves. It is encoded with MarshalBinary (so
 // encoding/gob works too) and decoded with UnmarshalBinary.
 type Stats struct {
 	// Head is the commit the Stats was built up to. Add does not set it:

@@ -450,3 +450,20 @@ func TestStatsEmptyCommitsNotKept(t *testing.T) {
 		t.Errorf("decoded Len %d", got.Len())
 	}
 }
+
+// Bounds too large to keep a Stats small (a commit's pairs grow as the
+// square of MaxFiles) are cut to the largest allowed, and refused in
+// encoded data.
+func TestStatsOptionLimits(t *testing.T) {
+	huge := Options{HalfLife: time.Hour, MaxFiles: 1 << 30, Partners: 1 << 30, Authors: 1 << 30, LogLen: 1 << 30}
+	got := NewStats(huge).Options()
+	if got.MaxFiles != MaxMaxFiles || got.Partners != MaxKept || got.Authors != MaxKept || got.LogLen != MaxKept {
+		t.Errorf("options %+v, want each cut to its limit", got)
+	}
+	st := &Stats{opt: huge, ready: true}
+	data := encode(t, st)
+	var back Stats
+	if err := back.UnmarshalBinary(data); err == nil || !strings.Contains(err.Error(), "option") {
+		t.Errorf("encoded huge options: %v, want an error", err)
+	}
+}

@@ -1,16 +1,14 @@
 package gitrepo
 
 import (
-	"bytes"
-	"cmp"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/miramem/mira/internal/gittree"
 )
 
 // Diff returns, sorted, the slash-separated paths of the files added,
@@ -105,12 +103,12 @@ func (d *differ) trees(a, b plumbing.Hash, base string) error {
 	if err != nil {
 		return err
 	}
-	ta, tb := treeWalk{data: ra}, treeWalk{data: rb}
-	x, okA, err := ta.next()
+	ta, tb := gittree.NewWalk(ra), gittree.NewWalk(rb)
+	x, okA, err := ta.Next()
 	if err != nil {
 		return fmt.Errorf("read tree %s: %w", a, err)
 	}
-	y, okB, err := tb.next()
+	y, okB, err := tb.Next()
 	if err != nil {
 		return fmt.Errorf("read tree %s: %w", b, err)
 	}
@@ -122,7 +120,7 @@ func (d *differ) trees(a, b plumbing.Hash, base string) error {
 		case !okA:
 			c = 1
 		default:
-			c = compareEntries(x, y)
+			c = gittree.Compare(x, y)
 		}
 		switch {
 		case c < 0:
@@ -133,11 +131,11 @@ func (d *differ) trees(a, b plumbing.Hash, base string) error {
 			if err := d.whole(y, base); err != nil {
 				return err
 			}
-		case x.hash != y.hash || x.mode != y.mode:
-			name := base + string(x.name)
-			if x.dir() {
+		case x.Hash != y.Hash || x.Mode != y.Mode:
+			name := base + string(x.Name)
+			if x.Dir() {
 				if d.reaches(name + "/") {
-					if err := d.trees(x.hash, y.hash, name+"/"); err != nil {
+					if err := d.trees(x.Hash, y.Hash, name+"/"); err != nil {
 						return err
 					}
 				}
@@ -146,12 +144,12 @@ func (d *differ) trees(a, b plumbing.Hash, base string) error {
 			}
 		}
 		if c <= 0 {
-			if x, okA, err = ta.next(); err != nil {
+			if x, okA, err = ta.Next(); err != nil {
 				return fmt.Errorf("read tree %s: %w", a, err)
 			}
 		}
 		if c >= 0 {
-			if y, okB, err = tb.next(); err != nil {
+			if y, okB, err = tb.Next(); err != nil {
 				return fmt.Errorf("read tree %s: %w", b, err)
 			}
 		}
@@ -161,9 +159,9 @@ func (d *differ) trees(a, b plumbing.Hash, base string) error {
 
 // whole reports an entry present on one side only: a file, or every file
 // below a directory.
-func (d *differ) whole(e rawEntry, base string) error {
-	name := base + string(e.name)
-	if !e.dir() {
+func (d *differ) whole(e gittree.Entry, base string) error {
+	name := base + string(e.Name)
+	if !e.Dir() {
 		if d.wants(name) {
 			d.paths = append(d.paths, name)
 		}
@@ -172,15 +170,15 @@ func (d *differ) whole(e rawEntry, base string) error {
 	if !d.reaches(name + "/") {
 		return nil
 	}
-	raw, err := d.r.rawTree(e.hash)
+	raw, err := d.r.rawTree(e.Hash)
 	if err != nil {
 		return err
 	}
-	w := treeWalk{data: raw}
+	w := gittree.NewWalk(raw)
 	for {
-		c, ok, err := w.next()
+		c, ok, err := w.Next()
 		if err != nil {
-			return fmt.Errorf("read tree %s: %w", e.hash, err)
+			return fmt.Errorf("read tree %s: %w", e.Hash, err)
 		}
 		if !ok {
 			return nil
@@ -227,66 +225,4 @@ func (r *Repo) rawTree(h plumbing.Hash) ([]byte, error) {
 	}
 	cacheTree(h, b)
 	return b, nil
-}
-
-// rawEntry is a tree entry as encoded: its name and hash point into the
-// tree's bytes.
-type rawEntry struct {
-	mode uint32
-	name []byte
-	hash plumbing.Hash
-}
-
-func (e rawEntry) dir() bool { return e.mode == uint32(filemode.Dir) }
-
-// treeWalk reads the entries of an encoded tree, each "<octal mode>
-// <name>\x00<20-byte hash>", in order.
-type treeWalk struct {
-	data []byte
-}
-
-func (w *treeWalk) next() (e rawEntry, ok bool, err error) {
-	if len(w.data) == 0 {
-		return e, false, nil
-	}
-	sp := bytes.IndexByte(w.data, ' ')
-	if sp <= 0 {
-		return e, false, errors.New("malformed tree entry")
-	}
-	for _, c := range w.data[:sp] {
-		if c < '0' || c > '7' {
-			return e, false, errors.New("malformed tree entry mode")
-		}
-		e.mode = e.mode<<3 | uint32(c-'0')
-	}
-	rest := w.data[sp+1:]
-	nul := bytes.IndexByte(rest, 0)
-	if nul <= 0 || len(rest) < nul+1+len(e.hash) {
-		return e, false, errors.New("malformed tree entry")
-	}
-	e.name = rest[:nul]
-	copy(e.hash[:], rest[nul+1:])
-	w.data = rest[nul+1+len(e.hash):]
-	return e, true, nil
-}
-
-// compareEntries orders two entries as git sorts a tree: by name, a
-// directory's name followed by "/".
-func compareEntries(a, b rawEntry) int {
-	n := min(len(a.name), len(b.name))
-	if c := bytes.Compare(a.name[:n], b.name[:n]); c != 0 {
-		return c
-	}
-	return cmp.Compare(after(a, n), after(b, n))
-}
-
-// after is the byte of e's sort name at i, or -1 past its end.
-func after(e rawEntry, i int) int {
-	switch {
-	case i < len(e.name):
-		return int(e.name[i])
-	case i == len(e.name) && e.dir():
-		return '/'
-	}
-	return -1
 }

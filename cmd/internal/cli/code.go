@@ -356,7 +356,7 @@ func (x *CodeTouchpointsCmd) run(ctx context.Context, o *IO) error {
 			fmt.Fprintf(b, "    %s\n", esc(t.Signature))
 		}
 		for _, w := range t.Why {
-			if x.Explain || strings.HasPrefix(w, "memory ") {
+			if x.Explain || strings.HasPrefix(w, "memory") {
 				fmt.Fprintf(b, "    %s\n", st.dim("· "+esc(w)))
 			}
 		}
@@ -421,7 +421,7 @@ func (x *CodeFilesCmd) run(ctx context.Context, o *IO) error {
 	return writeCode(o, x.c.Output, hits, func(b *strings.Builder, st styler, h mira.CodeFileHit) {
 		fmt.Fprintf(b, "%s  %s%s\n", st.dim(fmt.Sprintf("%.3f", h.Score)), st.cyan(esc(h.Path)), st.stale(h.Stale))
 		for _, w := range h.Why {
-			if x.Explain || strings.HasPrefix(w, "memory ") {
+			if x.Explain || strings.HasPrefix(w, "memory") {
 				fmt.Fprintf(b, "    %s\n", st.dim("· "+esc(w)))
 			}
 		}
