@@ -12,7 +12,7 @@ BASHDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSHDIR  := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 FISHDIR := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
-CMDS    := mira mira-remember mira-recall mira-forget mira-index mira-summarize mira-context mira-agent mira-mcp mira-proxy mira-sync
+CMDS    := mira mira-remember mira-recall mira-forget mira-index mira-code mira-summarize mira-context mira-agent mira-mcp mira-proxy mira-sync
 BINS    := $(addprefix bin/,$(CMDS))
 MANSRC  := $(wildcard man/*.[157].md)
 MANS    := $(MANSRC:.md=)

@@ -66,6 +66,13 @@ type Config struct {
 			Light int `yaml:"light"`
 			Heavy int `yaml:"heavy"`
 		} `yaml:"budget"`
+		// Code bounds the code a context takes in each mode; zero keeps
+		// the built-in default (see ctx.Mode.Defaults).
+		Code struct {
+			Cards ModeInts `yaml:"cards"` // code cards at most
+			Lines ModeInts `yaml:"lines"` // lines of excerpt a card shows
+			Map   ModeInts `yaml:"map"`   // tokens of the code map at most
+		} `yaml:"code"`
 	} `yaml:"context"`
 	Summarize struct {
 		MaxEntries int `yaml:"max_entries"`
@@ -107,6 +114,12 @@ type Config struct {
 	// Lines is the line of each key the file sets, by its dotted path
 	// ("recall.k"), for telling where a value came from.
 	Lines map[string]int `yaml:"-"`
+}
+
+// ModeInts is a number for the light and the heavy context mode.
+type ModeInts struct {
+	Light int `yaml:"light"`
+	Heavy int `yaml:"heavy"`
 }
 
 // Price is what a model's tokens cost, in US dollars per million.

@@ -56,9 +56,15 @@ var configChecks = map[string]func(string) error{
 		}
 		return fmt.Errorf("%q is neither %s nor openai:<model>", v, BuiltinEmbedder)
 	},
-	"embed.base_url":  baseURL,
-	"rerank.base_url": baseURL,
-	"llm.base_url":    baseURL,
+	"embed.base_url":           baseURL,
+	"rerank.base_url":          baseURL,
+	"llm.base_url":             baseURL,
+	"context.code.cards.light": nonNegative,
+	"context.code.cards.heavy": nonNegative,
+	"context.code.lines.light": nonNegative,
+	"context.code.lines.heavy": nonNegative,
+	"context.code.map.light":   nonNegative,
+	"context.code.map.heavy":   nonNegative,
 	"remember.max_bytes": func(v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > MaxTextBytes {
@@ -75,6 +81,13 @@ func oneOf(vals ...string) func(string) error {
 		}
 		return fmt.Errorf("%q is not one of %s", v, strings.Join(vals, ", "))
 	}
+}
+
+func nonNegative(v string) error {
+	if n, err := strconv.Atoi(v); err != nil || n < 0 {
+		return fmt.Errorf("%s is not a whole number of at least 0 (the default)", v)
+	}
+	return nil
 }
 
 func positiveDuration(v string) error {

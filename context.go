@@ -49,6 +49,12 @@ type ContextRequest struct {
 	Log bool
 	// Now decides which leased pins have expired; zero means time.Now.
 	Now time.Time
+	// Code is the project's code: with an index built, the context takes
+	// its map and, for a Query, its touchpoints, as the mode says (see
+	// Code.ContextItems). Nil takes none.
+	Code *Code
+	// CodeFiles are files the conversation names, for the touchpoints.
+	CodeFiles []string
 }
 
 // ClosedStatus are the statuses that take a correction, goal or task out
@@ -93,11 +99,7 @@ func (m *Memory) Context(ctx context.Context, req ContextRequest) (*plan.Plan, e
 	if err != nil {
 		return nil, invalidField("mode", err)
 	}
-	lim := mode.Defaults()
-	b := m.cfg.Context.Budget
-	if n := map[plan.Mode]int{plan.ModeOff: b.Off, plan.ModeLight: b.Light, plan.ModeHeavy: b.Heavy}[mode]; n > 0 {
-		lim.Budget = n
-	}
+	lim := m.ContextLimits(mode)
 	if req.Budget > 0 {
 		lim.Budget = req.Budget
 	}
@@ -133,6 +135,17 @@ func (m *Memory) Context(ctx context.Context, req ContextRequest) (*plan.Plan, e
 			it.Auto = true
 			items = append(items, it)
 		}
+	}
+	if req.Code != nil {
+		code, err := req.Code.ContextItems(ctx, CodeContext{Mode: mode, Limits: lim, Query: req.Query, Files: req.CodeFiles})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			// The memories matter more than the code beside them.
+			m.warn("", err)
+		}
+		items = append(items, code...)
 	}
 	p, err := plan.Build(items, plan.Options{Mode: mode, Limits: lim, Encoding: tok.Name(), Query: req.Query, Now: now})
 	if err != nil {

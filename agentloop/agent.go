@@ -110,6 +110,10 @@ type Config struct {
 	// Library supplies standing material and recalled memories; with
 	// none, the context holds only the conversation and its summary.
 	Library Library
+	// Code supplies the project's code map to the standing context and
+	// code cards to each message, as ContextMode says; with none, there
+	// is no code in the context.
+	Code Code
 	// Summarizer folds the older buffer into the summary; with none the
 	// buffer only grows.
 	Summarizer Summarizer

@@ -118,7 +118,7 @@ func (a *Agent) prepare(ctx context.Context, text string) (*prompt, error) {
 	p := &prompt{standing: a.standingText(standing)}
 	a.query = text
 	a.recall = nil
-	if a.cfg.Library != nil && a.cfg.RecallK > 0 {
+	if a.recalls() {
 		rp, err := a.planRecall(ctx, text, standing)
 		if err != nil {
 			return nil, err
@@ -131,11 +131,20 @@ func (a *Agent) prepare(ctx context.Context, text string) (*prompt, error) {
 	return p, nil
 }
 
+// recalls reports whether a message gets context of its own: recalled
+// memories or code cards.
+func (a *Agent) recalls() bool {
+	return a.cfg.Library != nil && a.cfg.RecallK > 0 || a.cfg.Code != nil && a.mode() != plan.ModeOff
+}
+
 // planStanding plans the standing context: pins, open corrections, goals
-// and tasks of the global, project and conversation scopes, and the
-// conversation's summaries.
+// and tasks of the global, project and conversation scopes, the
+// conversation's summaries, and the project's code map.
 func (a *Agent) planStanding(ctx context.Context) (*plan.Plan, error) {
-	var items []plan.Item
+	items, err := a.codeMap(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if a.cfg.Library != nil {
 		recs, err := a.cfg.Library.Standing(ctx, a.scopes())
 		if err != nil {
@@ -172,14 +181,25 @@ func (a *Agent) planStanding(ctx context.Context) (*plan.Plan, error) {
 }
 
 // planRecall plans the memories recalled for text, leaving out those the
-// standing context already shows.
+// standing context already shows, and the code cards of text.
 func (a *Agent) planRecall(ctx context.Context, text string, standing *plan.Plan) (*plan.Plan, error) {
-	recs, err := a.cfg.Library.Relevant(ctx, text, a.cfg.RecallK)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	var recs []mem.Record
+	if a.cfg.Library != nil && a.cfg.RecallK > 0 {
+		var err error
+		recs, err = a.cfg.Library.Relevant(ctx, text, a.cfg.RecallK)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			a.cfg.Warn(fmt.Errorf("recall for the message: %w", err))
+			recs = nil
 		}
-		a.cfg.Warn(fmt.Errorf("recall for the message: %w", err))
+	}
+	code, err := a.codeTouchpoints(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	if recs == nil && code == nil {
 		return nil, nil
 	}
 	shown := map[string]bool{}
@@ -193,9 +213,15 @@ func (a *Agent) planRecall(ctx context.Context, text string, standing *plan.Plan
 		}
 		items = append(items, plan.Item{Record: r, Section: plan.SectionRetrieved})
 	}
-	mode, _ := plan.ParseMode(string(a.cfg.ContextMode))
+	mode := a.mode()
 	lim := mode.Defaults()
 	lim.Budget = a.cfg.RecallBudget
+	if len(code) > 0 {
+		cl := a.cfg.Code.Limits(mode)
+		lim.CodeCards, lim.ExcerptLines = cl.CodeCards, cl.ExcerptLines
+		lim.Budget += a.codeBudget()
+		items = append(items, code...)
+	}
 	p, err := plan.Build(items, plan.Options{Mode: mode, Limits: lim, Encoding: a.cfg.Encoding, Query: text, Now: a.now()})
 	if err != nil {
 		return nil, fmt.Errorf("plan recalled memories: %w", err)
@@ -213,6 +239,9 @@ func (a *Agent) standingText(p *plan.Plan) string {
 		fmt.Fprintf(&b, "Project: %s (%s; found by %s). File paths are relative to this directory.\n", pr.Name, pr.Root, pr.By)
 	}
 	fmt.Fprintf(&b, "Conversation: %s.\n", a.cfg.Conversation)
+	if hasMap(p) {
+		b.WriteString(codeNote)
+	}
 	if body := p.Prompt(); body != "" {
 		b.WriteString("\n")
 		b.WriteString(body)

@@ -60,7 +60,7 @@ func (a *Agent) Context(ctx context.Context, query string) (*View, error) {
 	if a.tools != nil {
 		v.Tools = len(a.tools.Definitions())
 	}
-	if query != "" && a.cfg.Library != nil && a.cfg.RecallK > 0 {
+	if query != "" && a.recalls() {
 		if v.Recall, err = a.planRecall(ctx, query, standing); err != nil {
 			return nil, err
 		}

@@ -19,6 +19,13 @@
 // Items that share an atom (a tool call and its result, a turn and its
 // reply) are included or left out together.
 //
+// Code takes part too: the code map (module tree and central symbols)
+// sits with the stable sections, before the given text, and the code cards
+// retrieved for the query (signature, doc, place, and in heavy mode their
+// excerpt or body) come last. A card or a map is never cut: a card that
+// does not fit is shown thin (signature, doc and place only) or left out,
+// and a map that does not fit is left out.
+//
 // # The prompt
 //
 // The block opens with a heading and a paragraph telling the model how to

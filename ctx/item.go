@@ -23,12 +23,20 @@ const (
 	SectionGoals       Section = "goals"
 	SectionTasks       Section = "tasks"
 	SectionSummary     Section = "summary"
-	SectionAdHoc       Section = "adhoc"
-	SectionRetrieved   Section = "retrieved"
+	// SectionCodeMap holds the code map: the project's module tree and
+	// central symbols. It changes only with the code, so it sits with the
+	// stable sections.
+	SectionCodeMap   Section = "code_map"
+	SectionAdHoc     Section = "adhoc"
+	SectionRetrieved Section = "retrieved"
+	// SectionCode holds the code cards retrieved for the query: it
+	// changes with every query, so it comes last.
+	SectionCode Section = "code"
 )
 
 // sections lists every section in rendering order.
-var sections = []Section{SectionPins, SectionCorrections, SectionGoals, SectionTasks, SectionSummary, SectionAdHoc, SectionRetrieved}
+var sections = []Section{SectionPins, SectionCorrections, SectionGoals, SectionTasks, SectionSummary, SectionCodeMap,
+	SectionAdHoc, SectionRetrieved, SectionCode}
 
 // rank returns the section's position in sections, or -1.
 func (s Section) rank() int {
@@ -53,8 +61,12 @@ func (s Section) heading() string {
 		return "Tasks"
 	case SectionSummary:
 		return "Summary"
+	case SectionCodeMap:
+		return "Code map"
 	case SectionAdHoc:
 		return "Given text"
+	case SectionCode:
+		return "Code"
 	}
 	return "Retrieved memories"
 }
@@ -84,6 +96,9 @@ type Item struct {
 	// given explicitly on input. ModeOff leaves auto items out, except
 	// sticky pins.
 	Auto bool
+	// Code is the card of an item in SectionCode (nil elsewhere). Its
+	// Record has the card's Ref as id, its kind and its score, no text.
+	Code *Code
 }
 
 // FromRecord makes an item of r. The section follows from the record: a

@@ -11,9 +11,10 @@ const (
 	// pins; everything the caller added from the store is left out.
 	ModeOff Mode = "off"
 	// ModeLight shows retrieved memories as compact cards within a small
-	// budget.
+	// budget, and code as the map and thin cards (signature, doc, path).
 	ModeLight Mode = "light"
-	// ModeHeavy shows whole memories, more of them, in a larger budget.
+	// ModeHeavy shows whole memories, more of them, in a larger budget,
+	// and code cards with their excerpts or bodies.
 	ModeHeavy Mode = "heavy"
 )
 
@@ -46,6 +47,17 @@ type Limits struct {
 	// ScoreThreshold leaves out items whose score is below it. Items without
 	// a score and pins are never left out for their score.
 	ScoreThreshold float64 `json:"score_threshold"`
+	// CodeCards is the most code cards included (0: no limit). They do
+	// not count against MaxItems.
+	CodeCards int `json:"code_cards"`
+	// ExcerptLines is how many lines of source a code card shows below its
+	// signature and doc: its excerpt, else its snippet or body (0: none,
+	// a thin card). A code card is never cut: one that does not fit in
+	// MaxItemTokens or in the budget is shown thin, or left out.
+	ExcerptLines int `json:"excerpt_lines"`
+	// MapTokens is the most tokens of the code map (0: no limit); a larger
+	// map is left out, never cut.
+	MapTokens int `json:"map_tokens"`
 }
 
 // Defaults returns the built-in limits of mode m (of ModeLight for an
@@ -54,11 +66,12 @@ type Limits struct {
 func (m Mode) Defaults() Limits {
 	switch m {
 	case ModeOff:
-		return Limits{Budget: 2000, MaxItems: 20, CardLines: 0, MaxItemTokens: 500}
+		return Limits{Budget: 2000, MaxItems: 20, CardLines: 0, MaxItemTokens: 500, CodeCards: 6}
 	case ModeHeavy:
-		return Limits{Budget: 16000, MaxItems: 40, CardLines: 0, MaxItemTokens: 4000}
+		return Limits{Budget: 16000, MaxItems: 40, CardLines: 0, MaxItemTokens: 4000,
+			CodeCards: 12, ExcerptLines: 30, MapTokens: 2000}
 	}
-	return Limits{Budget: 4000, MaxItems: 12, CardLines: 3, MaxItemTokens: 400}
+	return Limits{Budget: 4000, MaxItems: 12, CardLines: 3, MaxItemTokens: 400, CodeCards: 6, MapTokens: 800}
 }
 
 func (l Limits) validate() error {
@@ -71,6 +84,12 @@ func (l Limits) validate() error {
 		return fmt.Errorf("card lines must not be negative, not %d", l.CardLines)
 	case l.MaxItemTokens < 0:
 		return fmt.Errorf("max item tokens must not be negative, not %d", l.MaxItemTokens)
+	case l.CodeCards < 0:
+		return fmt.Errorf("code cards must not be negative, not %d", l.CodeCards)
+	case l.ExcerptLines < 0:
+		return fmt.Errorf("excerpt lines must not be negative, not %d", l.ExcerptLines)
+	case l.MapTokens < 0:
+		return fmt.Errorf("map tokens must not be negative, not %d", l.MapTokens)
 	}
 	return nil
 }

@@ -20,7 +20,7 @@ import (
 // Version is the version of the planner's rules and output format. It is
 // part of every plan id: a plan id names the same bytes only under the same
 // version.
-const Version = 1
+const Version = 2
 
 // Reasons given in a plan. Every candidate is either included, with
 // ReasonPinned or ReasonInBudget, or left out with one of the others.
@@ -38,6 +38,17 @@ const (
 	ReasonExpiredPin     = "expired pin"
 	ReasonDeleted        = "deleted"
 	ReasonEmpty          = "empty"
+	// ReasonMaxCode leaves out code cards beyond CodeCards.
+	ReasonMaxCode = "max code cards"
+	// ReasonMapLimit leaves out a code map larger than MapTokens.
+	ReasonMapLimit = "over map limit"
+)
+
+// Forms of a code card in a plan: FormThin shows its signature, doc and
+// place; FormExcerpt its excerpt or body too.
+const (
+	FormThin    = "thin"
+	FormExcerpt = "excerpt"
 )
 
 // Options steer Build.
@@ -73,6 +84,10 @@ type Entry struct {
 	Truncated bool     `json:"truncated"`
 	Atom      string   `json:"atom,omitempty"`
 	Score     *float64 `json:"score,omitempty"`
+	// Path and Line place a code card; Form says how it is shown.
+	Path string `json:"path,omitempty"`
+	Line int    `json:"line,omitempty"`
+	Form string `json:"form,omitempty"`
 }
 
 // Plan is a context plan: which candidates make up the context block and
@@ -117,9 +132,16 @@ type cand struct {
 	trunc  bool
 	reason string
 	in     bool
+	// A code card's forms: the full one (block, tokens) and the thin one
+	// it falls back to; form is the one in block.
+	thin       string
+	thinTokens int
+	form       string
 }
 
 func (c *cand) pin() bool    { return c.it.Section == SectionPins }
+func (c *cand) code() bool   { return c.it.Section == SectionCode && c.it.Code != nil }
+func (c *cand) whole() bool  { return c.code() || c.it.Section == SectionCodeMap }
 func (c *cand) leased() bool { return c.pin() && c.it.Record.Pin == mem.PinLeased }
 
 // unit is an atom, or a single item without one: included or left out as
@@ -211,16 +233,14 @@ func (p *planner) candidates(items []Item) error {
 		if it.Section.rank() < 0 {
 			return fmt.Errorf("item %d (%s): unknown section %q", i+1, it.Record.ID, it.Section)
 		}
-		key, err := json.Marshal(struct {
-			Record  mem.Record `json:"record"`
-			Section Section    `json:"section"`
-			Atom    string     `json:"atom"`
-			Auto    bool       `json:"auto"`
-		}{it.Record, it.Section, it.Atom, it.Auto})
+		if (it.Section == SectionCode) != (it.Code != nil) {
+			return fmt.Errorf("item %d (%s): a code card belongs in section %q, and only a code card", i+1, it.Record.ID, SectionCode)
+		}
+		key, err := itemKey(it)
 		if err != nil {
 			return fmt.Errorf("item %d (%s): %w", i+1, it.Record.ID, err)
 		}
-		c := &cand{it: it, key: string(key), label: it.Record.ID}
+		c := &cand{it: it, key: key, label: it.Record.ID}
 		if c.label == "" {
 			c.label = AdHoc(it.Record.Text).Record.ID
 		}
@@ -231,6 +251,18 @@ func (p *planner) candidates(items []Item) error {
 		c.pos = i
 	}
 	return nil
+}
+
+// itemKey is the canonical JSON of an item.
+func itemKey(it Item) (string, error) {
+	key, err := json.Marshal(struct {
+		Record  mem.Record `json:"record"`
+		Section Section    `json:"section"`
+		Atom    string     `json:"atom"`
+		Auto    bool       `json:"auto"`
+		Code    *Code      `json:"code,omitempty"`
+	}{it.Record, it.Section, it.Atom, it.Auto, it.Code})
+	return string(key), err
 }
 
 // byRank is the planner's priority order (rule 1 of Build).
@@ -296,6 +328,9 @@ func (p *planner) filter() {
 	for _, c := range p.cands {
 		r := &c.it.Record
 		c.text = cleanText(r.Text)
+		if c.code() {
+			c.text, _ = codeText(c.it.Code, 0, 0)
+		}
 		switch {
 		case c.text == "":
 			c.reason = ReasonEmpty
@@ -309,7 +344,12 @@ func (p *planner) filter() {
 			c.reason = ReasonModeOff
 		default:
 			// A duplicate names the best-ranked item it repeats.
+			// Code cards are the same only if they are at the same
+			// place: two functions can have the same signature.
 			norm := normText(c.text)
+			if c.code() {
+				norm = "\x00code " + c.label
+			}
 			k := byID[c.label]
 			if t := byText[norm]; t != nil && (k == nil || t.pos < k.pos) {
 				k = t
@@ -331,20 +371,29 @@ func (p *planner) expired(c *cand) bool {
 // prepare renders and prices every candidate, the left-out ones too, so
 // that the plan can say what each would have cost.
 func (p *planner) prepare() {
-	blocks := make([]string, len(p.cands))
-	for i, c := range p.cands {
+	blocks := make([]string, 0, len(p.cands))
+	for _, c := range p.cands {
 		c.block = p.draw(c)
-		blocks[i] = c.block
+		blocks = append(blocks, c.block)
+		if c.code() {
+			blocks = append(blocks, c.thin)
+		}
 	}
 	counts := p.countAll(blocks)
-	for i, c := range p.cands {
-		c.tokens = counts[i]
+	for _, c := range p.cands {
+		c.tokens, counts = counts[0], counts[1:]
+		if c.code() {
+			c.thinTokens, counts = counts[0], counts[1:]
+		}
 		p.fitCap(c)
 	}
 }
 
 // draw renders c in full: the whole text, or a card.
 func (p *planner) draw(c *cand) string {
+	if c.code() {
+		return p.drawCode(c)
+	}
 	c.head = header(&c.it.Record, c.it.Section, c.label)
 	shown, note := c.text, ""
 	if p.carded(c) {
@@ -360,6 +409,16 @@ func (p *planner) draw(c *cand) string {
 // when not even the header fits in it, the shortest form is kept, as the
 // budget still bounds the whole.
 func (p *planner) fitCap(c *cand) {
+	switch {
+	case c.code():
+		// Never cut: a card too large for the cap is shown thin.
+		if p.lim.MaxItemTokens > 0 && c.tokens > p.lim.MaxItemTokens {
+			c.thinned()
+		}
+		return
+	case c.whole():
+		return
+	}
 	if !c.pin() && p.lim.MaxItemTokens > 0 && c.tokens > p.lim.MaxItemTokens {
 		c.block, c.tokens, _ = p.shorten(c, p.lim.MaxItemTokens)
 		c.trunc = true
@@ -539,7 +598,7 @@ func (u *unit) mark(in bool, reason string) {
 
 // choose applies rules 4 and 5 of Build.
 func (p *planner) choose() {
-	used, items := 0, 0
+	used, items, cards := 0, 0, 0
 	opened := map[Section]bool{}
 	// extra is what including the first unit of section s adds beyond the
 	// unit itself.
@@ -577,6 +636,28 @@ func (p *planner) choose() {
 			u.mark(false, ReasonOverBudget)
 			p.warn = append(p.warn, fmt.Sprintf("pin %s left out: %s tokens do not fit in the %s left of the budget of %s",
 				lead.label, thousands(cost), thousands(p.lim.Budget-used), thousands(p.lim.Budget)))
+		case u.section() == SectionCodeMap && p.lim.MapTokens > 0 && u.tokens() > p.lim.MapTokens:
+			u.mark(false, ReasonMapLimit)
+		case u.section() == SectionCodeMap && used+cost > p.lim.Budget:
+			u.mark(false, ReasonOverBudget)
+		case u.section() == SectionCodeMap:
+			take(u, ReasonInBudget)
+		case u.section() == SectionCode:
+			// Scores of code are not those of memories: no threshold.
+			c := u.members[0]
+			switch {
+			case p.lim.CodeCards > 0 && cards+len(u.members) > p.lim.CodeCards:
+				u.mark(false, ReasonMaxCode)
+			case used+cost > p.lim.Budget && len(u.members) == 1 && c.form == FormExcerpt &&
+				used+cost-c.tokens+c.thinTokens <= p.lim.Budget:
+				c.thinned()
+				fallthrough
+			case used+cost <= p.lim.Budget:
+				take(u, ReasonInBudget)
+				cards += len(u.members)
+			default:
+				u.mark(false, ReasonOverBudget)
+			}
 		case !u.passes(p.lim.ScoreThreshold):
 			u.mark(false, ReasonBelowThreshold)
 		case p.lim.MaxItems > 0 && items+len(u.members) > p.lim.MaxItems:
@@ -694,11 +775,36 @@ func (p *planner) plan(r rendered) *Plan {
 }
 
 func (c *cand) entry() Entry {
-	return Entry{
+	e := Entry{
 		ID: c.label, Kind: c.it.Record.Kind, Section: c.it.Section, Tokens: c.tokens, Reason: c.reason,
 		Truncated: c.trunc, Atom: c.it.Atom, Score: c.it.Record.Score,
 	}
+	if c.code() {
+		e.Path, e.Line, e.Form = c.it.Code.Path, c.it.Code.Line, c.form
+	}
+	return e
 }
+
+// drawCode renders a code card in its full form, and its thin form
+// beside it.
+func (p *planner) drawCode(c *cand) string {
+	c.head = codeHeader(c.it.Code, c.label)
+	text, note := codeText(c.it.Code, p.lim.CardLines, 0)
+	c.thin = block(c.head, text, note)
+	c.form = FormThin
+	if p.lim.ExcerptLines == 0 {
+		return c.thin
+	}
+	full, fnote := codeText(c.it.Code, p.lim.CardLines, p.lim.ExcerptLines)
+	if full == text {
+		return c.thin
+	}
+	c.form = FormExcerpt
+	return block(c.head, full, fnote)
+}
+
+// thinned shows a code card in its thin form.
+func (c *cand) thinned() { c.block, c.tokens, c.form = c.thin, c.thinTokens, FormThin }
 
 // id hashes what determines the plan: the version, the options (but for
 // the clock, which matters only through the pins it expires) and every

@@ -39,7 +39,7 @@ const maxQuery = 200
 // headingBlock returns the block that opens section s.
 func headingBlock(s Section, query string) string {
 	h := "## " + s.heading()
-	if s == SectionRetrieved && query != "" {
+	if (s == SectionRetrieved || s == SectionCode) && query != "" {
 		h += " for \"" + oneLine(query, maxQuery) + "\""
 	}
 	return h + "\n\n"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The MCP Inspector's CLI mode against bin/mira-mcp over stdio: tools/list
-# (six tools, no union of types in any schema), remember with tags,
-# recall, resources/list, resources/read and forget, one line per check.
+# (nine tools, no union of types in any schema), remember with tags,
+# recall, resources/list, resources/read and forget, and the code tools
+# in a small project (the Inspector converts their integer and boolean
+# arguments by the schema), one line per check.
 # Run by scripts/interop.sh (make interop), which checks node and npm;
 # the Inspector is installed once per version into the cache outside the
 # repository, as `npx @modelcontextprotocol/inspector` would fetch it.
@@ -61,7 +63,7 @@ value() {
 }
 
 inspect --method tools/list
-check "tools/list lists the six tools" 'r.tools.map(t => t.name).sort().join() === "context,forget,list,pin,recall,remember"'
+check "tools/list lists the nine tools" 'r.tools.map(t => t.name).sort().join() === "code_map,code_search,code_symbol,context,forget,list,pin,recall,remember"'
 check "no schema has a union of types" '!/"type":\[/.test(JSON.stringify(r.tools))'
 
 inspect --method tools/call --tool-name remember --tool-arg "text=We chose PostgreSQL for the shop database" --tool-arg 'tags=["db","interop"]'
@@ -82,6 +84,21 @@ check "forget" "!r.isError && r.structuredContent.forgotten[0].id === '$id'"
 
 inspect --method resources/list
 check "resources/list no longer gives it" 'r.resources.length === 0'
+
+# The code tools answer about the project mira-mcp runs in, with an index
+# in a cache of their own.
+mkdir -p "$work/proj/billing" "$work/proj/cmd"
+printf 'module example.com/shop\n' >"$work/proj/go.mod"
+printf 'package billing\n\n// ExportInvoices writes the invoices as CSV.\nfunc ExportInvoices() error {\n\treturn nil\n}\n' >"$work/proj/billing/export.go"
+printf 'package main\n\nimport "example.com/shop/billing"\n\nfunc main() { billing.ExportInvoices() }\n' >"$work/proj/cmd/main.go"
+export XDG_CACHE_HOME=$work/cache
+cd "$work/proj"
+inspect --method tools/call --tool-name code_search --tool-arg "query=export invoices" --tool-arg k=3 --tool-arg excerpts=true
+check "code_search finds the definition" '!r.isError && r.structuredContent.touchpoints[0].name === "ExportInvoices" && r.structuredContent.touchpoints[0].excerpt.includes("return nil")'
+inspect --method tools/call --tool-name code_symbol --tool-arg ref=ExportInvoices --tool-arg show=callers --tool-arg depth=1
+check "code_symbol gives its caller" '!r.isError && r.structuredContent.calls[0].from.name === "main" && r.structuredContent.calls[0].path === "cmd/main.go"'
+inspect --method tools/call --tool-name code_map --tool-arg budget=300
+check "code_map within its budget" '!r.isError && r.structuredContent.text.includes("billing/") && r.structuredContent.tokens <= 300'
 
 if [ "$failures" -gt 0 ]; then
 	echo "inspector: $failures checks failed" >&2

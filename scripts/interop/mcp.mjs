@@ -1,8 +1,8 @@
 // Interoperability of mira-mcp with a client the project did not write:
 // the official TypeScript MCP SDK. Over stdio and over Streamable HTTP it
 // lists the tools, remembers, recalls, reads the memory as a resource,
-// plans a context, has a secret refused and forgets, printing one line per
-// check. It exits 1 if any check fails.
+// plans a context, has a secret refused, asks the code tools about a small
+// project and forgets, printing one line per check. It exits 1 if any check fails.
 //
 //   node scripts/interop/mcp.mjs
 //
@@ -10,7 +10,7 @@
 // @modelcontextprotocol/sdk (scripts/interop.sh installs it outside the
 // repository); MIRA_MCP is the server binary (default bin/mira-mcp).
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -41,7 +41,7 @@ const { Client } = await sdk("client/index.js");
 const { StdioClientTransport } = await sdk("client/stdio.js");
 const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
 
-const TOOLS = ["context", "forget", "list", "pin", "recall", "remember"];
+const TOOLS = ["code_map", "code_search", "code_symbol", "context", "forget", "list", "pin", "recall", "remember"];
 const TEXT = "We chose PostgreSQL for the shop database because of JSONB";
 const SECRET = "deploy key AKIAZ7QW3ERTYUIOP4AB for prod";
 
@@ -54,10 +54,15 @@ function check(transport, what, ok, detail) {
 const show = (v) => JSON.stringify(v)?.slice(0, 400);
 const textOf = (res) => (res.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
 
-// A fresh store with no config of the user's and no global git config.
+// A fresh store with no config of the user's and no global git config,
+// in a small Go project for the code tools (their index goes under HOME).
 function freshStore() {
 	const dir = mkdtempSync(join(tmpdir(), "mira-interop-"));
 	writeFileSync(join(dir, "none.yaml"), "");
+	writeFileSync(join(dir, "go.mod"), "module example.com/shop\n");
+	mkdirSync(join(dir, "billing"));
+	writeFileSync(join(dir, "billing", "export.go"), "package billing\n\n// ExportInvoices writes the invoices as CSV.\nfunc ExportInvoices() error {\n\treturn nil\n}\n");
+	writeFileSync(join(dir, "main.go"), "package main\n\nimport \"example.com/shop/billing\"\n\nfunc main() { billing.ExportInvoices() }\n");
 	return {
 		dir,
 		env: {
@@ -138,6 +143,21 @@ async function scenario(t, client) {
 	check(t, "an argument outside the schema (kind banana) is refused naming kind",
 		bad.thrown ? /kind/.test(bad.thrown.message) : bad.isError === true && /kind/.test(textOf(bad)),
 		bad.thrown ? bad.thrown.message : textOf(bad));
+
+	// The code tools: callTool checks each structuredContent against the
+	// tool's outputSchema too.
+	const cs = await client.callTool({ name: "code_search", arguments: { query: "export invoices", k: 3, excerpts: true } });
+	const tp = cs.structuredContent?.touchpoints?.[0];
+	check(t, "code_search finds the definition, with its excerpt",
+		!cs.isError && tp?.name === "ExportInvoices" && tp?.path === "billing/export.go" && tp?.excerpt?.includes("return nil"),
+		cs.isError ? textOf(cs) : show(cs.structuredContent));
+	const sy = await client.callTool({ name: "code_symbol", arguments: { ref: "ExportInvoices", show: "callers" } });
+	check(t, "code_symbol gives its caller", !sy.isError && sy.structuredContent?.calls?.[0]?.from?.name === "main",
+		sy.isError ? textOf(sy) : show(sy.structuredContent));
+	const cm = await client.callTool({ name: "code_map", arguments: { budget: 300 } });
+	check(t, "code_map gives the module tree within its budget",
+		!cm.isError && cm.structuredContent?.text?.includes("billing/") && cm.structuredContent?.tokens <= 300,
+		cm.isError ? textOf(cm) : show(cm.structuredContent));
 
 	const fg = await client.callTool({ name: "forget", arguments: { ids: [id], reason: "interop test" } });
 	check(t, "forget it", !fg.isError && fg.structuredContent?.forgotten?.[0]?.id === id, fg.isError ? textOf(fg) : show(fg.structuredContent));

@@ -35,7 +35,7 @@ type Cmd struct {
 	AllowGitConfig bool     `name:"allow-git-config" negatable:"" help:"Let the tools change the repository's git configuration and hooks (.git/config, .git/hooks…), which git runs commands from outside any sandbox. Off: the file tools do not write in .git, and what bash's commands change there is refused or undone (agent.allow_git_config)." default:"${agent_allow_git_config}"`
 	MaxSteps       int      `name:"max-steps" help:"Most model requests for one message before the agent stops and asks for another." default:"${agent_max_steps}" placeholder:"N"`
 	BufferTokens   int      `name:"buffer-tokens" help:"Tokens of conversation since the last summary past which the older part is summarized." default:"${agent_buffer_tokens}" placeholder:"N"`
-	ContextMode    string   `name:"context-mode" help:"Context mode of the standing context and the recalled memories: off, light or heavy (as mira-context)." enum:"off,light,heavy" default:"${context_mode}"`
+	ContextMode    string   `name:"context-mode" help:"Context mode of the standing context, the recalled memories and the code (map, cards): off, light or heavy (as mira-context)." enum:"off,light,heavy" default:"${context_mode}"`
 	ContextBudget  int      `name:"context-budget" help:"Token budget of the standing context (pins, corrections, goals, tasks, the summary)." default:"${agent_context_budget}" placeholder:"N"`
 	RecallK        int      `name:"recall-k" help:"Memories recalled for each message (0: none)." default:"${agent_recall_k}" placeholder:"N"`
 	Summarizer     string   `help:"Who writes the conversation's summaries: model (the chat model) or extractive (offline)." enum:"model,extractive" default:"${agent_summarizer}"`
@@ -60,6 +60,7 @@ type agentSession struct {
 	root    string // the store's directory
 	agent   *agentloop.Agent
 	lib     *agentLibrary
+	code    *agentCode
 	policy  *tools.Policy
 	printer func(agentloop.Event)
 	// cancel, while a message is being answered, cancels it (an approval
@@ -165,6 +166,7 @@ func (c *Cmd) open(ctx context.Context, o *cli.IO, client *llm.Client, interacti
 	}
 	canAsk := o.InTTY && o.ErrTTY
 	s.policy = &tools.Policy{Allow: allow, Yes: c.Yes, Interactive: canAsk, Approver: &agentApprover{s: s}}
+	s.code = newAgentCode(m, project, o.Getenv, warn.Warn)
 	reg, err := s.tools(project)
 	if err != nil {
 		return nil, err
@@ -180,7 +182,7 @@ func (c *Cmd) open(ctx context.Context, o *cli.IO, client *llm.Client, interacti
 	enc := o.Config().Context.Encoding
 	cfg := agentloop.Config{
 		Store: m, Conversation: c.Conversation, Project: project, Model: model, Tools: reg,
-		Library: s.lib, Summarizer: summarizer,
+		Library: s.lib, Summarizer: summarizer, Code: s.code,
 		Effort: c.Effort, MaxSteps: c.MaxSteps, BufferTokens: c.BufferTokens,
 		ContextMode: plan.Mode(c.ContextMode), ContextBudget: c.ContextBudget, RecallK: c.RecallK, Encoding: enc,
 		Prices: c.prices(o, model.Model()),
@@ -223,6 +225,9 @@ func (s *agentSession) tools(p mem.Project) (*tools.Registry, error) {
 	})
 	if err != nil {
 		return nil, cli.Usagef("project %s: %v", p.Root, err)
+	}
+	if err := s.registerCode(reg); err != nil {
+		return nil, err
 	}
 	return reg, nil
 }
@@ -278,6 +283,7 @@ func (s *agentSession) switchProject(dir string) (mem.Project, error) {
 	}
 	s.agent.Switch(p, reg)
 	s.lib.setProject(p)
+	s.code.switchTo(p)
 	return p, nil
 }
 

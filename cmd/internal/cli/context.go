@@ -27,7 +27,8 @@ type ContextCmd struct {
 	Encoding string   `short:"e" help:"Tokenizer encoding: o200k_base (GPT-4o and later) or cl100k_base (GPT-4, GPT-3.5)." default:"${encoding}"`
 	Scope    []string `short:"s" help:"Take standing material (pins, open corrections, active goals and tasks, the latest summary) from these scopes as well as global (default: global and the current project's scope)." sep:","`
 	Project  string   `help:"The current project (default: detected from the working directory, or $MIRA_PROJECT)."`
-	NoStore  bool     `name:"no-store" help:"Use only what is on stdin: take nothing from the store."`
+	NoStore  bool     `name:"no-store" help:"Use only what is on stdin: take nothing from the store, nor from the code index."`
+	NoCode   bool     `name:"no-code" help:"Take no code from the project's code index (by default, with --query and an index built by mira-code, the code map and the query's touchpoints, as the mode says). Code cards on stdin are still planned."`
 }
 
 // Context is the main of mira-context.
@@ -80,6 +81,16 @@ func (c *ContextCmd) run(ctx context.Context, o *IO) error {
 		return err
 	}
 	defer m.Close()
+	if !c.NoCode && !req.NoStore && c.Query != "" && c.Mode != string(plan.ModeOff) {
+		code, err := openContextCode(ctx, o, m)
+		if err != nil {
+			return err
+		}
+		if code != nil {
+			defer code.Close()
+			req.Code = code
+		}
+	}
 	p, err := m.Context(ctx, req)
 	if err != nil {
 		return err
@@ -113,7 +124,8 @@ func (c *ContextCmd) run(ctx context.Context, o *IO) error {
 	return nil
 }
 
-// readContextInput reads stdin: JSONL records, and plain text lines as
+// readContextInput reads stdin: JSONL records (memories, and code cards
+// or a code map as mira-code prints them), and plain text lines as
 // ad-hoc items. A line that starts like JSON but does not parse, or a
 // record without text, is reported with its line number and skipped; the
 // count of such lines is returned.
@@ -122,6 +134,13 @@ func readContextInput(o *IO, add func(plan.Item)) int {
 		b = bytes.TrimSpace(b)
 		if b[0] != '{' {
 			add(plan.AdHoc(string(b)))
+			return nil
+		}
+		if it, ok, err := plan.ParseCode(b); ok {
+			if err != nil {
+				return err
+			}
+			add(it)
 			return nil
 		}
 		var rec mem.Record

@@ -38,6 +38,13 @@ var examples = map[string][]string{
 		`mira-index rebuild`,
 		`mira-index watch -v &`,
 	},
+	"mira-code": {
+		`mira-code touchpoints --explain "prices must be integers in cents"`,
+		`mira-code card Store.Head --body`,
+		`mira-code callers --depth 2 DetectProject`,
+		`mira-code map --budget 1500 | pbcopy`,
+		`git diff --name-only | xargs -n1 mira-code cochange`,
+	},
 	"mira-mcp": {
 		`claude mcp add mira -- mira-mcp`,
 		`MIRA_MCP_TOKEN=$(openssl rand -hex 16) mira-mcp --http 0.0.0.0:7777 -v`,

@@ -67,6 +67,7 @@ func manCommands() map[string]any {
 		"mira-context":   &ContextCmd{},
 		"mira-mcp":       &MCPCmd{},
 		"mira-sync":      &SyncCmd{},
+		"mira-code":      &CodeCmd{},
 	}
 }
 

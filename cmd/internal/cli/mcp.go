@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/miramem/mira"
 	"github.com/miramem/mira/cmd/internal/httpguard"
 	"github.com/miramem/mira/cmd/internal/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,7 +29,7 @@ type MCPCmd struct {
 
 // MCP is the main of mira-mcp.
 func MCP(args []string, o *IO) int {
-	return Main("mira-mcp", "Serve the memory to MCP hosts (Claude Code, Codex, Cursor, Gemini CLI, ...): tools remember, recall, forget, context, list and pin, and each memory as the resource mira://memory/<id>. Stdio by default; --http for Streamable HTTP.", &MCPCmd{}, args, o)
+	return Main("mira-mcp", "Serve the memory to MCP hosts (Claude Code, Codex, Cursor, Gemini CLI, ...): tools remember, recall, forget, context, list and pin, code_search, code_symbol and code_map over the project's code index, and each memory as the resource mira://memory/<id>. Stdio by default; --http for Streamable HTTP.", &MCPCmd{}, args, o)
 }
 
 // mcpShutdown bounds how long SIGTERM waits for HTTP calls in progress.
@@ -58,8 +59,12 @@ func (c *MCPCmd) run(ctx context.Context, o *IO) error {
 	if c.Verbose {
 		logf = func(format string, args ...any) { o.Warnf(format, args...) }
 	}
+	codeRoot := ""
+	if wd, err := o.Getwd(); err == nil {
+		codeRoot = mira.ProjectRoot(wd)
+	}
 	newServer := func() *mcp.Server {
-		s := mcpserver.New(m, mcpserver.Options{Version: version(), Log: logf})
+		s := mcpserver.New(m, mcpserver.Options{Version: version(), Log: logf, CodeRoot: codeRoot, Getenv: o.Getenv})
 		releaseMCPWhenIdle(ctx, s)
 		return s
 	}

@@ -27,6 +27,7 @@ var Commands = []struct{ Name, Summary string }{
 	{"summarize", "roll turns and facts into L1/L2/L3 summaries; evict the oldest"},
 	{"forget", "tombstone memories by id"},
 	{"index", "look at, rebuild or watch the disposable search index"},
+	{"code", "code intelligence: definitions, call graph, module map, history, touchpoints"},
 	{"agent", "the coding agent with one never-ending conversation"},
 	{"mcp", "serve the memory to MCP hosts (stdio or HTTP)"},
 	{"proxy", "memory for any OpenAI-compatible client"},

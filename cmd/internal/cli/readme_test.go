@@ -27,6 +27,8 @@ func TestReadmeExamples(t *testing.T) {
 		"delete\n`$MIRA_HOME/.index/` and the next command rebuilds it",
 		"`mira-forget ID…` | tombstone: the file moves under `entries/<scope>/deleted/`",
 		"`mira-index status\\|rebuild\\|watch`",
+		`mira-code touchpoints --explain "carts must total in cents"`,
+		`mira-code card Cart.Total --body; mira-code map --budget 1500`,
 	} {
 		if !strings.Contains(readme, line) {
 			t.Errorf("README.md no longer shows %q: update it and testdata/script/readme.txtar together", line)

@@ -27,6 +27,7 @@ var commands = map[string]func(){
 
 	"mira-summarize": func() { os.Exit(Summarize(os.Args[1:], StdIO("mira-summarize"))) },
 	"mira-context":   func() { os.Exit(Context(os.Args[1:], StdIO("mira-context"))) },
+	"mira-code":      func() { os.Exit(Code(os.Args[1:], StdIO("mira-code"))) },
 }
 
 func TestScripts(t *testing.T) {

@@ -46,12 +46,16 @@ type Options struct {
 	// Log receives one line per failure that is not the caller's fault
 	// (nil: none).
 	Log func(format string, args ...any)
+	// CodeRoot is the project the code tools answer about ("": they say
+	// there is none); Getenv finds its index (nil: os.Getenv).
+	CodeRoot string
+	Getenv   func(string) string
 }
 
 // New returns an MCP server over m with Mira's tools and the memory
 // resource template.
 func New(m *mira.Memory, opt Options) *mcp.Server {
-	s := &server{m: m, log: opt.Log}
+	s := &server{m: m, log: opt.Log, code: &codeIndex{root: opt.CodeRoot, getenv: opt.Getenv, m: m}}
 	if s.log == nil {
 		s.log = func(string, ...any) {}
 	}
@@ -64,6 +68,7 @@ func New(m *mira.Memory, opt Options) *mcp.Server {
 	addTool(srv, s, contextTool(), s.context)
 	addTool(srv, s, listTool(), s.list)
 	addTool(srv, s, pinTool(), s.pin)
+	addCodeTools(srv, s)
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{
 		Name:        "memory",
 		Title:       "A memory",
@@ -85,8 +90,9 @@ func New(m *mira.Memory, opt Options) *mcp.Server {
 }
 
 type server struct {
-	m   *mira.Memory
-	log func(format string, args ...any)
+	m    *mira.Memory
+	log  func(format string, args ...any)
+	code *codeIndex
 }
 
 // addTool installs a typed handler that turns a panic into a tool error:
