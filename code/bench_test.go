@@ -59,18 +59,21 @@ func gorootCopy(b *testing.B) string {
 // times ctags over the same tree in the same run for comparison.
 func BenchmarkIndexGoroot(b *testing.B) {
 	root := gorootCopy(b)
-	var ctags time.Duration
+	var ctags, ctagsCPU time.Duration
 	if _, err := exec.LookPath("ctags"); err == nil {
+		c := cpuTime()
 		t := time.Now()
 		cmd := exec.Command("ctags", "-R", "--output-format=json", "-f", "-", root)
 		cmd.Stdout = nil
 		if err := cmd.Run(); err == nil {
 			ctags = time.Since(t)
+			ctagsCPU = cpuTime() - c
 		}
 	}
 	var s Stats
 	var graph time.Duration
 	var size int64
+	cpu := cpuTime()
 	for b.Loop() {
 		dir := b.TempDir()
 		ix, err := Open(context.Background(), Options{Root: root, Dir: dir})
@@ -88,6 +91,7 @@ func BenchmarkIndexGoroot(b *testing.B) {
 			size = fi.Size()
 		}
 	}
+	reportCPU(b, cpu)
 	b.ReportMetric(float64(s.Files), "files")
 	b.ReportMetric(s.Walk.Seconds()*1e3, "walk-ms")
 	b.ReportMetric(s.Parse.Seconds()*1e3, "parse-ms")
@@ -97,6 +101,7 @@ func BenchmarkIndexGoroot(b *testing.B) {
 	b.ReportMetric(float64(size)/(1<<20), "index-MiB")
 	if ctags > 0 {
 		b.ReportMetric(ctags.Seconds()*1e3, "ctags-ms")
+		b.ReportMetric(ctagsCPU.Seconds()*1e3, "ctags-cpu-ms")
 		b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(ctags), "x-ctags")
 	}
 }
@@ -124,6 +129,8 @@ func BenchmarkParseGorootDefsRefs(b *testing.B) {
 	}
 	for _, mode := range []string{"defs", "defs+refs"} {
 		b.Run(mode, func(b *testing.B) {
+			cpu := cpuTime()
+			defer func() { reportCPU(b, cpu) }()
 			for b.Loop() {
 				for i, s := range srcs {
 					if mode == "defs" {
@@ -154,6 +161,8 @@ func openGoroot(b *testing.B) *Index {
 // BenchmarkUpdateNoChange is the stat pass over 10k unchanged files.
 func BenchmarkUpdateNoChange(b *testing.B) {
 	ix := openGoroot(b)
+	cpu := cpuTime()
+	defer func() { reportCPU(b, cpu) }()
 	for b.Loop() {
 		s, err := ix.Update(context.Background())
 		if err != nil {
@@ -166,25 +175,38 @@ func BenchmarkUpdateNoChange(b *testing.B) {
 }
 
 // BenchmarkOneFileChange edits one file, updates, and asks for a card of
-// the new definition: the time until an edit is visible to a query.
+// the new definition: the time until an edit is visible to a query, with
+// a full stat pass (Update) and as a watcher would (UpdatePaths).
 func BenchmarkOneFileChange(b *testing.B) {
 	ix := openGoroot(b)
 	p := filepath.Join(ix.Root(), "strings", "mira_bench.go")
 	defer os.Remove(p)
 	i := 0
-	for b.Loop() {
-		i++
-		name := fmt.Sprintf("MiraBench%d", i)
-		src := fmt.Sprintf("package strings\n\n// %s is new.\nfunc %s() {}\n", name, name)
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := ix.Update(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := ix.Card(name, false); err != nil {
-			b.Fatal(err)
-		}
+	for _, mode := range []string{"Update", "UpdatePaths"} {
+		b.Run(mode, func(b *testing.B) {
+			cpu := cpuTime()
+			defer func() { reportCPU(b, cpu) }()
+			for b.Loop() {
+				i++
+				name := fmt.Sprintf("MiraBench%d", i)
+				src := fmt.Sprintf("package strings\n\n// %s is new.\nfunc %s() {}\n", name, name)
+				if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+					b.Fatal(err)
+				}
+				var err error
+				if mode == "Update" {
+					_, err = ix.Update(context.Background())
+				} else {
+					_, err = ix.UpdatePaths(context.Background(), []string{p})
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := ix.Card(name, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
@@ -193,6 +215,8 @@ func BenchmarkTouchpoints(b *testing.B) {
 	ix := openGoroot(b)
 	q := Query{Text: "parse a duration string with units", K: 8, Files: []string{"time/format.go"}}
 	ix.Touchpoints(q)
+	cpu := cpuTime()
+	defer func() { reportCPU(b, cpu) }()
 	for b.Loop() {
 		if len(ix.Touchpoints(q)) == 0 {
 			b.Fatal("no touchpoints")
@@ -201,19 +225,34 @@ func BenchmarkTouchpoints(b *testing.B) {
 }
 
 // BenchmarkOpenGoroot loads the index of 10k files from disk, and reports
-// the heap it holds.
+// the heap one open index holds.
 func BenchmarkOpenGoroot(b *testing.B) {
 	ix := openGoroot(b)
-	dir := ix.Dir()
-	var ms runtime.MemStats
+	root, dir := ix.Root(), ix.Dir()
+	ix.Close()
+	ix = nil
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	cpu := cpuTime()
+	var keep *Index
 	for b.Loop() {
-		ix2, err := Open(context.Background(), Options{Root: ix.Root(), Dir: dir})
-		if err != nil {
+		keep = nil
+		var err error
+		if keep, err = Open(context.Background(), Options{Root: root, Dir: dir}); err != nil {
 			b.Fatal(err)
 		}
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		runtime.KeepAlive(ix2)
 	}
-	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-MiB")
+	reportCPU(b, cpu)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(keep)
+	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "heap-MiB")
+}
+
+// reportCPU reports the CPU time per operation since start (see cpuTime).
+func reportCPU(b *testing.B, start time.Duration) {
+	if b.N > 0 {
+		b.ReportMetric(float64(cpuTime()-start)/1e6/float64(b.N), "cpu-ms/op")
+	}
 }

@@ -84,14 +84,14 @@ func (ix *Index) resolve(d *derived, ref string) ([]int32, error) {
 			return []int32{id}, nil
 		}
 	}
-	if ids := d.byName[ref]; len(ids) > 0 {
+	if ids := d.named(ref); len(ids) > 0 {
 		ids = append([]int32(nil), ids...)
 		d.sortByRelevance(ids)
 		return ids, nil
 	}
 	if parent, n := splitQual(ref); parent != "" {
 		var byParent, byPkg []int32
-		for _, id := range d.byName[n] {
+		for _, id := range d.named(n) {
 			r := d.syms[id]
 			if s := r.sym(); s.Parent == parent || strings.HasSuffix(s.Parent, "."+parent) {
 				byParent = append(byParent, id)

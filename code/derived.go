@@ -3,6 +3,7 @@ package code
 import (
 	"bufio"
 	"bytes"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -22,6 +23,12 @@ type derived struct {
 	info   map[*fileRec]*finfo
 	names  []string // the string table as the state's references use it
 	dead   int      // definitions in syms of files since replaced or removed
+
+	// Overlays of the three maps above, which a patch never changes: a key
+	// here wins over the map (a first of -1, an info of nil: gone).
+	oName  map[string][]int32
+	oFirst map[string]int32
+	oInfo  map[*fileRec]*finfo
 
 	graphOnce sync.Once
 	g         *graph
@@ -130,27 +137,21 @@ func (d *derived) patch(root string, old, st *state) *derived {
 		}
 	}
 	n := &derived{
-		syms: d.syms[:len(d.syms):len(d.syms)], byName: make(map[string][]int32, len(d.byName)),
-		first: make(map[string]int32, len(d.first)), mods: d.mods, info: make(map[*fileRec]*finfo, len(d.info)),
+		syms: d.syms[:len(d.syms):len(d.syms)], byName: d.byName, first: d.first, mods: d.mods, info: d.info,
 		names: st.names.all(), dead: d.dead,
+		oName: maps.Clone(d.oName), oFirst: maps.Clone(d.oFirst), oInfo: maps.Clone(d.oInfo),
 	}
-	for k, v := range d.byName {
-		n.byName[k] = v
-	}
-	for k, v := range d.first {
-		n.first[k] = v
-	}
-	for k, v := range d.info {
-		n.info[k] = v
+	if n.oName == nil {
+		n.oName, n.oFirst, n.oInfo = map[string][]int32{}, map[string]int32{}, map[*fileRec]*finfo{}
 	}
 	touched := map[string]bool{}
 	for _, f := range gone {
-		if n.info[f] == nil {
+		if n.infoOf(f) == nil {
 			continue // a skipped file
 		}
-		delete(n.info, f)
-		if _, ok := n.first[f.Path]; ok && f.File != nil {
-			delete(n.first, f.Path)
+		n.oInfo[f] = nil
+		if _, ok := n.firstOf(f.Path); ok && f.File != nil {
+			n.oFirst[f.Path] = -1
 			n.dead += len(f.File.Symbols)
 			for _, s := range f.File.Symbols {
 				touched[s.Name] = true
@@ -158,34 +159,33 @@ func (d *derived) patch(root string, old, st *state) *derived {
 		}
 	}
 	for name := range touched {
-		var keep []int32
-		for _, id := range n.byName[name] {
-			if n.info[n.syms[id].f] != nil {
+		keep := []int32{}
+		for _, id := range n.named(name) {
+			if n.live(id) {
 				keep = append(keep, id)
 			}
 		}
-		if len(keep) == 0 {
-			delete(n.byName, name)
-		} else {
-			n.byName[name] = keep
-		}
+		n.oName[name] = keep
 	}
 	for _, f := range added {
 		if f.Skip != "" {
 			continue
 		}
 		fi := n.newInfo(f)
-		n.info[f] = fi
+		n.oInfo[f] = fi
 		if f.File == nil || len(f.File.Symbols) == 0 {
 			continue
 		}
-		n.first[f.Path] = int32(len(n.syms))
+		n.oFirst[f.Path] = int32(len(n.syms))
 		for i := range f.File.Symbols {
 			id := int32(len(n.syms))
 			n.syms = append(n.syms, symRef{f, fi, int32(i)})
-			l := n.byName[f.File.Symbols[i].Name]
-			n.byName[f.File.Symbols[i].Name] = append(l[:len(l):len(l)], id)
+			l := n.named(f.File.Symbols[i].Name)
+			n.oName[f.File.Symbols[i].Name] = append(l[:len(l):len(l)], id)
 		}
+	}
+	if len(n.oName)+len(n.oInfo) > maxOverlay {
+		return nil
 	}
 	if n.dead > 4096 && n.dead > len(n.syms)/4 {
 		return nil
@@ -199,8 +199,38 @@ func (d *derived) patch(root string, old, st *state) *derived {
 	return n
 }
 
+// maxOverlay bounds the overlays of patched tables: past it they are
+// rebuilt.
+const maxOverlay = 20000
+
 // live reports whether definition id belongs to a file of the state.
-func (d *derived) live(id int32) bool { return d.info[d.syms[id].f] != nil }
+func (d *derived) live(id int32) bool { return d.infoOf(d.syms[id].f) != nil }
+
+// named returns the definitions called name.
+func (d *derived) named(name string) []int32 {
+	if v, ok := d.oName[name]; ok {
+		return v
+	}
+	return d.byName[name]
+}
+
+// firstOf returns the id of the first definition of the file at p.
+func (d *derived) firstOf(p string) (int32, bool) {
+	if v, ok := d.oFirst[p]; ok {
+		return v, v >= 0
+	}
+	v, ok := d.first[p]
+	return v, ok
+}
+
+// infoOf returns what resolving names needs of f; nil when f is not one
+// of the state's indexed files.
+func (d *derived) infoOf(f *fileRec) *finfo {
+	if v, ok := d.oInfo[f]; ok {
+		return v
+	}
+	return d.info[f]
+}
 
 // goModule reads the module path a go.mod declares.
 func goModule(name string) string {
@@ -219,7 +249,7 @@ func goModule(name string) string {
 
 // fileSyms returns the ids of f's definitions.
 func (d *derived) fileSyms(f *fileRec) []int32 {
-	start, ok := d.first[f.Path]
+	start, ok := d.firstOf(f.Path)
 	if !ok {
 		return nil
 	}
@@ -264,7 +294,7 @@ func (d *derived) newInfo(f *fileRec) *finfo {
 
 // module returns the module a file belongs to (see moduleOf).
 func (d *derived) module(f *fileRec) string {
-	if fi := d.info[f]; fi != nil {
+	if fi := d.infoOf(f); fi != nil {
 		return fi.mod
 	}
 	return d.moduleOf(f)

@@ -10,9 +10,18 @@ import (
 
 // gitHead reads the commit HEAD points to in the repository holding root
 // straight from its files, so that an update can tell the history did not
-// move without running git. It gives "" whenever it is unsure (no
-// repository, an unusual layout): the history is then read the usual way.
-func gitHead(root string) string {
+// move without running git. It gives "" whenever it is unsure (an unusual
+// layout, no commit yet): the history is then read the usual way. repo is
+// false when no directory from root up holds a .git: there is no history.
+func gitHead(root string) (head string, repo bool) {
+	h := headOf(root)
+	if h == "\x00" {
+		return "", false
+	}
+	return h, true
+}
+
+func headOf(root string) string {
 	gitDir := ""
 	for d := root; ; {
 		p := filepath.Join(d, ".git")
@@ -34,7 +43,7 @@ func gitHead(root string) string {
 		}
 		up := filepath.Dir(d)
 		if up == d {
-			return ""
+			return "\x00"
 		}
 		d = up
 	}

@@ -173,7 +173,7 @@ func (d *derived) buildUnits() *units {
 	u := &units{byName: map[string][]int32{}, set: map[string]bool{}, bySuffix: map[string][]string{},
 		pkgs: map[string]string{}, imports: map[string][]string{}}
 	for _, f := range d.files {
-		fi := d.info[f]
+		fi := d.infoOf(f)
 		for _, t := range []string{fi.dir, fi.modKey} {
 			if t == "." || u.set[t] {
 				continue
@@ -267,7 +267,7 @@ func importKeys(f *fileRec) []string {
 // else anywhere (when few). A qualifier naming an imported package narrows
 // to that package; any other qualifier (a receiver) narrows to methods.
 func (d *derived) resolveRef(u *units, f *fileRec, fim fileImports, r ref) []int32 {
-	all := d.byName[r.name]
+	all := d.named(r.name)
 	if len(all) == 0 {
 		return nil
 	}
@@ -292,7 +292,7 @@ func (d *derived) resolveRef(u *units, f *fileRec, fim fileImports, r ref) []int
 		}
 		keep = func(id int32) bool { return d.syms[id].sym().Parent != "" }
 	}
-	fi := d.info[f]
+	fi := d.infoOf(f)
 	var same, dir []int32
 	for _, id := range u.byName[r.name+"\x00"+fi.dir] {
 		c := d.syms[id]

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -14,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/miramem/mira/code/parse"
 	"github.com/miramem/mira/code/rank"
 	"github.com/miramem/mira/internal/paths"
@@ -213,6 +216,23 @@ func (ix *Index) Root() string { return ix.root }
 // index atomically. A file that cannot be read or parsed is reported to
 // Options.Warn and skipped.
 func (ix *Index) Update(ctx context.Context) (Stats, error) {
+	return ix.update(ctx, nil)
+}
+
+// UpdatePaths is Update for a caller that knows which files changed (a
+// file watcher): only paths (relative to the root, or absolute inside
+// it) are looked at, with the .gitignore rules that apply to them; every
+// other file is taken as it was. A path that no longer exists is dropped
+// from the index. A directory among paths makes it a full Update.
+func (ix *Index) UpdatePaths(ctx context.Context, paths []string) (Stats, error) {
+	if paths == nil {
+		paths = []string{}
+	}
+	return ix.update(ctx, paths)
+}
+
+// update is Update when paths is nil, UpdatePaths otherwise.
+func (ix *Index) update(ctx context.Context, paths []string) (Stats, error) {
 	ix.upd.Lock()
 	defer ix.upd.Unlock()
 	ix.mu.RLock()
@@ -236,9 +256,21 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 	old, oldBy, disk := ix.st, ix.byPath, ix.disk
 	ix.mu.RUnlock()
 
-	ents, err := walk(ctx, ix.root, ix.skipDir(), ix.opt.Warn)
-	if err != nil {
-		return s, fmt.Errorf("cannot list %s: %w", ix.root, err)
+	var ents []entry
+	var err error
+	if paths != nil {
+		ents, err = ix.listPaths(old, paths)
+		if errors.Is(err, errWalk) {
+			paths = nil
+		} else if err != nil {
+			return s, err
+		}
+	}
+	if paths == nil {
+		ents, err = walk(ctx, ix.root, ix.skipDir(), ix.opt.Warn)
+		if err != nil {
+			return s, fmt.Errorf("cannot list %s: %w", ix.root, err)
+		}
 	}
 	s.Walk = time.Since(start)
 
@@ -364,6 +396,83 @@ func (ix *Index) save(st *state, jr *journal, histChanged bool) (loaded, error) 
 		return loaded{}, err
 	}
 	return loaded{st: st, model: model, base: base, fi: fi}, nil
+}
+
+// errWalk says UpdatePaths needs a full walk.
+var errWalk = errors.New("a directory changed")
+
+// listPaths returns the entries of old's files with those of paths
+// looked at again.
+func (ix *Index) listPaths(old *state, paths []string) ([]entry, error) {
+	fresh := map[string]*entry{}
+	for _, p := range paths {
+		if filepath.IsAbs(p) {
+			rel, err := filepath.Rel(ix.root, p)
+			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return nil, fmt.Errorf("%s: not inside %s", p, ix.root)
+			}
+			p = rel
+		}
+		p = cleanPath(p)
+		if p == "." || p == ".." || strings.HasPrefix(p, "../") {
+			return nil, fmt.Errorf("%s: not inside %s", p, ix.root)
+		}
+		if path.Base(p) == ".gitignore" {
+			return nil, errWalk // what is ignored may have changed anywhere below
+		}
+		fi, err := os.Lstat(filepath.Join(ix.root, filepath.FromSlash(p)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			fresh[p] = nil
+			continue
+		case err != nil:
+			return nil, err
+		case fi.IsDir():
+			return nil, errWalk
+		case !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0:
+			fresh[p] = nil
+			continue
+		}
+		if ix.ignored(p) {
+			fresh[p] = nil
+			continue
+		}
+		fresh[p] = &entry{path: p, size: fi.Size(), mtime: fi.ModTime().UnixNano(), link: fi.Mode()&fs.ModeSymlink != 0}
+	}
+	ents := make([]entry, 0, len(old.Files)+len(fresh))
+	for _, f := range old.Files {
+		if _, ok := fresh[f.Path]; !ok {
+			ents = append(ents, entry{path: f.Path, size: f.Size, mtime: f.Mtime, link: f.Skip == skipSymlink})
+		}
+	}
+	for _, e := range fresh {
+		if e != nil {
+			ents = append(ents, *e)
+		}
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].path < ents[j].path })
+	return ents, nil
+}
+
+// ignored reports whether the walk would leave out the file at rel: under
+// a directory it never enters, the index's own, or ignored by a
+// .gitignore on the way.
+func (ix *Index) ignored(rel string) bool {
+	parts := strings.Split(rel, "/")
+	ps := readIgnore(filepath.Join(ix.root, ".git", "info", "exclude"), nil)
+	skip := ix.skipDir()
+	for i := range len(parts) - 1 {
+		dir := parts[:i+1]
+		if skipDirs[parts[i]] || (skip != "" && filepath.Join(ix.root, filepath.FromSlash(strings.Join(dir, "/"))) == skip) {
+			return true
+		}
+		ps = append(ps, readIgnore(filepath.Join(ix.root, filepath.FromSlash(strings.Join(parts[:i], "/")), ".gitignore"), parts[:i])...)
+		if gitignore.NewMatcher(ps).Match(dir, true) {
+			return true
+		}
+	}
+	ps = append(ps, readIgnore(filepath.Join(ix.root, filepath.FromSlash(strings.Join(parts[:len(parts)-1], "/")), ".gitignore"), parts[:len(parts)-1])...)
+	return gitignore.NewMatcher(ps).Match(parts, false)
 }
 
 // skipDir is the index directory when it lies inside the project, so that
@@ -514,7 +623,12 @@ func countLines(b []byte) int {
 // reads it all again into new stats when old.Head is gone from the history
 // (rewritten) or the project has no history any more.
 func (ix *Index) readHistory(ctx context.Context, old *state) (*hStats, string, int, error) {
-	if old.Head != "" && gitHead(ix.root) == old.Head {
+	switch h, repo := gitHead(ix.root); {
+	case !repo && old.Head == "":
+		return old.History, "", 0, nil // no repository, as before
+	case !repo:
+		return new(hStats), "", 0, nil // the repository is gone
+	case h != "" && h == old.Head:
 		return old.History, old.Head, 0, nil // HEAD has not moved
 	}
 	cs, head, err := readHistory(ctx, ix.root, old.Head)

@@ -669,8 +669,8 @@ func TestHistory(t *testing.T) {
 
 func TestGitHead(t *testing.T) {
 	root := project(t)
-	if h := gitHead(root); h != "" {
-		t.Errorf("head outside a repository: %q", h)
+	if h, repo := gitHead(root); h != "" || repo {
+		t.Errorf("head outside a repository: %q, %v", h, repo)
 	}
 	git(t, root, nil, "init", "-q", "-b", "main")
 	commitAs(t, root, "Ann", "2026-01-01T10:00:00Z", "first", nil)
@@ -681,22 +681,22 @@ func TestGitHead(t *testing.T) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	if h := gitHead(filepath.Join(root, "util")); h != want() {
+	if h, _ := gitHead(filepath.Join(root, "util")); h != want() {
 		t.Errorf("head from a subdirectory %q, want %q", h, want())
 	}
 	git(t, root, nil, "pack-refs", "--all")
-	if h := gitHead(root); h != want() {
+	if h, _ := gitHead(root); h != want() {
 		t.Errorf("head from packed refs %q, want %q", h, want())
 	}
 	git(t, root, nil, "checkout", "-q", "--detach")
-	if h := gitHead(root); h != want() {
+	if h, _ := gitHead(root); h != want() {
 		t.Errorf("detached head %q, want %q", h, want())
 	}
 	wt := filepath.Join(t.TempDir(), "wt")
 	git(t, root, nil, "worktree", "add", "-q", "-b", "other", wt)
 	commitAs(t, wt, "Bob", "2026-01-02T10:00:00Z", "in the worktree", map[string]string{"notes.txt": "x\n"})
 	out, _ := exec.Command("git", "-C", wt, "rev-parse", "HEAD").Output()
-	if h := gitHead(wt); h != strings.TrimSpace(string(out)) || h == want() {
+	if h, _ := gitHead(wt); h != strings.TrimSpace(string(out)) || h == want() {
 		t.Errorf("worktree head %q, want %q", h, out)
 	}
 }

@@ -163,7 +163,7 @@ func TestDerivedPatch(t *testing.T) {
 	}
 	answers := func() []string {
 		var out []string
-		for _, n := range []string{"Greet", "Shout", "More", "App", "helper", "main", "run"} {
+		for _, n := range []string{"Greet", "Shout", "More", "Most", "App", "helper", "main", "run"} {
 			c, err := ix.Card(n, false)
 			out = append(out, n+": "+c.Path+":"+itoa(c.Line)+" "+c.Signature+" "+fmtErr(err))
 			out = append(out, edgeSet(ix.Callers(n, 2))...)
@@ -171,14 +171,30 @@ func TestDerivedPatch(t *testing.T) {
 		}
 		return append(out, ix.Map(0, nil).Text)
 	}
-	got := answers()
-	ix.derMu.Lock()
-	ix.der, ix.derSt = nil, nil
-	ix.derMu.Unlock()
-	want := answers()
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("patched tables answer\n%s\nrebuilt ones\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	check := func() {
+		t.Helper()
+		got := answers()
+		ix.derMu.Lock()
+		der, derSt := ix.der, ix.derSt
+		ix.der, ix.derSt = nil, nil
+		ix.derMu.Unlock()
+		want := answers()
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("patched tables answer\n%s\nrebuilt ones\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		ix.derMu.Lock()
+		ix.der, ix.derSt = der, derSt
+		ix.derMu.Unlock()
 	}
+	check()
+	// A patch of a patch.
+	writeFile(t, root, "util/more.go", "package util\n\nfunc More() { Shout(\"m\") }\n\nfunc Most() { More() }\n")
+	writeFile(t, root, "py/app.py", "def helper():\n    return App()\n\nclass App:\n    def run(self):\n        helper()\n")
+	update(t, ix)
+	if d, _ := ix.derive(); d.dead <= patched.dead {
+		t.Fatalf("tables rebuilt, not patched again")
+	}
+	check()
 }
 
 func fmtErr(err error) string {
@@ -186,4 +202,68 @@ func fmtErr(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+func TestUpdatePaths(t *testing.T) {
+	root := project(t)
+	ix := open(t, root, t.TempDir(), nil)
+	update(t, ix)
+	writeFile(t, root, "util/util.go", "package util\n\n// Greet greets.\nfunc Greet() {}\n")
+	writeFile(t, root, "util/new.go", "package util\n\nfunc Fresh() {}\n")
+	writeFile(t, root, "build/gen.go", "package build\n\nfunc Generated() {}\n")
+	writeFile(t, root, "node_modules/y/index.js", "function dep2() {}\n")
+	writeFile(t, root, "py/sub/secret.py", "def hidden2():\n    pass\n")
+	os.Remove(filepath.Join(root, "web", "app.js"))
+	s, err := ix.UpdatePaths(t.Context(), []string{"util/util.go", filepath.Join(root, "util", "new.go"),
+		"build/gen.go", "node_modules/y/index.js", "py/sub/secret.py", "web/app.js", "no/such.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Added != 1 || s.Changed != 1 || s.Removed != 1 {
+		t.Errorf("stats %+v, want 1 added, 1 changed, 1 removed", s)
+	}
+	if c, err := ix.Card("Greet", false); err != nil || c.Doc != "Greet greets." {
+		t.Errorf("edit not seen: %+v %v", c, err)
+	}
+	if _, err := ix.Card("Fresh", false); err != nil {
+		t.Errorf("new file not seen: %v", err)
+	}
+	for _, n := range []string{"Generated", "dep2", "hidden2", "start"} {
+		if _, err := ix.Card(n, false); err == nil {
+			t.Errorf("%s indexed", n)
+		}
+	}
+	if s := update(t, ix); s.Added+s.Changed+s.Removed != 0 {
+		t.Errorf("a full update after UpdatePaths found more: %+v", s)
+	}
+	// A changed .gitignore may change anything below it: a full walk.
+	writeFile(t, root, "util/.gitignore", "new.go\n")
+	if _, err := ix.UpdatePaths(t.Context(), []string{"util/.gitignore"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Card("Fresh", false); err == nil {
+		t.Errorf("newly ignored file kept")
+	}
+	if _, err := ix.UpdatePaths(t.Context(), []string{"../outside.go"}); err == nil {
+		t.Errorf("a path outside the root accepted")
+	}
+}
+
+// Directory order lists "a/b.go" before "a.go"; the index keeps files in
+// byte order, and an index saved so must load without being rebuilt.
+func TestReopenKeepsIndex(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "a.go", "package a\n\nfunc A() {}\n")
+	writeFile(t, root, "a/b.go", "package a\n\nfunc B() {}\n")
+	writeFile(t, root, "a-c.go", "package a\n\nfunc C() {}\n")
+	dir := t.TempDir()
+	update(t, open(t, root, dir, nil))
+	var w warnings
+	re := open(t, root, dir, &w)
+	if len(w.list()) != 0 {
+		t.Fatalf("reopening: %q", w.list())
+	}
+	if s := update(t, re); s.Added != 0 {
+		t.Errorf("reopened index rebuilt: %+v", s)
+	}
 }

@@ -45,7 +45,7 @@ func (ix *Index) Symbols(q string, k int) []SymbolHit {
 // symbolAt finds the index-th definition of path, checking its name: the
 // ranking model may be a step ahead of the lookup tables during an update.
 func (d *derived) symbolAt(p string, index int, name string) (int32, bool) {
-	start, ok := d.first[p]
+	start, ok := d.firstOf(p)
 	if !ok {
 		return 0, false
 	}
