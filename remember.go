@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -265,8 +267,36 @@ func check(e *mem.Entry, allowSecret bool) error {
 			return &InvalidError{Err: &SecretError{Findings: f}}
 		}
 	}
+	if err := checkChoices(e); err != nil {
+		return err
+	}
 	if err := mem.Validate(e); err != nil {
 		return &InvalidError{Err: err}
+	}
+	return nil
+}
+
+// checkChoices refuses a kind, role or pin that is not one of its values,
+// naming the field so that a front end can name its own option for it. A
+// role is checked on every kind of memory: a role that is given must mean
+// something.
+func checkChoices(e *mem.Entry) error {
+	for _, f := range []struct {
+		field, value string
+		valid        []string
+	}{
+		{"kind", e.Kind, mem.Kinds},
+		{"role", e.Role, mem.Roles},
+		{"pin", e.Pin, []string{mem.PinSticky, mem.PinLeased}},
+	} {
+		if f.value == "" || slices.Contains(f.valid, f.value) {
+			continue
+		}
+		q := make([]string, len(f.valid))
+		for i, v := range f.valid {
+			q[i] = strconv.Quote(v)
+		}
+		return invalidField(f.field, fmt.Errorf("must be one of %s but got %q", strings.Join(q, ","), f.value))
 	}
 	return nil
 }
