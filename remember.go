@@ -84,16 +84,11 @@ func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt Remembe
 			return nil, err
 		}
 	}
-	var unlock func()
-	if !opt.DryRun {
-		var err error
-		if unlock, err = m.lock(ctx); err != nil {
-			return nil, err
-		}
-		defer unlock()
+	lk, done, err := m.lockLookup(ctx, opt.DryRun)
+	if err != nil {
+		return nil, err
 	}
-	lk := m.openLookup()
-	defer lk.close()
+	defer done()
 
 	res := &RememberResult{}
 	var old *mem.Entry

@@ -1,6 +1,7 @@
 package mira
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -94,6 +95,20 @@ type lookup struct {
 	f     *index.Finder
 	st    *mem.Store
 	since []string // entry paths committed since the index was updated
+}
+
+// lockLookup readies a writer: it takes the store's lock, unless dryRun
+// (a dry run writes nothing and waits for no one), then opens the lookup
+// by id (see openLookup). done lets go of both.
+func (m *Memory) lockLookup(ctx context.Context, dryRun bool) (lk *lookup, done func(), err error) {
+	unlock := func() {}
+	if !dryRun {
+		if unlock, err = m.lock(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	lk = m.openLookup()
+	return lk, func() { lk.close(); unlock() }, nil
 }
 
 // openLookup reads the index's rows as they are, for lookups by writers: a
