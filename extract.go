@@ -161,7 +161,7 @@ func (req ExtractRequest) Check(project string) error {
 		return invalidField("scope", err)
 	}
 	if req.Kind != "" && !slices.Contains(extract.Kinds, req.Kind) {
-		return invalidf("kind %s cannot be extracted: extracted memories are %s", req.Kind, strings.Join(extract.Kinds, ", "))
+		return invalidField("kind", fmt.Errorf("%s cannot be extracted: extracted memories are %s", req.Kind, strings.Join(extract.Kinds, ", ")))
 	}
 	if !req.AllowSecret {
 		if f := scanEntry(&mem.Entry{Tags: cleanTags(req.Tags), Project: project}); len(f) > 0 {

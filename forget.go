@@ -46,15 +46,11 @@ func (m *Memory) Forget(ctx context.Context, ids []string, opt ForgetOptions) (*
 		}
 	}
 	reason := cmp.Or(opt.Reason, "forgotten")
-	if !opt.DryRun {
-		unlock, err := m.lock(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer unlock()
+	lk, done, err := m.lockLookup(ctx, opt.DryRun)
+	if err != nil {
+		return nil, err
 	}
-	lk := m.openLookup()
-	defer lk.close()
+	defer done()
 	tx := m.st.Begin(opt.DryRun)
 	res := &ForgetResult{}
 	seen := map[string]bool{}

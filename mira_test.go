@@ -135,6 +135,30 @@ func TestRememberChecks(t *testing.T) {
 	}
 }
 
+// TestChecksNameTheField: a value outside its list is refused naming the
+// field, so that a front end can name its own option for it.
+func TestChecksNameTheField(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		err   error
+		field string
+	}{
+		{"kind", Check([]*mem.Entry{{Body: "x", Kind: "banana"}}, RememberOptions{}), "kind"},
+		{"role", Check([]*mem.Entry{{Body: "x", Kind: mem.KindTurn, Role: "robot"}}, RememberOptions{}), "role"},
+		{"role of a note", Check([]*mem.Entry{{Body: "x", Role: "robot"}}, RememberOptions{}), "role"},
+		{"pin", Check([]*mem.Entry{{Body: "x", Pin: "forever"}}, RememberOptions{}), "pin"},
+		{"summarize scope", SummarizeOptions{Scopes: []string{"../etc"}}.Check(), "scope"},
+		{"summarize max entries", SummarizeOptions{MaxEntries: -1}.Check(), "max_entries"},
+		{"extract scope", ExtractRequest{Scope: "../etc"}.Check(""), "scope"},
+		{"extract kind", ExtractRequest{Kind: mem.KindNote}.Check(""), "kind"},
+	} {
+		var inv *InvalidError
+		if !errors.As(tc.err, &inv) || inv.Field != tc.field {
+			t.Errorf("%s: error %v, want an InvalidError about %s", tc.name, tc.err, tc.field)
+		}
+	}
+}
+
 // TestReplacePinTurns covers replace, pin and the conversation's turns.
 func TestReplacePinTurns(t *testing.T) {
 	m := open(t, false)

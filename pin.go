@@ -43,13 +43,11 @@ func (m *Memory) Pin(ctx context.Context, id, pin string, until time.Time) (*mem
 	default:
 		return nil, invalidf("unknown pin %q (want sticky, leased, or none)", pin)
 	}
-	unlock, err := m.lock(ctx)
+	lk, done, err := m.lockLookup(ctx, false)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	lk := m.openLookup()
-	defer lk.close()
+	defer done()
 	e, err := m.st.FindID(id, lk.pathOf(id))
 	if err != nil {
 		return nil, &InvalidError{Err: err}

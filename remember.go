@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,16 +84,11 @@ func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt Remembe
 			return nil, err
 		}
 	}
-	var unlock func()
-	if !opt.DryRun {
-		var err error
-		if unlock, err = m.lock(ctx); err != nil {
-			return nil, err
-		}
-		defer unlock()
+	lk, done, err := m.lockLookup(ctx, opt.DryRun)
+	if err != nil {
+		return nil, err
 	}
-	lk := m.openLookup()
-	defer lk.close()
+	defer done()
 
 	res := &RememberResult{}
 	var old *mem.Entry
@@ -265,8 +262,36 @@ func check(e *mem.Entry, allowSecret bool) error {
 			return &InvalidError{Err: &SecretError{Findings: f}}
 		}
 	}
+	if err := checkChoices(e); err != nil {
+		return err
+	}
 	if err := mem.Validate(e); err != nil {
 		return &InvalidError{Err: err}
+	}
+	return nil
+}
+
+// checkChoices refuses a kind, role or pin that is not one of its values,
+// naming the field so that a front end can name its own option for it. A
+// role is checked on every kind of memory: a role that is given must mean
+// something.
+func checkChoices(e *mem.Entry) error {
+	for _, f := range []struct {
+		field, value string
+		valid        []string
+	}{
+		{"kind", e.Kind, mem.Kinds},
+		{"role", e.Role, mem.Roles},
+		{"pin", e.Pin, []string{mem.PinSticky, mem.PinLeased}},
+	} {
+		if f.value == "" || slices.Contains(f.valid, f.value) {
+			continue
+		}
+		q := make([]string, len(f.valid))
+		for i, v := range f.valid {
+			q[i] = strconv.Quote(v)
+		}
+		return invalidField(f.field, fmt.Errorf("must be one of %s but got %q", strings.Join(q, ","), f.value))
 	}
 	return nil
 }

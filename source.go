@@ -1,7 +1,6 @@
 package mira
 
 import (
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -85,77 +84,6 @@ func docOf(e *mem.Entry) index.Doc {
 		Source: e.Source, Pin: e.Pin, Tags: e.Tags, Text: text, CreatedAt: e.CreatedAt,
 		Hash: mem.ContentHash(e.Body),
 	}
-}
-
-// lookup is a best-effort index for writers that only use it to look
-// things up (the duplicate check, finding an id): when the index cannot be
-// had they fall back to reading files.
-type lookup struct {
-	f     *index.Finder
-	st    *mem.Store
-	since []string // entry paths committed since the index was updated
-}
-
-// openLookup reads the index's rows as they are, for lookups by writers: a
-// writer must stay cheap, so it neither updates the index before nor after
-// its commit (the next reader, or the server, brings it up to date in one
-// batch), nor opens the search index or waits for its lock. What was
-// committed since the index was last updated is looked at directly (see
-// duplicate); hand edits not yet committed are not.
-func (m *Memory) openLookup() *lookup {
-	h := &lookup{st: m.st}
-	dir := m.indexDir
-	if dir == "" {
-		dir = filepath.Join(m.st.Root, ".index")
-	}
-	f, err := index.OpenFinder(dir)
-	if err != nil {
-		return h
-	}
-	head, err := m.st.Head()
-	if err == nil && head != f.Commit() {
-		h.since, err = m.st.Diff(f.Commit(), head)
-	}
-	if err != nil {
-		return h
-	}
-	h.f = f
-	return h
-}
-
-func (h *lookup) close() { h.f = nil }
-
-func (h *lookup) pathOf(id string) string {
-	if h.f == nil {
-		return ""
-	}
-	p, _ := h.f.PathOf(id)
-	return p
-}
-
-// duplicate returns the live entry in the same scope and kind with the same
-// text, or nil.
-func (h *lookup) duplicate(e *mem.Entry) *mem.Entry {
-	st := h.st
-	hash := mem.ContentHash(e.Body)
-	if h.f != nil {
-		for _, p := range append(h.f.ByHash(hash), h.since...) {
-			d, err := st.Read(p)
-			if err == nil && !d.Deleted() && d.Scope == e.Scope && d.Kind == e.Kind && mem.ContentHash(d.Body) == hash {
-				return d
-			}
-		}
-		return nil
-	}
-	// No index: read the files of that scope and kind.
-	paths, _ := st.Paths(e.Scope, e.Kind)
-	for _, p := range paths {
-		d, err := st.Read(p)
-		if err == nil && d.Kind == e.Kind && mem.ContentHash(d.Body) == hash {
-			return d
-		}
-	}
-	return nil
 }
 
 // What the index takes from one entry is bounded: a file made by hand may

@@ -223,23 +223,32 @@ func (w *TurnWriter) Add(e *mem.Entry) error {
 // Flush waits until every turn added before it is committed or given up.
 func (w *TurnWriter) Flush(ctx context.Context) error {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	target := w.added
 	for w.settled < target {
-		ch := w.progress
-		w.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-w.done:
+		if err := w.awaitLocked(ctx); err != nil {
+			return err
 		}
-		w.mu.Lock()
 		if w.settled < target && isDone(w.done) {
-			w.mu.Unlock()
 			return fmt.Errorf("%d turns were not stored", target-w.settled)
 		}
 	}
+	return nil
+}
+
+// awaitLocked waits for the writer's next progress, the end of ctx, or
+// the writer's end, and returns ctx's error if that came first. The
+// caller holds mu; it is let go while waiting and held again on return.
+func (w *TurnWriter) awaitLocked(ctx context.Context) error {
+	ch := w.progress
 	w.mu.Unlock()
+	defer w.mu.Lock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.done:
+	}
 	return nil
 }
 
@@ -257,19 +266,15 @@ func (w *TurnWriter) Pending() int {
 // returns early when ctx ends or the writer closes.
 func (w *TurnWriter) Room(ctx context.Context) error {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	for int(w.added-w.settled) > w.roomLocked() && !w.closing {
-		ch := w.progress
-		w.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-w.done:
+		if err := w.awaitLocked(ctx); err != nil {
+			return err
+		}
+		if isDone(w.done) {
 			return nil
 		}
-		w.mu.Lock()
 	}
-	w.mu.Unlock()
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package agentloop
+package agentloop_test
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	. "github.com/miramem/mira/agentloop"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,17 +56,17 @@ func TestTaskReadEditRunAnswer(t *testing.T) {
 	if got := r.commits() - before; got != len(want) {
 		t.Errorf("%d commits for %d turns, want one each", got, len(want))
 	}
-	calls := callsOf(turns[3])
+	calls := CallsOf(turns[3])
 	if len(calls) != 2 || calls[0].ID != "call_edit" || calls[1].Function.Name != "bash" {
 		t.Errorf("second assistant turn's tool_calls = %+v", calls)
 	}
 	if turns[3].Body != "Changing it and checking." {
 		t.Errorf("assistant body = %q", turns[3].Body)
 	}
-	if !boolField(turns[1], fieldNoText) || !strings.Contains(turns[1].Body, "read_file") {
-		t.Errorf("a reply with only a call is stored as %q (no_text %v)", turns[1].Body, boolField(turns[1], fieldNoText))
+	if !BoolField(turns[1], FieldNoText) || !strings.Contains(turns[1].Body, "read_file") {
+		t.Errorf("a reply with only a call is stored as %q (no_text %v)", turns[1].Body, BoolField(turns[1], FieldNoText))
 	}
-	if id := stringField(turns[5], fieldToolCallID); id != "call_cat" || !strings.Contains(turns[5].Body, "Goodbye, world") {
+	if id := StringField(turns[5], FieldToolCallID); id != "call_cat" || !strings.Contains(turns[5].Body, "Goodbye, world") {
 		t.Errorf("bash result turn: id %q body %q", id, turns[5].Body)
 	}
 
@@ -117,7 +118,7 @@ func TestPermissionDenialReachesModel(t *testing.T) {
 		t.Errorf("the model got %q, want the denial and how to allow it", res.Content)
 	}
 	turns := r.turns()
-	if tool := turns[2]; !boolField(tool, fieldDenied) || !boolField(tool, fieldIsError) {
+	if tool := turns[2]; !BoolField(tool, FieldDenied) || !BoolField(tool, FieldIsError) {
 		t.Errorf("tool turn front matter lacks denied/is_error: %v", tool.Fields())
 	}
 }
@@ -173,12 +174,12 @@ func TestCancelDuringStream(t *testing.T) {
 		t.Fatalf("turns (-want +got):\n%s", diff)
 	}
 	got := turns[1]
-	if !boolField(got, fieldInterrupted) || !strings.HasPrefix(got.Body, "Let me think") || !strings.HasSuffix(got.Body, interruptedNote) {
+	if !BoolField(got, FieldInterrupted) || !strings.HasPrefix(got.Body, "Let me think") || !strings.HasSuffix(got.Body, InterruptedNote) {
 		t.Errorf("interrupted reply stored as %q (%v)", got.Body, got.Fields())
 	}
 	r.send("just the short version")
 	msgs := r.srv.Last().Messages
-	if m := msgs[len(msgs)-2]; m.Role != "assistant" || !strings.Contains(m.Content, interruptedNote) {
+	if m := msgs[len(msgs)-2]; m.Role != "assistant" || !strings.Contains(m.Content, InterruptedNote) {
 		t.Errorf("the next request shows the cut reply as %+v", m)
 	}
 }
@@ -236,16 +237,16 @@ func TestArtifactForLargeOutput(t *testing.T) {
 	r.send("count to 500")
 	turns := r.turns()
 	res := turns[2]
-	arts, _ := res.Fields()[fieldArtifacts].([]any)
+	arts, _ := res.Fields()[FieldArtifacts].([]any)
 	if len(arts) != 1 {
-		t.Fatalf("tool turn artifacts = %v, want one", res.Fields()[fieldArtifacts])
+		t.Fatalf("tool turn artifacts = %v, want one", res.Fields()[FieldArtifacts])
 	}
 	data, err := os.ReadFile(filepath.Join(r.home, arts[0].(string)))
 	if err != nil || strings.Count(string(data), "\n") != 500 {
 		t.Fatalf("artifact %v: %d lines, err %v; want the whole output", arts[0], strings.Count(string(data), "\n"), err)
 	}
 	if !strings.HasPrefix(arts[0].(string), "artifacts/chat/") || !strings.Contains(res.Body, "artifact://") {
-		t.Errorf("artifact at %v, tool turn %q", arts[0], firstLine(res.Body, 200))
+		t.Errorf("artifact at %v, tool turn %q", arts[0], FirstLine(res.Body, 200))
 	}
 	if got := turns[4].Body; !strings.Contains(got, "250\t250") || !strings.Contains(got, "251\t251") {
 		t.Errorf("reading the artifact back gave %q", got)
@@ -332,11 +333,11 @@ func TestRollingSummaryTakesOver(t *testing.T) {
 		}
 	}
 	reqOf := func(a *Agent) string {
-		p, err := a.prepare(context.Background(), "next")
+		msgs, err := a.RequestMessages(context.Background(), "next")
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := json.Marshal(a.request(p, "", EffortAuto).Messages)
+		b, _ := json.Marshal(msgs)
 		return string(b)
 	}
 	if x, y := reqOf(before), reqOf(after); x != y {
@@ -350,7 +351,7 @@ func TestRollingSummaryTakesOver(t *testing.T) {
 	req := r.srv.Last()
 	standing := req.Messages[1].Content
 	latest := state.Summaries[len(state.Summaries)-1]
-	if !strings.Contains(standing, "## Summary") || !strings.Contains(standing, firstLine(latest.Body, 40)[:30]) {
+	if !strings.Contains(standing, "## Summary") || !strings.Contains(standing, FirstLine(latest.Body, 40)[:30]) {
 		t.Errorf("standing context lacks the summary:\n%s", standing)
 	}
 	if !strings.Contains(standing, pin.Body) {
@@ -470,7 +471,8 @@ func TestEffortSentAndDropped(t *testing.T) {
 		llmtest.Text("fine"),
 		llmtest.Text("fine again"),
 	}, withConfig(func(c *Config) { c.Effort = EffortHigh }))
-	r.agent.model = namedModel{r.client, "gpt-5.1"}
+	r.cfg.Model = namedModel{r.client, "gpt-5.1"}
+	r.agent = r.open()
 	ans := r.send("refactor the parser")
 	if ans.Effort != EffortHigh {
 		t.Errorf("effort %q, want high", ans.Effort)
@@ -661,8 +663,8 @@ func TestTurnsRedactSecrets(t *testing.T) {
 		t.Fatalf("roles = %v", got)
 	}
 	for _, e := range turns {
-		if !strings.Contains(e.Body+fmt.Sprint(e.Fields()[fieldToolCalls]), "[REDACTED:github-token]") {
-			t.Errorf("%s turn not masked: %q %v", e.Role, e.Body, e.Fields()[fieldToolCalls])
+		if !strings.Contains(e.Body+fmt.Sprint(e.Fields()[FieldToolCalls]), "[REDACTED:github-token]") {
+			t.Errorf("%s turn not masked: %q %v", e.Role, e.Body, e.Fields()[FieldToolCalls])
 		}
 	}
 	out, err := exec.Command("git", "-C", r.home, "log", "-p", "--format=%B").CombinedOutput()

@@ -1,8 +1,9 @@
-package agentloop
+package agentloop_test
 
 import (
 	"context"
 	"encoding/json"
+	. "github.com/miramem/mira/agentloop"
 	"os"
 	"os/exec"
 	"path/filepath"

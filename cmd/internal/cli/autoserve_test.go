@@ -300,7 +300,7 @@ func TestServedRemember(t *testing.T) {
 	// A refused memory: the same status and message.
 	_, errb, err = alone("", "--kind", "nonsense", "x")
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != ExitUsage || !strings.Contains(errb, "--kind must be one of") {
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitUsage || !strings.Contains(errb, "--kind: must be one of") {
 		t.Errorf("served bad kind: %v, %q", err, errb)
 	}
 	// stdin is the client's: the server does not take it, so the lone

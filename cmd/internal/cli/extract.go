@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/miramem/mira"
@@ -23,27 +22,24 @@ func (c *RememberCmd) runExtract(ctx context.Context, o *IO) error {
 	if err := c.checkExtractFlags(); err != nil {
 		return err
 	}
+	scope := cmp.Or(c.Scope, mem.DefaultScope)
+	req := mira.ExtractRequest{
+		Scope: scope, MaxTurns: c.MaxTurns, Kind: c.Kind, Tags: c.Tag,
+		AllowSecret: c.AllowSecret, DryRun: c.DryRun,
+	}
+	proj := project(o, "")
+	// Refused input must not wait for a model or create the store.
+	if err := req.Check(proj); err != nil {
+		return extractError(err)
+	}
 	model, err := c.chatModel(o)
 	if err != nil {
 		return err
 	}
-	scope := cmp.Or(c.Scope, mem.DefaultScope)
-	if err := mem.ValidScope(scope); err != nil {
-		return usagef("--scope: %v", err)
-	}
-	turns, src, err := c.extractInput(o)
-	if err != nil {
+	if req.Turns, req.Source, err = c.extractInput(o); err != nil {
 		return err
 	}
-	req := mira.ExtractRequest{
-		Turns: turns, Source: src, Scope: scope, MaxTurns: c.MaxTurns, Kind: c.Kind, Tags: c.Tag,
-		AllowSecret: c.AllowSecret, DryRun: c.DryRun, Chat: model,
-	}
-	proj := project(o, "")
-	// Refused input must not create the store.
-	if err := req.Check(proj); err != nil {
-		return extractError(err)
-	}
+	req.Chat = model
 	m, err := c.open(ctx, o, "mira-remember", proj)
 	if err != nil {
 		return err
@@ -53,7 +49,7 @@ func (c *RememberCmd) runExtract(ctx context.Context, o *IO) error {
 	if err != nil {
 		return extractError(err)
 	}
-	if turns == nil {
+	if req.Turns == nil {
 		if res.TurnsRead == 0 {
 			if o.ErrTTY {
 				o.Warnf("nothing to extract: no user turns in scope %s that were not read before", scope)
@@ -81,7 +77,7 @@ func extractError(err error) error {
 	if errors.As(err, &se) {
 		return usagef("%s", se.Explain("use --allow-secret if you are sure"))
 	}
-	return err
+	return asFlag(err, map[string]string{"scope": "--scope", "kind": "--kind"})
 }
 
 // checkExtractFlags refuses the options that make no sense with --extract.
@@ -93,9 +89,6 @@ func (c *RememberCmd) checkExtractFlags() error {
 		if f.set {
 			return usagef("%s cannot be used with --extract", f.name)
 		}
-	}
-	if c.Kind != "" && !slices.Contains(extract.Kinds, c.Kind) {
-		return usagef("--kind %s cannot be used with --extract: extracted memories are %s", c.Kind, strings.Join(extract.Kinds, ", "))
 	}
 	if c.MaxTurns < 1 {
 		return usagef("--max-turns must be at least 1")

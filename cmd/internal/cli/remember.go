@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -35,30 +33,6 @@ type RememberCmd struct {
 	Extract  bool   `help:"Extract facts with the chat model from conversation turns (stdin: JSONL with role and text, or plain text as one user message; without input, the scope's user turns not read before) and reconcile them with the memories they touch: add, update, delete or leave alone."`
 	Model    string `help:"Chat model for --extract (default: $MIRA_MODEL)." placeholder:"NAME"`
 	MaxTurns int    `name:"max-turns" help:"With --extract and no input, the most stored user turns to read in one run, oldest first (default ${default})." default:"50" placeholder:"N"`
-}
-
-// Validate checks the flags whose values come from a list. They are not
-// kong enums: each may also be left out, and an enum that allows that has
-// to list the empty string, which its error then offers as a choice.
-func (c *RememberCmd) Validate() error {
-	for _, f := range []struct {
-		flag, value string
-		valid       []string
-	}{
-		{"--kind", c.Kind, mem.Kinds},
-		{"--role", c.Role, mem.Roles},
-		{"--pin", c.Pin, []string{mem.PinSticky, mem.PinLeased}},
-	} {
-		if f.value == "" || slices.Contains(f.valid, f.value) {
-			continue
-		}
-		q := make([]string, len(f.valid))
-		for i, v := range f.valid {
-			q[i] = strconv.Quote(v)
-		}
-		return fmt.Errorf("%s must be one of %s but got %q", f.flag, strings.Join(q, ","), f.value)
-	}
-	return nil
 }
 
 // Remember is the main of mira-remember.
@@ -102,10 +76,18 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 	case errors.As(err, &se):
 		return usagef("%s", se.Explain("use --allow-secret if you are sure"))
 	case err != nil:
-		return asFlag(err, map[string]string{"replace": "--replace"})
+		if c.JSONL {
+			// A record's own kind, role or pin may be at fault.
+			return asFlag(err, map[string]string{"replace": "--replace"})
+		}
+		return asFlag(err, rememberFlags)
 	}
 	return c.print(o, res)
 }
+
+// rememberFlags are mira-remember's flags by the names the library gives
+// the fields of a memory.
+var rememberFlags = map[string]string{"replace": "--replace", "kind": "--kind", "role": "--role", "pin": "--pin"}
 
 // remember checks the entries, then opens the store and stores them:
 // refused input must not create the store.

@@ -25,6 +25,10 @@ type SummarizeCmd struct {
 	Verbose    bool   `short:"v" help:"Report on standard error what each scope got; without it a run is silent unless something fails."`
 }
 
+// summarizeFlags are mira-summarize's flags by the names the library gives
+// the fields of its options.
+var summarizeFlags = map[string]string{"scope": "--scope", "max_entries": "--max-entries"}
+
 // Summarize is the main of mira-summarize.
 func Summarize(args []string, o *IO) int {
 	return Main("mira-summarize", "Summarize new conversation turns and facts into L1/L2/L3 summaries, and evict what a scope holds beyond its limit, in one git commit. Quiet and idempotent: made for cron.", &SummarizeCmd{}, args, o)
@@ -37,15 +41,17 @@ func (c *SummarizeCmd) run(ctx context.Context, o *IO) error {
 	if c.Show && c.All {
 		return usagef("--show takes one scope, not --all")
 	}
-	if c.MaxEntries < 0 {
-		return usagef("--max-entries must be 0 or more")
-	}
 	scope := c.Scope
 	if scope == "" {
 		scope = mem.DefaultScope
 	}
-	if err := mem.ValidScope(scope); err != nil {
-		return &UsageError{err}
+	opt := mira.SummarizeOptions{MaxEntries: c.MaxEntries, NoEviction: c.MaxEntries == 0, Extractive: c.Extractive, DryRun: c.DryRun}
+	if !c.All {
+		opt.Scopes = []string{scope}
+	}
+	// Refused options must not wait for a model or the store.
+	if err := opt.Check(); err != nil {
+		return asFlag(err, summarizeFlags)
 	}
 	if c.Show {
 		m, err := c.open(ctx, o, "mira-summarize", "")
@@ -55,7 +61,7 @@ func (c *SummarizeCmd) run(ctx context.Context, o *IO) error {
 		defer m.Close()
 		es, err := m.SummaryState(scope)
 		if err != nil {
-			return err
+			return asFlag(err, summarizeFlags)
 		}
 		return writeEntries(o, c.Output, es)
 	}
@@ -74,10 +80,7 @@ func (c *SummarizeCmd) run(ctx context.Context, o *IO) error {
 		return err
 	}
 	defer m.Close()
-	opt := mira.SummarizeOptions{MaxEntries: c.MaxEntries, NoEviction: c.MaxEntries == 0, Chat: client, Extractive: c.Extractive || client == nil, DryRun: c.DryRun}
-	if !c.All {
-		opt.Scopes = []string{scope}
-	}
+	opt.Chat, opt.Extractive = client, c.Extractive || client == nil
 	res, err := m.Summarize(ctx, opt)
 	if res != nil {
 		if c.DryRun {

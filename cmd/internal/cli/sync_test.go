@@ -86,21 +86,7 @@ func TestSyncKilled(t *testing.T) {
 		}
 	}
 	mustRun(t, env, "", "mira-sync", "--home", b)
-	for _, home := range []string{a, b} {
-		out := mustRun(t, env, "", "git", "-C", home, "ls-files", "entries")
-		if n := strings.Count(out, ".md\n"); n != want {
-			t.Errorf("%s holds %d entry files, want %d", home, n, want)
-		}
-		if out := mustRun(t, env, "", "git", "-C", home, "status", "--porcelain"); out != "" {
-			t.Errorf("%s not clean:\n%s", home, out)
-		}
-		if out := mustRun(t, env, "", "git", "-C", home, "fsck", "--no-dangling"); out != "" {
-			t.Errorf("fsck %s: %s", home, out)
-		}
-	}
-	if out := mustRun(t, env, "", "git", "-C", remote, "fsck", "--no-dangling"); out != "" {
-		t.Errorf("fsck remote: %s", out)
-	}
+	checkSynced(t, env, remote, want, a, b)
 }
 
 // TestSyncExitCodes: an unreachable remote and refused credentials have

@@ -3,6 +3,7 @@ package mira
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 
 	plan "github.com/miramem/mira/ctx"
@@ -39,15 +40,28 @@ type SummarizeOptions struct {
 	DryRun bool
 }
 
+// Check validates the options as Summarize does, without a store: a front
+// end calls it before it opens one. The error is an *InvalidError naming
+// the field at fault (scope, max_entries).
+func (opt SummarizeOptions) Check() error {
+	for _, s := range opt.Scopes {
+		if err := mem.ValidScope(s); err != nil {
+			return invalidField("scope", err)
+		}
+	}
+	if opt.MaxEntries < 0 {
+		return invalidField("max_entries", errors.New("must be 0 or more"))
+	}
+	return nil
+}
+
 // Summarize rolls the new turns and facts of each scope into hierarchical
 // summaries (L1 chunks, L2 groups, the rolling L3) and evicts what a scope
 // holds beyond its limit, in one commit. It is idempotent: material
 // already summarized is not summarized again.
 func (m *Memory) Summarize(ctx context.Context, opt SummarizeOptions) (*summarize.Result, error) {
-	for _, s := range opt.Scopes {
-		if err := mem.ValidScope(s); err != nil {
-			return nil, &InvalidError{Err: err}
-		}
+	if err := opt.Check(); err != nil {
+		return nil, err
 	}
 	so := summarize.Options{
 		MaxEntries:  cmp.Or(opt.MaxEntries, m.cfg.Summarize.MaxEntries, 500),
@@ -97,7 +111,7 @@ func (m *Memory) Summarize(ctx context.Context, opt SummarizeOptions) (*summariz
 // every turn and fact they do not cover.
 func (m *Memory) SummaryState(scope string) ([]*mem.Entry, error) {
 	if err := mem.ValidScope(scope); err != nil {
-		return nil, &InvalidError{Err: err}
+		return nil, invalidField("scope", err)
 	}
 	state, err := summarize.Load(m.st, scope, nil, func(err error) { m.warn("", err) })
 	if err != nil {
