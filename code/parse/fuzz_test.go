@@ -2,8 +2,10 @@ package parse
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -11,13 +13,16 @@ import (
 // fuzzParse seeds a fuzz target with the fixtures of one language and checks that
 // Parse neither panics nor reports spans outside the file.
 func fuzzParse(f *testing.F, lang, path string, seeds ...string) {
-	fixtures, _ := filepath.Glob(filepath.Join("testdata", lang, "*.txt"))
-	for _, fx := range fixtures {
-		b, err := os.ReadFile(fx)
-		if err != nil {
-			f.Fatal(err)
+	err := filepath.WalkDir(filepath.Join("testdata", lang), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".txt") {
+			return err
 		}
+		b, err := os.ReadFile(p)
 		f.Add(b)
+		return err
+	})
+	if err != nil {
+		f.Fatal(err)
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -63,4 +68,24 @@ func FuzzGo(f *testing.F) {
 
 func FuzzPython(f *testing.F) {
 	fuzzParse(f, "python", "x.py", "def f(:\n  '''", "class A:\n\tdef b(self): pass\n  x = f'{\"", "@d\n@e\nasync def", "x = '''\\", "from . import (a,\n")
+}
+
+func FuzzJavaScript(f *testing.F) {
+	fuzzParse(f, "javascript", "x.js", "class A { b() {", "const f = (", "`${`${", "x = /[/]/; function", "export default {", "a ? /re/ : b / c")
+}
+
+func FuzzTypeScript(f *testing.F) {
+	fuzzParse(f, "typescript", "x.ts", "interface I { a(): {", "const f = <T,>(x: T): T =>", "type X<T = {", "declare module 'm' {", "enum E { A = 1,")
+}
+
+func FuzzTSX(f *testing.F) {
+	fuzzParse(f, "tsx", "x.tsx", "const A = () => <div>don't {x}</div>;", "function F() { return <a href='x'>{`${y}`}</a> }")
+}
+
+func FuzzRust(f *testing.F) {
+	fuzzParse(f, "rust", "src/x.rs", "fn f<'a>(x: &'a str) -> &'a str {", "impl<T> X for", "r##\"x\"#", "struct S { pub(", "/* /* */", "macro_rules! m {", "enum E { A(")
+}
+
+func FuzzJava(f *testing.F) {
+	fuzzParse(f, "java", "X.java", "class A { void f(", "enum E { A(", "@interface X {", "String s = \"\"\"", "public <T> T f() {}")
 }

@@ -135,9 +135,9 @@ func (g *goExtractor) funcDecl(d *ast.FuncDecl) {
 	if d.Body != nil {
 		end = d.Body.Lbrace
 	}
-	s.Signature = clip(oneLine(g.text(d.Type.Func, end)))
+	s.Signature = oneLine(g.text(d.Type.Func, end))
 	if d.Type.Func == token.NoPos {
-		s.Signature = clip(oneLine(g.text(d.Pos(), end)))
+		s.Signature = oneLine(g.text(d.Pos(), end))
 	}
 	g.add(s)
 }
@@ -192,7 +192,7 @@ func (g *goExtractor) genDecl(d *ast.GenDecl) {
 			if i := strings.IndexByte(sig, '\n'); i >= 0 {
 				sig = sig[:i]
 			}
-			sig = clip(oneLine(d.Tok.String() + " " + sig))
+			sig = oneLine(d.Tok.String() + " " + sig)
 			for _, n := range sp.Names {
 				if n == nil || n.Name == "_" {
 					continue
@@ -224,12 +224,12 @@ func (g *goExtractor) typeSpec(sp *ast.TypeSpec, line, end int, doc string) {
 	switch t := sp.Type.(type) {
 	case *ast.StructType:
 		s.Kind = KindStruct
-		s.Signature = clip(oneLine(head + " struct"))
+		s.Signature = oneLine(head + " struct")
 		g.add(s)
 		g.fields(name, t.Fields, false)
 	case *ast.InterfaceType:
 		s.Kind = KindInterface
-		s.Signature = clip(oneLine(head + " interface"))
+		s.Signature = oneLine(head + " interface")
 		g.add(s)
 		g.fields(name, t.Methods, true)
 	default:
@@ -237,7 +237,7 @@ func (g *goExtractor) typeSpec(sp *ast.TypeSpec, line, end int, doc string) {
 		if i := strings.IndexByte(sig, '\n'); i >= 0 {
 			sig = sig[:i]
 		}
-		s.Signature = clip(oneLine("type " + sig))
+		s.Signature = oneLine("type " + sig)
 		g.add(s)
 	}
 }
@@ -266,7 +266,7 @@ func (g *goExtractor) fields(parent string, fl *ast.FieldList, iface bool) {
 		if i := strings.IndexByte(sig, '\n'); i >= 0 && !iface {
 			sig = sig[:i]
 		}
-		s.Signature = clip(oneLine(sig))
+		s.Signature = oneLine(sig)
 		if len(fd.Names) == 0 { // embedded field: named after its type
 			s.Name = recvName(fd.Type)
 			if se, ok := unstar(fd.Type).(*ast.SelectorExpr); ok && se.Sel != nil {

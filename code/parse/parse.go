@@ -61,18 +61,19 @@ type Ref struct {
 }
 
 var extLang = map[string]string{
-	".go":  "go",
-	".py":  "python",
-	".pyi": "python",
-	".js":  "javascript",
-	".mjs": "javascript",
-	".cjs": "javascript",
-	".jsx": "javascript",
-	".ts":  "typescript",
-	".mts": "typescript",
-	".cts": "typescript",
-	".tsx": "tsx",
-	".rs":  "rust",
+	".go":   "go",
+	".py":   "python",
+	".pyi":  "python",
+	".js":   "javascript",
+	".mjs":  "javascript",
+	".cjs":  "javascript",
+	".jsx":  "javascript",
+	".ts":   "typescript",
+	".mts":  "typescript",
+	".cts":  "typescript",
+	".tsx":  "tsx",
+	".rs":   "rust",
+	".java": "java",
 }
 
 // Language names the language of path from its extension, or "" when it is not
@@ -82,9 +83,12 @@ func Language(path string) string {
 	return extLang[ext]
 }
 
-// Parse extracts the definitions and references of one file. It never panics; a
+// Parse extracts the definitions and references of one file; path, relative to the
+// project's root, gives the language and, for Python and Rust, the module. It never
+// panics; a
 // file it cannot fully understand gives what could be extracted and no error. The
-// only error is ErrUnknownLanguage.
+// errors are ErrUnknownLanguage, and an internal error naming the file should a
+// scanner fail (a bug).
 func Parse(path string, src []byte) (*File, error) {
 	return parse(path, src, true)
 }
@@ -97,11 +101,24 @@ func ParseSymbols(path string, src []byte) (*File, error) {
 
 func parse(path string, src []byte, refs bool) (f *File, err error) {
 	lang := Language(path)
+	defer func() {
+		// A scanner bug must not take the index down with it; the fuzz tests hunt
+		// for these, and the error names the file for the index's warning.
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("parse %s: internal error: %v", path, r)
+		}
+	}()
 	switch lang {
 	case "go":
 		f = parseGo(path, src, refs)
 	case "python":
 		f = parsePython(path, src, refs)
+	case "javascript", "typescript", "tsx":
+		f = parseJS(src, refs)
+	case "rust":
+		f = parseRust(path, src, refs)
+	case "java":
+		f = parseJava(src, refs)
 	default:
 		return nil, fmt.Errorf("parse %s: %w", path, ErrUnknownLanguage)
 	}
@@ -109,11 +126,16 @@ func parse(path string, src []byte, refs bool) (f *File, err error) {
 	return f, nil
 }
 
+// maxSig bounds a signature so a long initialiser or a minified line does not
+// become one.
+const maxSig = 200
+
 // oneLine collapses runs of white space to one space, none after an opening or
-// before a closing bracket, and trims the ends.
-func oneLine(s string) string {
+// before a closing bracket, trims the ends and cuts the result at maxSig bytes (on a
+// character boundary, marked with "…"). It stops reading there, so a minified
+// file's one long line costs no more than a short one.
+func oneLine[T ~string | ~[]byte](s T) string {
 	var b strings.Builder
-	b.Grow(len(s))
 	space := false
 	var last byte
 	for i := 0; i < len(s); i++ {
@@ -121,6 +143,10 @@ func oneLine(s string) string {
 		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' {
 			space = b.Len() > 0 && last != '(' && last != '['
 			continue
+		}
+		if b.Len() >= maxSig && c&0xC0 != 0x80 {
+			b.WriteString("…")
+			break
 		}
 		if space && c != ')' && c != ']' {
 			b.WriteByte(' ')
@@ -130,18 +156,4 @@ func oneLine(s string) string {
 		last = c
 	}
 	return b.String()
-}
-
-// maxSig bounds a signature so a long initialiser does not become one.
-const maxSig = 200
-
-func clip(s string) string {
-	if len(s) <= maxSig {
-		return s
-	}
-	i := maxSig
-	for i > 0 && s[i]&0xC0 == 0x80 {
-		i--
-	}
-	return s[:i] + "…"
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,10 +15,16 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// TestGolden parses each fixture testdata/<lang>/<name>.txt as <name> and compares
+// TestGolden parses each fixture testdata/<lang>/…/<name>.txt as <name> and compares
 // the whole extraction with <name>.golden; -update rewrites the golden files.
 func TestGolden(t *testing.T) {
-	fixtures, err := filepath.Glob("testdata/*/*.txt")
+	var fixtures []string
+	err := filepath.WalkDir("testdata", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".txt") {
+			fixtures = append(fixtures, p)
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +78,7 @@ func TestLanguage(t *testing.T) {
 		{"web/app.ts", "typescript"},
 		{"web/app.tsx", "tsx"},
 		{"src/lib.rs", "rust"},
+		{"Main.java", "java"},
 		{"README.md", ""},
 		{"Makefile", ""},
 		{"go", ""},

@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"bytes"
 	"path"
 	"strings"
 )
@@ -302,7 +303,7 @@ func parsePython(p string, src []byte, refs bool) *File {
 			if colon == len(ln)-1 && !ln[colon].is(src, ":") {
 				end = ln[colon].e
 			}
-			s.Signature = clip(oneLine(string(src[first.s:end])))
+			s.Signature = oneLine(string(src[first.s:end]))
 			from := first.line
 			if deco > 0 {
 				from = deco
@@ -332,11 +333,11 @@ func parsePython(p string, src []byte, refs bool) *File {
 			case isUpperName(name):
 				s.Kind = KindConst
 			}
-			sig := string(src[first.s:ln[len(ln)-1].e])
-			if i := strings.IndexByte(sig, '\n'); i >= 0 {
+			sig := src[first.s:ln[len(ln)-1].e]
+			if i := bytes.IndexByte(sig, '\n'); i >= 0 {
 				sig = sig[:i]
 			}
-			s.Signature = clip(oneLine(sig))
+			s.Signature = oneLine(sig)
 			s.Doc = commentDoc(cs, byEnd, first.line, pyCommentText)
 			f.Symbols = append(f.Symbols, s)
 		}
