@@ -88,6 +88,7 @@ type Model struct {
 	names    map[string]uint32 // identifiers, exact; 0 is ""
 	nameStr  []string
 	nameKey  []string   // lower-case, separators dropped: fuzzy matching
+	nameInit []string   // the initials of its parts: fuzzy matching
 	definers [][]uint32 // name -> files defining it (may hold dead ones)
 	users    [][]uint32 // name -> files using it
 	nameSyms [][]uint32 // name -> symbols so named
@@ -149,6 +150,7 @@ func (m *Model) init() {
 	m.names = map[string]uint32{"": 0}
 	m.nameStr = []string{""}
 	m.nameKey = []string{""}
+	m.nameInit = []string{""}
 	m.definers = [][]uint32{nil}
 	m.users = [][]uint32{nil}
 	m.nameSyms = [][]uint32{nil}
@@ -213,6 +215,7 @@ func (m *Model) name(s string) uint32 {
 	m.names[s] = id
 	m.nameStr = append(m.nameStr, s)
 	m.nameKey = append(m.nameKey, nameKey(s))
+	m.nameInit = append(m.nameInit, initials(s))
 	m.definers = append(m.definers, nil)
 	m.users = append(m.users, nil)
 	m.nameSyms = append(m.nameSyms, nil)
