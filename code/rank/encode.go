@@ -12,7 +12,7 @@ import (
 //	names: count, then each name but the first (the empty one)
 //	terms: count, then each term, its file postings and its symbol
 //	       postings; postings as count, then (id delta, 4 tf bytes)
-//	files: count, then for each: path, lang, 4 field lengths, symbols
+//	files: count, the count of all symbols, then for each: path, lang, 4 field lengths, symbols
 //	       (count; name, parent, kind, line, 4 lengths each), used names
 //	       (count; name, uses), defined names, its terms, its symbols'
 //	       terms (term, symbols holding it)
@@ -59,6 +59,7 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 		b = appendPostings(b, m.symPost[t])
 	}
 	b = binary.AppendUvarint(b, uint64(len(m.files)))
+	b = binary.AppendUvarint(b, uint64(len(m.syms)))
 	for i := range m.files {
 		f := &m.files[i]
 		b = appendString(b, f.path)
@@ -155,6 +156,21 @@ func (r *reader) string(what string) string {
 	s := string(r.b[:n])
 	r.b = r.b[n:]
 	return s
+}
+
+// kind reads a symbol's kind, sharing the strings of the known ones.
+func (r *reader) kind() string {
+	n := r.uint("kind length", 1<<32)
+	if n > uint64(len(r.b)) {
+		r.fail("truncated kind")
+		return ""
+	}
+	b := r.b[:n]
+	r.b = r.b[n:]
+	if s, ok := kinds[string(b)]; ok {
+		return s
+	}
+	return string(b)
 }
 
 func (r *reader) bytes(n int, what string) []byte {
@@ -255,6 +271,7 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 	}
 	nf := r.count("files", 8)
 	n.files = make([]file, 0, nf)
+	n.syms = make([]sym, 0, r.count("symbols", 3+nFields))
 	for i := 0; i < nf && r.err == nil; i++ {
 		id := uint32(i)
 		f := file{path: r.string("path"), lang: r.string("lang"), symLo: uint32(len(n.syms))}
@@ -265,7 +282,7 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 		ns := r.count("symbols", 3+nFields)
 		for range ns {
 			sy := sym{file: id, name: r.id("symbol name", nn), parent: r.id("symbol parent", nn)}
-			sy.kind = r.string("kind")
+			sy.kind = r.kind()
 			sy.line = int32(uint32(r.uint("line", 1<<32-1)))
 			for j := range sy.len {
 				sy.len[j] = uint16(r.uint("symbol length", 65535))
@@ -275,6 +292,8 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 				break
 			}
 			n.nameSyms[sy.name] = append(n.nameSyms[sy.name], uint32(len(n.syms)))
+			n.symbolName(sy.name)
+			n.symbolName(sy.parent)
 			n.syms = append(n.syms, sy)
 		}
 		f.symHi = uint32(len(n.syms))

@@ -214,12 +214,21 @@ func (m *Model) name(s string) uint32 {
 	id := uint32(len(m.nameStr))
 	m.names[s] = id
 	m.nameStr = append(m.nameStr, s)
-	m.nameKey = append(m.nameKey, nameKey(s))
-	m.nameInit = append(m.nameInit, initials(s))
+	m.nameKey = append(m.nameKey, "")
+	m.nameInit = append(m.nameInit, "")
 	m.definers = append(m.definers, nil)
 	m.users = append(m.users, nil)
 	m.nameSyms = append(m.nameSyms, nil)
 	return id
+}
+
+// symbolName makes a name ready for fuzzy matching, once it names a
+// symbol: most names are only used, and are never matched.
+func (m *Model) symbolName(n uint32) {
+	if m.nameKey[n] == "" && m.nameStr[n] != "" {
+		m.nameKey[n] = nameKey(m.nameStr[n])
+		m.nameInit[n] = initials(m.nameStr[n])
+	}
 }
 
 // nameKey is a name lower-cased with its separators dropped.
@@ -309,9 +318,11 @@ func (m *Model) put(in input) {
 	var symTermOrder []uint32
 	for _, s := range in.syms {
 		sid := uint32(len(m.syms))
-		sy := sym{file: id, name: m.name(s.Name), kind: s.Kind, line: int32(s.Line)}
+		sy := sym{file: id, name: m.name(s.Name), kind: kind(s.Kind), line: int32(s.Line)}
+		m.symbolName(sy.name)
 		if s.Parent != "" {
 			sy.parent = m.name(s.Parent)
+			m.symbolName(sy.parent)
 		}
 		var lens [nFields]uint32
 		m.addIdent(b, sName, &lens, []byte(s.Name))
@@ -413,6 +424,25 @@ func (m *Model) remove(path string) {
 	if len(m.files)-m.live > m.live+256 {
 		m.compact()
 	}
+}
+
+// kinds are the kinds of symbols, one string each however many symbols
+// have them.
+var kinds = map[string]string{}
+
+func init() {
+	for _, k := range []string{"func", "method", "class", "struct", "interface", "type", "enum",
+		"trait", "impl", "const", "var", "field", "module", "macro"} {
+		kinds[k] = k
+	}
+}
+
+// kind returns the shared copy of a known kind, and k itself otherwise.
+func kind(k string) string {
+	if s, ok := kinds[k]; ok {
+		return s
+	}
+	return k
 }
 
 // pathWords is the text of a path's field: its directories and base name
