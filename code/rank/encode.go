@@ -12,7 +12,7 @@ import (
 //	names: count, then each name but the first (the empty one)
 //	terms: count, then each term, its file postings and its symbol
 //	       postings; postings as count, then (id delta, 4 tf bytes)
-//	files: count, then for each: path, lang, 4 field lengths, symbols
+//	files: count, the count of all symbols, then for each: path, lang, 4 field lengths, symbols
 //	       (count; name, parent, kind, line, 4 lengths each), used names
 //	       (count; name, uses), defined names, its terms, its symbols'
 //	       terms (term, symbols holding it)
@@ -32,7 +32,20 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 	if len(m.files) != m.live {
 		m.compact()
 	}
-	b := make([]byte, 0, 1<<16)
+	// Sized once: growing a buffer of tens of megabytes by doubling
+	// copies it several times over.
+	size := 64
+	for t, s := range m.termStr {
+		size += len(s) + 4 + (len(m.post[t])+len(m.symPost[t]))*(nFields+3)
+	}
+	for _, s := range m.nameStr {
+		size += len(s) + 2
+	}
+	for i := range m.files {
+		f := &m.files[i]
+		size += len(f.path) + 32 + int(f.symHi-f.symLo)*16 + (len(f.refs)+len(f.symTerms))*6 + (len(f.defs)+len(f.terms))*3
+	}
+	b := make([]byte, 0, size)
 	b = append(b, magic...)
 	b = binary.AppendUvarint(b, version)
 	b = binary.AppendUvarint(b, uint64(len(m.nameStr)))
@@ -46,6 +59,7 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 		b = appendPostings(b, m.symPost[t])
 	}
 	b = binary.AppendUvarint(b, uint64(len(m.files)))
+	b = binary.AppendUvarint(b, uint64(len(m.syms)))
 	for i := range m.files {
 		f := &m.files[i]
 		b = appendString(b, f.path)
@@ -144,6 +158,21 @@ func (r *reader) string(what string) string {
 	return s
 }
 
+// kind reads a symbol's kind, sharing the strings of the known ones.
+func (r *reader) kind() string {
+	n := r.uint("kind length", 1<<32)
+	if n > uint64(len(r.b)) {
+		r.fail("truncated kind")
+		return ""
+	}
+	b := r.b[:n]
+	r.b = r.b[n:]
+	if s, ok := kinds[string(b)]; ok {
+		return s
+	}
+	return string(b)
+}
+
 func (r *reader) bytes(n int, what string) []byte {
 	if len(r.b) < n {
 		r.fail("truncated " + what)
@@ -160,20 +189,29 @@ func (r *reader) count(what string, min int) int {
 	return int(r.uint(what+" count", uint64(len(r.b)/min)))
 }
 
-func (r *reader) postings(max uint32) []posting {
+// postings reads a list of postings into the room of arena, which it
+// refills in large chunks: one allocation for many terms' lists, where a
+// slice each would give the collector hundreds of thousands of objects.
+// The lists are capped, so that appending to one later copies it out.
+func (r *reader) postings(limit uint32, arena *[]posting) []posting {
 	n := r.count("postings", 1+nFields)
 	if n == 0 {
 		return nil
 	}
-	ps := make([]posting, n)
+	if cap(*arena)-len(*arena) < n {
+		*arena = make([]posting, 0, max(n, 1<<16))
+	}
+	a := *arena
+	ps := a[len(a) : len(a)+n : len(a)+n]
+	*arena = a[:len(a)+n]
 	id := uint64(0)
 	for i := range ps {
-		d := r.uint("posting", uint64(max))
+		d := r.uint("posting", uint64(limit))
 		if i > 0 && d == 0 {
 			r.fail("postings out of order")
 		}
 		id += d
-		if id >= uint64(max) {
+		if id >= uint64(limit) {
 			r.fail("posting out of range")
 			return nil
 		}
@@ -197,6 +235,18 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 	n := &Model{params: m.params}
 	n.init()
 	nn := r.count("names", 1)
+	if nn < 1 {
+		r.fail("no names")
+		return r.err
+	}
+	n.names = make(map[string]uint32, nn)
+	n.names[""] = 0
+	n.nameStr = append(make([]string, 0, nn), "")
+	n.nameKey = append(make([]string, 0, nn), "")
+	n.nameInit = append(make([]string, 0, nn), "")
+	n.definers = make([][]uint32, 1, nn)
+	n.users = make([][]uint32, 1, nn)
+	n.nameSyms = make([][]uint32, 1, nn)
 	for i := 1; i < nn && r.err == nil; i++ {
 		n.name(r.string("name"))
 	}
@@ -204,18 +254,24 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 		r.fail("duplicate names")
 	}
 	nt := r.count("terms", 3)
+	n.terms = make(map[string]uint32, nt)
+	n.termStr = make([]string, 0, nt)
+	n.post, n.symPost = make([][]posting, 0, nt), make([][]posting, 0, nt)
+	n.df, n.symDF = make([]uint32, 0, nt), make([]uint32, 0, nt)
 	type termPosts struct{ file, sym []posting }
 	posts := make([]termPosts, 0, nt)
+	var arena []posting
 	for t := 0; t < nt && r.err == nil; t++ {
 		n.term(r.string("term"))
 		// Ids are checked against the counts once the files are read.
-		posts = append(posts, termPosts{r.postings(^uint32(0)), r.postings(^uint32(0))})
+		posts = append(posts, termPosts{r.postings(^uint32(0), &arena), r.postings(^uint32(0), &arena)})
 	}
 	if r.err == nil && len(n.termStr) != nt {
 		r.fail("duplicate terms")
 	}
 	nf := r.count("files", 8)
 	n.files = make([]file, 0, nf)
+	n.syms = make([]sym, 0, r.count("symbols", 3+nFields))
 	for i := 0; i < nf && r.err == nil; i++ {
 		id := uint32(i)
 		f := file{path: r.string("path"), lang: r.string("lang"), symLo: uint32(len(n.syms))}
@@ -226,7 +282,7 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 		ns := r.count("symbols", 3+nFields)
 		for range ns {
 			sy := sym{file: id, name: r.id("symbol name", nn), parent: r.id("symbol parent", nn)}
-			sy.kind = r.string("kind")
+			sy.kind = r.kind()
 			sy.line = int32(uint32(r.uint("line", 1<<32-1)))
 			for j := range sy.len {
 				sy.len[j] = uint16(r.uint("symbol length", 65535))
@@ -236,6 +292,8 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 				break
 			}
 			n.nameSyms[sy.name] = append(n.nameSyms[sy.name], uint32(len(n.syms)))
+			n.symbolName(sy.name)
+			n.symbolName(sy.parent)
 			n.syms = append(n.syms, sy)
 		}
 		f.symHi = uint32(len(n.syms))

@@ -85,13 +85,18 @@ type Model struct {
 	symPost [][]posting // term -> symbols
 	symDF   []uint32
 
-	names     map[string]uint32 // identifiers, exact; 0 is ""
-	nameStr   []string
-	nameKey   []string   // lower-case, separators dropped: fuzzy matching
-	definers  [][]uint32 // name -> files defining it (may hold dead ones)
-	users     [][]uint32 // name -> files using it
-	nameSyms  [][]uint32 // name -> symbols so named
-	stemCache map[string]string
+	names    map[string]uint32 // identifiers, exact; 0 is ""
+	nameStr  []string
+	nameKey  []string   // lower-case, separators dropped: fuzzy matching
+	nameInit []string   // the initials of its parts: fuzzy matching
+	definers [][]uint32 // name -> files defining it (may hold dead ones)
+	users    [][]uint32 // name -> files using it
+	nameSyms [][]uint32 // name -> symbols so named
+
+	// Put's working room, not saved: the terms of identifiers seen, and
+	// the counts of the file at hand.
+	identCache map[string][]uint32
+	scratch    bag
 
 	params Params
 }
@@ -122,7 +127,7 @@ func DefaultParams() Params {
 		B:           [nFields]float64{0.3, 0.5, 0.75, 0.75},
 		SymWeight:   [nFields]float64{3, 1, 1, 1},
 		SymB:        [nFields]float64{0.3, 0.3, 0.5, 0.75},
-		SymbolBoost: 0.3,
+		SymbolBoost: 0.6,
 		Graph:       0.2,
 		GraphOther:  0.1,
 		GraphUsers:  true,
@@ -145,10 +150,11 @@ func (m *Model) init() {
 	m.names = map[string]uint32{"": 0}
 	m.nameStr = []string{""}
 	m.nameKey = []string{""}
+	m.nameInit = []string{""}
 	m.definers = [][]uint32{nil}
 	m.users = [][]uint32{nil}
 	m.nameSyms = [][]uint32{nil}
-	m.stemCache = map[string]string{}
+	m.identCache = map[string][]uint32{}
 }
 
 // SetParams replaces the ranking's weights; the index is unchanged.
@@ -187,15 +193,6 @@ type input struct {
 	refs       []refIn
 }
 
-func (m *Model) cachedStem(w string) string {
-	if s, ok := m.stemCache[w]; ok {
-		return s
-	}
-	s := stem(w)
-	m.stemCache[w] = s
-	return s
-}
-
 func (m *Model) term(t string) uint32 {
 	if id, ok := m.terms[t]; ok {
 		return id
@@ -217,11 +214,21 @@ func (m *Model) name(s string) uint32 {
 	id := uint32(len(m.nameStr))
 	m.names[s] = id
 	m.nameStr = append(m.nameStr, s)
-	m.nameKey = append(m.nameKey, nameKey(s))
+	m.nameKey = append(m.nameKey, "")
+	m.nameInit = append(m.nameInit, "")
 	m.definers = append(m.definers, nil)
 	m.users = append(m.users, nil)
 	m.nameSyms = append(m.nameSyms, nil)
 	return id
+}
+
+// symbolName makes a name ready for fuzzy matching, once it names a
+// symbol: most names are only used, and are never matched.
+func (m *Model) symbolName(n uint32) {
+	if m.nameKey[n] == "" && m.nameStr[n] != "" {
+		m.nameKey[n] = nameKey(m.nameStr[n])
+		m.nameInit[n] = initials(m.nameStr[n])
+	}
 }
 
 // nameKey is a name lower-cased with its separators dropped.
@@ -231,24 +238,52 @@ func nameKey(s string) string {
 	return string(b)
 }
 
-// bag counts terms per field.
-type bag map[uint32]*[nFields]uint32
-
-func (m *Model) addText(b bag, f int, lens *[nFields]uint32, text string) {
-	identifiers([]byte(text), func(id string) { m.addIdent(b, f, lens, id) })
+// bag counts one document's terms per field: counts is indexed by term,
+// touched lists the terms counted, first seen first. One bag is reused
+// for every document, so that counting costs no allocation.
+type bag struct {
+	counts  [][nFields]uint32
+	touched []uint32
 }
 
-func (m *Model) addIdent(b bag, f int, lens *[nFields]uint32, id string) {
-	terms(id, m.cachedStem, func(t string) {
-		tid := m.term(t)
-		c := b[tid]
-		if c == nil {
-			c = new([nFields]uint32)
-			b[tid] = c
+func (b *bag) add(t uint32, f int) {
+	if int(t) >= len(b.counts) {
+		b.counts = append(b.counts, make([][nFields]uint32, int(t)+1-len(b.counts)+len(b.counts)/2)...)
+	}
+	c := &b.counts[t]
+	if *c == ([nFields]uint32{}) {
+		b.touched = append(b.touched, t)
+	}
+	c[f]++
+}
+
+func (b *bag) reset() {
+	for _, t := range b.touched {
+		b.counts[t] = [nFields]uint32{}
+	}
+	b.touched = b.touched[:0]
+}
+
+func (m *Model) addText(b *bag, f int, lens *[nFields]uint32, text []byte) {
+	identifiers(text, func(id []byte) { m.addIdent(b, f, lens, id) })
+}
+
+// maxIdentCache bounds the identifiers whose terms are remembered.
+const maxIdentCache = 1 << 20
+
+func (m *Model) addIdent(b *bag, f int, lens *[nFields]uint32, id []byte) {
+	ts, ok := m.identCache[string(id)]
+	if !ok {
+		terms(string(id), stem, func(t string) { ts = append(ts, m.term(t)) })
+		if len(m.identCache) >= maxIdentCache {
+			clear(m.identCache)
 		}
-		c[f]++
-		lens[f]++
-	})
+		m.identCache[string(id)] = ts
+	}
+	for _, t := range ts {
+		b.add(t, f)
+	}
+	lens[f] += uint32(len(ts))
 }
 
 func sat(n uint32) uint8 {
@@ -264,42 +299,46 @@ func (m *Model) put(in input) {
 	id := uint32(len(m.files))
 	f := file{path: in.path, lang: in.lang, symLo: uint32(len(m.syms))}
 
-	b := bag{}
-	m.addText(b, fPath, &f.len, pathWords(in.path))
+	b := &m.scratch
+	m.addText(b, fPath, &f.len, []byte(pathWords(in.path)))
 	for _, s := range in.syms {
-		m.addIdent(b, fName, &f.len, s.Name)
-		m.addText(b, fDoc, &f.len, s.Doc)
+		m.addIdent(b, fName, &f.len, []byte(s.Name))
+		m.addText(b, fDoc, &f.len, []byte(s.Doc))
 	}
-	m.addText(b, fBody, &f.len, string(in.text))
+	m.addText(b, fBody, &f.len, in.text)
 	m.flush(b, id, m.post, m.df)
-	f.terms = make([]uint32, 0, len(b))
-	for t := range b {
-		f.terms = append(f.terms, t)
-	}
+	f.terms = append([]uint32(nil), b.touched...)
+	b.reset()
 	for i := range f.len {
 		m.sumLen[i] += uint64(f.len[i])
 	}
 
 	defs := map[uint32]bool{}
 	symTerms := map[uint32]uint32{}
+	var symTermOrder []uint32
 	for _, s := range in.syms {
 		sid := uint32(len(m.syms))
-		sy := sym{file: id, name: m.name(s.Name), kind: s.Kind, line: int32(s.Line)}
+		sy := sym{file: id, name: m.name(s.Name), kind: kind(s.Kind), line: int32(s.Line)}
+		m.symbolName(sy.name)
 		if s.Parent != "" {
 			sy.parent = m.name(s.Parent)
+			m.symbolName(sy.parent)
 		}
 		var lens [nFields]uint32
-		sb := bag{}
-		m.addIdent(sb, sName, &lens, s.Name)
+		m.addIdent(b, sName, &lens, []byte(s.Name))
 		if s.Parent != "" {
-			m.addIdent(sb, sParent, &lens, s.Parent)
+			m.addIdent(b, sParent, &lens, []byte(s.Parent))
 		}
-		m.addText(sb, sSig, &lens, s.Signature)
-		m.addText(sb, sDoc, &lens, s.Doc)
-		m.flush(sb, sid, m.symPost, m.symDF)
-		for t := range sb {
+		m.addText(b, sSig, &lens, []byte(s.Signature))
+		m.addText(b, sDoc, &lens, []byte(s.Doc))
+		m.flush(b, sid, m.symPost, m.symDF)
+		for _, t := range b.touched {
+			if symTerms[t] == 0 {
+				symTermOrder = append(symTermOrder, t)
+			}
 			symTerms[t]++
 		}
+		b.reset()
 		for i := range lens {
 			sy.len[i] = uint16(min(lens[i], 65535))
 			m.symSumLen[i] += uint64(sy.len[i])
@@ -313,8 +352,8 @@ func (m *Model) put(in input) {
 		}
 	}
 	m.liveSyms += len(in.syms)
-	for t, n := range symTerms {
-		f.symTerms = append(f.symTerms, ref{t, n})
+	for _, t := range symTermOrder {
+		f.symTerms = append(f.symTerms, ref{t, symTerms[t]})
 	}
 	f.symHi = uint32(len(m.syms))
 
@@ -345,8 +384,9 @@ func (m *Model) put(in input) {
 
 // flush appends one document's postings. Documents are numbered in the
 // order they are added, so every term's postings stay sorted by document.
-func (m *Model) flush(b bag, id uint32, post [][]posting, df []uint32) {
-	for tid, c := range b {
+func (m *Model) flush(b *bag, id uint32, post [][]posting, df []uint32) {
+	for _, tid := range b.touched {
+		c := &b.counts[tid]
 		p := posting{id: id}
 		for i := range c {
 			p.tf[i] = sat(c[i])
@@ -384,6 +424,25 @@ func (m *Model) remove(path string) {
 	if len(m.files)-m.live > m.live+256 {
 		m.compact()
 	}
+}
+
+// kinds are the kinds of symbols, one string each however many symbols
+// have them.
+var kinds = map[string]string{}
+
+func init() {
+	for _, k := range []string{"func", "method", "class", "struct", "interface", "type", "enum",
+		"trait", "impl", "const", "var", "field", "module", "macro"} {
+		kinds[k] = k
+	}
+}
+
+// kind returns the shared copy of a known kind, and k itself otherwise.
+func kind(k string) string {
+	if s, ok := kinds[k]; ok {
+		return s
+	}
+	return k
 }
 
 // pathWords is the text of a path's field: its directories and base name
@@ -459,6 +518,7 @@ func (m *Model) compact() {
 		m.nameSyms[n] = remap(l, symTo)
 	}
 	m.files, m.syms = files, syms
+	clear(m.identCache) // it holds the old term numbers
 	m.terms, m.termStr, m.post, m.symPost, m.df, m.symDF = terms, termStr, post, symPost, df, symDF
 	for p := range m.byPath {
 		m.byPath[p] = fileTo[m.byPath[p]]

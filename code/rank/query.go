@@ -82,8 +82,9 @@ func bm25f(tf *[nFields]uint8, lens *[nFields]float64, avg *[nFields]float64, w,
 
 // lexical scores files and symbols for the query's terms.
 type lexical struct {
-	file     []float64 // by file id, BM25F
-	sym      map[uint32]float64
+	file     []float64         // by file id, BM25F
+	sym      []float64         // by symbol id
+	symHit   []uint32          // symbols with a score
 	bestSym  map[uint32]uint32 // file -> its best symbol
 	touched  []uint32          // files with a score
 	matches  map[uint32][]string
@@ -147,7 +148,7 @@ func (m *Model) symbolScores(lx *lexical) {
 			avg[i] = float64(m.symSumLen[i]) / float64(m.liveSyms)
 		}
 	}
-	lx.sym = map[uint32]float64{}
+	lx.sym = make([]float64, len(m.syms))
 	var lens [nFields]float64
 	for _, q := range lx.terms {
 		if q.symIDF == 0 {
@@ -162,11 +163,15 @@ func (m *Model) symbolScores(lx *lexical) {
 			for j := range lens {
 				lens[j] = float64(sy.len[j])
 			}
+			if lx.sym[ps.id] == 0 {
+				lx.symHit = append(lx.symHit, ps.id)
+			}
 			lx.sym[ps.id] += q.symIDF * bm25f(&ps.tf, &lens, &avg, &p.SymWeight, &p.SymB, p.K1)
 		}
 	}
 	lx.bestSym = map[uint32]uint32{}
-	for s, sc := range lx.sym {
+	for _, s := range lx.symHit {
+		sc := lx.sym[s]
 		f := m.syms[s].file
 		if b, ok := lx.bestSym[f]; !ok || sc > lx.sym[b] || sc == lx.sym[b] && s < b {
 			lx.bestSym[f] = s
@@ -206,8 +211,8 @@ func (m *Model) Files(q Query) []FileHit {
 		// Normalised by the best symbol anywhere, so that the boost is a
 		// share of the top file score whatever the two scales are.
 		var top float64
-		for _, sc := range lx.sym {
-			top = math.Max(top, sc)
+		for _, s := range lx.symHit {
+			top = math.Max(top, lx.sym[s])
 		}
 		for f, s := range lx.bestSym {
 			if top == 0 {

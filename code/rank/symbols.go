@@ -35,7 +35,10 @@ func (m *Model) Symbols(q Query) []SymbolHit {
 	if len(score) == 0 {
 		lx := &lexical{terms: m.queryTerms(text)}
 		m.symbolScores(lx)
-		score = lx.sym
+		score = make(map[uint32]float64, len(lx.symHit))
+		for _, s := range lx.symHit {
+			score[s] = lx.sym[s]
+		}
 		if q.Explain {
 			for s := range score {
 				why[s] = append(why[s], "words: "+m.symbolWords(s, lx.terms))
@@ -122,7 +125,7 @@ func (m *Model) nameSearch(q string, explain bool, why map[uint32][]string) map[
 		if len(m.nameSyms[n]) == 0 {
 			continue
 		}
-		sc, how := matchName(q, key, m.nameStr[n], m.nameKey[n])
+		sc, how := matchName(q, key, m.nameStr[n], m.nameKey[n], m.nameInit[n])
 		if sc == 0 {
 			continue
 		}
@@ -130,7 +133,7 @@ func (m *Model) nameSearch(q string, explain bool, why map[uint32][]string) map[
 			sy := &m.syms[s]
 			v := sc
 			if pkey != "" {
-				ps, _ := matchName(parent, pkey, m.nameStr[sy.parent], m.nameKey[sy.parent])
+				ps, _ := matchName(parent, pkey, m.nameStr[sy.parent], m.nameKey[sy.parent], m.nameInit[sy.parent])
 				v *= 0.5 + 0.5*ps
 			}
 			if sy.kind != "field" && sy.kind != "var" {
@@ -149,7 +152,7 @@ func (m *Model) nameSearch(q string, explain bool, why map[uint32][]string) map[
 // (lower-case, no separators): 1 for the same name, less for the same key,
 // a prefix, the initials of the name's parts, a substring, and a
 // subsequence. Shorter names score higher among equals.
-func matchName(q, qkey, name, key string) (float64, string) {
+func matchName(q, qkey, name, key, inits string) (float64, string) {
 	if key == "" {
 		return 0, ""
 	}
@@ -161,7 +164,7 @@ func matchName(q, qkey, name, key string) (float64, string) {
 		return 0.9, "same words"
 	case strings.HasPrefix(key, qkey):
 		return 0.6 + 0.2*short, "prefix"
-	case initials(name) == qkey:
+	case inits == qkey:
 		return 0.6, "initials"
 	case strings.Contains(key, qkey):
 		return 0.4 + 0.2*short, "inside"

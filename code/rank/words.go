@@ -119,7 +119,7 @@ continue switch case default`) {
 
 // identifiers calls emit with each identifier-like run of text (letters,
 // digits, underscores; non-ASCII bytes count as letters) that has a letter.
-func identifiers(text []byte, emit func(string)) {
+func identifiers(text []byte, emit func([]byte)) {
 	start := -1
 	letter := false
 	for i := 0; i <= len(text); i++ {
@@ -138,7 +138,7 @@ func identifiers(text []byte, emit func(string)) {
 		}
 		if start >= 0 {
 			if letter && i-start <= maxIdent {
-				emit(string(text[start:i]))
+				emit(text[start:i])
 			}
 			start = -1
 		}
@@ -178,8 +178,8 @@ func terms(ident string, stemmer func(string) string, emit func(string)) {
 func QueryTerms(q string) []string {
 	var out []string
 	seen := map[string]bool{}
-	identifiers([]byte(q), func(id string) {
-		terms(id, stem, func(t string) {
+	identifiers([]byte(q), func(id []byte) {
+		terms(string(id), stem, func(t string) {
 			if !seen[t] {
 				seen[t] = true
 				out = append(out, t)
