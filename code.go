@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -89,13 +88,20 @@ type Code struct {
 	dir  string // the index's directory, with a watcher
 
 	watch *treewatch.Watcher // nil: look at the files before each read
-	updMu sync.Mutex         // one update at a time
-	seen  uint64             // the watcher's generation at the last good update
+	// filter tells the watcher which directories the index leaves out;
+	// it is made again when a .gitignore changes.
+	filter atomic.Pointer[code.DirFilter]
+	updMu  sync.Mutex // one update at a time
+	seen   uint64     // the watcher's generation at the last good update
+	// needAll says an update with the watcher's paths failed: the next
+	// looks at every file (under updMu).
+	needAll bool
 	// gen counts the updates that changed the index: links of memories
 	// to code are recomputed after one.
 	gen atomic.Uint64
-	// updates counts the updates run, for tests.
-	updates atomic.Int64
+	// updates counts the updates run, and fullUpdates those that looked
+	// at every file, for tests.
+	updates, fullUpdates atomic.Int64
 
 	tokOnce sync.Once
 	tok     *plan.Encoding
@@ -168,10 +174,13 @@ func (c *Code) startWatch() {
 	if c.dir != "" {
 		os.MkdirAll(dir, 0o700) // the cookie directory; the index makes it anyway
 	}
+	c.filter.Store(code.NewDirFilter(c.root))
 	w, err := treewatch.Start(treewatch.Options{
 		Root: c.root,
+		// The directories the walk never enters, by name or by the
+		// project's .gitignore files, and the index's own.
 		Skip: func(rel string) bool {
-			return watchSkip[path.Base(rel)] || dir != "" && filepath.Join(c.root, filepath.FromSlash(rel)) == dir
+			return c.filter.Load().Skip(rel) || dir != "" && filepath.Join(c.root, filepath.FromSlash(rel)) == dir
 		},
 		Git:       gits,
 		CookieDir: dir,
@@ -186,14 +195,6 @@ func (c *Code) startWatch() {
 		return
 	}
 	c.watch = w
-}
-
-// watchSkip are the directories the index never enters (code.skipDirs),
-// so never watched: a change there changes nothing it holds.
-var watchSkip = map[string]bool{
-	".git": true, ".hg": true, ".svn": true, ".jj": true,
-	"node_modules": true, "vendor": true, "__pycache__": true,
-	".venv": true, ".tox": true, ".mypy_cache": true, ".pytest_cache": true,
 }
 
 // gitDirs finds the git directory of the repository holding dir and its
@@ -247,14 +248,51 @@ func (c *Code) Update(ctx context.Context) (CodeStats, error) {
 }
 
 // updateLocked runs an update; g is the watcher's generation it takes in.
+// With a watcher whose changes are known, only the files it saw change
+// are looked at (code.Index.UpdatePaths); else every file is.
 func (c *Code) updateLocked(ctx context.Context, g uint64) (CodeStats, error) {
+	all := true
+	var paths []string
+	if c.watch != nil {
+		ch := c.watch.Take()
+		if ch.Ignore {
+			// What the watcher leaves out may have changed.
+			c.filter.Store(code.NewDirFilter(c.root))
+			if err := c.watch.Rescan(); err != nil {
+				c.warn("", fmt.Errorf("file watcher: %w", err))
+			}
+		}
+		// A .gitignore that changed may change what is indexed anywhere.
+		all = ch.All || ch.Ignore || c.needAll || c.watch.Err() != nil
+		if !all {
+			if len(ch.Paths) == 0 {
+				c.seen = g // events already taken in by the last update
+				return CodeStats{}, nil
+			}
+			paths = make([]string, 0, len(ch.Paths))
+			for _, p := range ch.Paths {
+				if r, err := filepath.Rel(c.root, p); err == nil {
+					paths = append(paths, filepath.ToSlash(r))
+				}
+			}
+		}
+	}
 	c.updates.Add(1)
-	st, err := c.ix.Update(ctx)
+	var st CodeStats
+	var err error
+	if all {
+		c.fullUpdates.Add(1)
+		st, err = c.ix.Update(ctx)
+	} else {
+		st, err = c.ix.UpdatePaths(ctx, paths)
+	}
 	if err != nil {
+		// The paths taken are lost: look at every file next time.
+		c.needAll = c.watch != nil
 		return st, err
 	}
 	if c.watch != nil {
-		c.seen = g
+		c.seen, c.needAll = g, false
 	}
 	if st.Added+st.Changed+st.Removed > 0 || c.gen.Load() == 0 {
 		c.gen.Add(1)

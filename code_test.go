@@ -152,6 +152,78 @@ func TestCodeWatchSkipsIdleUpdates(t *testing.T) {
 	}
 }
 
+// TestCodeWatchTakesChangedPaths: with a watcher, a read after a file
+// was written, added or removed looks at those files alone; a new
+// directory, a moved one, or a .gitignore that changed makes it look at
+// every file, and a directory the .gitignore un-ignores is watched after.
+func TestCodeWatchTakesChangedPaths(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, shop)
+	writeTree(t, root, map[string]string{".gitignore": "build/\n", "build/gen.go": "package build\n\nfunc Generated() {}\n"})
+	c := openCode(t, root, CodeOptions{Watch: true})
+	ctx := t.Context()
+	card := func(name string) error {
+		t.Helper()
+		_, err := c.Card(ctx, name, false)
+		return err
+	}
+	if err := card("Total"); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.fullUpdates.Load(); got != 1 {
+		t.Fatalf("%d full updates for the first read, want 1", got)
+	}
+	steps := []struct {
+		name string
+		do   func()
+		full bool
+		find string // a definition the read must see
+		gone string // one it must not
+	}{
+		{"edit a file", func() {
+			writeTree(t, root, map[string]string{"price/price.go": shop["price/price.go"] + "\n// Zero is no money.\nfunc Zero() Price { return Price{} }\n"})
+		}, false, "Zero", ""},
+		{"add a file", func() {
+			writeTree(t, root, map[string]string{"cart/tax.go": "package cart\n\n// Tax of a total.\nfunc Tax(t int64) int64 { return t / 5 }\n"})
+		}, false, "Tax", ""},
+		{"remove a file", func() { os.Remove(filepath.Join(root, "cart", "tax.go")) }, false, "Total", "Tax"},
+		{"file in an ignored directory", func() {
+			writeTree(t, root, map[string]string{"build/more.go": "package build\n\nfunc MoreGenerated() {}\n"})
+		}, false, "Total", "MoreGenerated"},
+		{"new directory", func() {
+			writeTree(t, root, map[string]string{"ship/ship.go": "package ship\n\n// Ship a cart.\nfunc Ship() {}\n"})
+		}, true, "Ship", ""},
+		{"file in the new directory", func() {
+			writeTree(t, root, map[string]string{"ship/ship.go": "package ship\n\n// Deliver a cart.\nfunc Deliver() {}\n"})
+		}, false, "Deliver", "Ship"},
+		{"moved directory", func() {
+			if err := os.Rename(filepath.Join(root, "ship"), filepath.Join(root, "send")); err != nil {
+				t.Fatal(err)
+			}
+		}, true, "Deliver", ""},
+		{"file in the moved directory", func() {
+			writeTree(t, root, map[string]string{"send/ship.go": "package ship\n\n// Post a cart.\nfunc Post() {}\n"})
+		}, false, "Post", "Deliver"},
+		{".gitignore changed", func() { writeTree(t, root, map[string]string{".gitignore": "dist/\n"}) }, true, "MoreGenerated", ""},
+		{"file in the directory no longer ignored", func() {
+			writeTree(t, root, map[string]string{"build/more.go": "package build\n\nfunc Regenerated() {}\n"})
+		}, false, "Regenerated", "MoreGenerated"},
+	}
+	for _, s := range steps {
+		before := c.fullUpdates.Load()
+		s.do()
+		if err := card(s.find); err != nil {
+			t.Errorf("%s: %v", s.name, err)
+		}
+		if s.gone != "" && card(s.gone) == nil {
+			t.Errorf("%s: %s still found", s.name, s.gone)
+		}
+		if full := c.fullUpdates.Load() > before; full != s.full {
+			t.Errorf("%s: full update = %v, want %v", s.name, full, s.full)
+		}
+	}
+}
+
 // TestDistinctive: the words that may stand for a definition outside
 // backticks.
 func TestDistinctive(t *testing.T) {

@@ -30,14 +30,6 @@ const (
 	skipSymlink    = "symbolic link"
 )
 
-// skipDirs are directories never indexed, ignored or not: version control
-// data, dependencies installed into the tree, and caches.
-var skipDirs = map[string]bool{
-	".git": true, ".hg": true, ".svn": true, ".jj": true,
-	"node_modules": true, "vendor": true, "__pycache__": true,
-	".venv": true, ".tox": true, ".mypy_cache": true, ".pytest_cache": true,
-}
-
 // entry is a file found by the walk, with what lstat said of it.
 type entry struct {
 	path  string // slash path relative to the root
@@ -99,7 +91,7 @@ func (w *walker) dir(ctx context.Context, rel string, ps []gitignore.Pattern) er
 		parts := append(domain[:len(domain):len(domain)], name)
 		switch {
 		case e.IsDir():
-			if skipDirs[name] || m.Match(parts, true) {
+			if SkipDir(name) || m.Match(parts, true) {
 				continue
 			}
 			if err := w.dir(ctx, p, ps); err != nil {

@@ -1,13 +1,15 @@
-// Package treewatch tells a long-running process whether anything changed
-// under a directory tree since it last looked, so that it can skip the
-// pass over every file's size and time that would otherwise tell it.
+// Package treewatch tells a long-running process what changed under a
+// directory tree since it last looked, so that it can skip the pass over
+// every file's size and time that would otherwise tell it.
 //
-// It answers one question, cheaply: has the generation moved? A process
-// that keeps an index of the tree updates the index when it has, and
-// answers from what it holds when it has not. Which files changed is not
-// tracked: the index's own update finds them (a burst of events, an event
-// queue that overflowed and a directory that appeared all come to the same
-// thing: one update).
+// It answers two questions, cheaply. Has the generation moved? A process
+// that keeps an index of the tree answers from what it holds when it has
+// not. Which files changed? Take returns the paths of the files created,
+// written, removed or renamed since the last Take, so that the index looks
+// at those alone; when that list is not to be trusted or would be long
+// (a directory appeared, moved or went away, the event queue overflowed,
+// a repository's HEAD or refs moved, more than MaxPaths files changed,
+// the watcher failed), Take says to look at every file instead.
 //
 // fsnotify watches are not recursive on Linux: every directory is watched,
 // and a new one is watched first and then counted as a change, so a file
@@ -25,6 +27,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,6 +39,9 @@ import (
 // cookieWait bounds Sync's wait for its cookie's event (it comes well
 // under a millisecond where events are delivered at all).
 const cookieWait = 100 * time.Millisecond
+
+// DefaultMaxPaths is Options.MaxPaths when unset.
+const DefaultMaxPaths = 1000
 
 // Options says which tree to watch.
 type Options struct {
@@ -52,6 +58,21 @@ type Options struct {
 	// CookieDir is a directory of the caller's, outside anything that
 	// counts, where Sync writes its cookie files. "" makes Sync a no-op.
 	CookieDir string
+	// MaxPaths bounds the changed paths kept between two Takes; past it,
+	// Take says to look at every file. 0 means DefaultMaxPaths.
+	MaxPaths int
+}
+
+// Changes are what changed under the tree since the last Take.
+type Changes struct {
+	// Paths are the absolute paths of the files created, written,
+	// removed or renamed (a rename gives both names), sorted.
+	Paths []string
+	// All says Paths are not to be trusted: look at every file.
+	All bool
+	// Ignore says a .gitignore file changed: what Options.Skip answers
+	// may have changed too (see Rescan).
+	Ignore bool
 }
 
 // Watcher counts the changes under a tree. Its methods are safe for
@@ -68,10 +89,14 @@ type Watcher struct {
 	waiters map[string]chan struct{} // cookie path -> its Sync
 	gitDirs map[string][]string      // a watched directory -> git paths under it
 	watched map[string]bool          // directories watched, absolute
+	pending map[string]bool          // files changed since the last Take
+	all     bool                     // look at every file at the next Take
+	ignore  bool                     // a .gitignore changed since the last Take
 }
 
-// Start watches the tree and returns at once; the first generation is 1.
-// It fails when the tree's top cannot be watched; a directory below that
+// Start watches the tree and returns at once; the first generation is 1,
+// and the first Take says to look at every file (what changed before the
+// start is not known). It fails when the tree's top cannot be watched; a directory below that
 // cannot is left out, and the caller hears of it through Err.
 func Start(opt Options) (*Watcher, error) {
 	fw, err := fsnotify.NewWatcher()
@@ -79,7 +104,10 @@ func Start(opt Options) (*Watcher, error) {
 		return nil, fmt.Errorf("watch: %w", err)
 	}
 	w := &Watcher{opt: opt, fw: fw, done: make(chan struct{}), waiters: map[string]chan struct{}{},
-		gitDirs: map[string][]string{}, watched: map[string]bool{}}
+		gitDirs: map[string][]string{}, watched: map[string]bool{}, pending: map[string]bool{}, all: true}
+	if w.opt.MaxPaths <= 0 {
+		w.opt.MaxPaths = DefaultMaxPaths
+	}
 	w.gen.Store(1)
 	if err := w.addTree(opt.Root); err != nil {
 		fw.Close()
@@ -116,6 +144,50 @@ func (w *Watcher) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.err
+}
+
+// Take returns what changed since the last Take and forgets it. A caller
+// that fails to take the changes in should look at every file next time.
+func (w *Watcher) Take() Changes {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c := Changes{All: w.all || w.err != nil, Ignore: w.ignore}
+	if !c.All {
+		c.Paths = make([]string, 0, len(w.pending))
+		for p := range w.pending {
+			c.Paths = append(c.Paths, p)
+		}
+		slices.Sort(c.Paths)
+	}
+	clear(w.pending)
+	w.all, w.ignore = false, false
+	return c
+}
+
+// Rescan watches the directories of the tree not watched yet that
+// Options.Skip no longer leaves out (after a .gitignore changed, say).
+func (w *Watcher) Rescan() error {
+	return w.addTree(w.opt.Root)
+}
+
+// touched records a changed file, or that every file must be looked at.
+func (w *Watcher) touched(name string, all bool) {
+	w.mu.Lock()
+	switch {
+	case all || w.all:
+		w.all = true
+		clear(w.pending)
+	case len(w.pending) >= w.opt.MaxPaths && !w.pending[name]:
+		w.all = true
+		clear(w.pending)
+	default:
+		w.pending[name] = true
+	}
+	if filepath.Base(name) == ".gitignore" {
+		w.ignore = true
+	}
+	w.mu.Unlock()
+	w.gen.Add(1)
 }
 
 // Close stops the watcher.
@@ -173,8 +245,8 @@ func (w *Watcher) loop() {
 				return
 			}
 			// An overflow loses events, not the watches: the next update
-			// looks at every file, which is what a bump asks for.
-			w.gen.Add(1)
+			// looks at every file.
+			w.touched("", true)
 			if !errors.Is(err, fsnotify.ErrEventOverflow) {
 				w.fail(fmt.Errorf("watch: %w", err))
 			}
@@ -188,7 +260,7 @@ func (w *Watcher) fail(err error) {
 		w.err = err
 	}
 	w.mu.Unlock()
-	w.gen.Add(1)
+	w.touched("", true)
 }
 
 // handle counts one event, or answers a Sync.
@@ -210,14 +282,22 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 	if isGit {
 		for _, g := range gits {
 			if ev.Name == g || strings.HasPrefix(ev.Name, g+string(filepath.Separator)) || dir == g {
-				w.gen.Add(1)
+				// HEAD or a ref moved: a checkout or a commit, whose
+				// history and files are for a full look.
 				if ev.Has(fsnotify.Create) {
 					w.addDirs(ev.Name, func(string) bool { return false })
 				}
+				w.touched("", true)
 				return
 			}
 		}
 		if !inTree {
+			return
+		}
+	}
+	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+		if w.unwatch(ev.Name) {
+			w.touched("", true) // a directory went away, or moved
 			return
 		}
 	}
@@ -226,9 +306,31 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 			if err := w.addTree(ev.Name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				w.fail(err) // a directory gone already needs no watch
 			}
+			// Its files may have been made before its watch.
+			w.touched("", true)
+			return
 		}
 	}
-	w.gen.Add(1)
+	w.touched(ev.Name, false)
+}
+
+// unwatch forgets the watched directory name and those below it, if it
+// was one: a directory that went away, or moved (its watches would
+// report the old names). It reports whether name was watched.
+func (w *Watcher) unwatch(name string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.watched[name] {
+		return false
+	}
+	prefix := name + string(filepath.Separator)
+	for d := range w.watched {
+		if d == name || strings.HasPrefix(d, prefix) {
+			delete(w.watched, d)
+			w.fw.Remove(d) // already gone with the directory, most likely
+		}
+	}
+	return true
 }
 
 // addTree watches dir and the directories below it that are not skipped.
