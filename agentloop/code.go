@@ -3,6 +3,8 @@ package agentloop
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	plan "github.com/miramem/mira/ctx"
 )
@@ -19,8 +21,11 @@ type Code interface {
 	// that the standing context keeps a provider's cache.
 	Map(ctx context.Context, mode plan.Mode) ([]plan.Item, error)
 	// Touchpoints returns the code cards a message most likely needs
-	// (marked Auto), at most the mode's code cards and a few more.
-	Touchpoints(ctx context.Context, mode plan.Mode, text string) ([]plan.Item, error)
+	// (marked Auto), at most the mode's code cards and a few more. files
+	// are what look like file paths in the message and the recent turns
+	// (tool calls and results too), newest first, not checked: those of
+	// the project count, with what changes with them.
+	Touchpoints(ctx context.Context, mode plan.Mode, text string, files []string) ([]plan.Item, error)
 }
 
 // Code budgets of the context sent with each message, on top of
@@ -62,7 +67,7 @@ func (a *Agent) codeTouchpoints(ctx context.Context, text string) ([]plan.Item, 
 	if a.cfg.Code == nil || a.mode() == plan.ModeOff {
 		return nil, nil
 	}
-	items, err := a.cfg.Code.Touchpoints(ctx, a.mode(), text)
+	items, err := a.cfg.Code.Touchpoints(ctx, a.mode(), text, a.mentionedPaths(text))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -89,4 +94,64 @@ func hasMap(p *plan.Plan) bool {
 		}
 	}
 	return false
+}
+
+// Bounds of the paths a message's code cards take from the conversation:
+// the turns looked at, and the paths passed on.
+const (
+	pathTurns = 8
+	maxPaths  = 32
+)
+
+// mentionedPaths returns what looks like a file path in text and in the
+// recent turns (their text and their tool calls' arguments), newest
+// first, each once.
+func (a *Agent) mentionedPaths(text string) []string {
+	texts := []string{text}
+	turns := append(slices.Clip(a.tail), a.buffer...)
+	for i := len(turns) - 1; i >= 0 && i >= len(turns)-pathTurns; i-- {
+		e := turns[i]
+		for _, c := range callsOf(e) {
+			texts = append(texts, c.Function.Arguments)
+		}
+		texts = append(texts, e.Body)
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range texts {
+		for _, p := range pathWords(t) {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+				if len(out) == maxPaths {
+					return out
+				}
+			}
+		}
+	}
+	return out
+}
+
+// pathWords returns the words of s that look like file paths: with a
+// slash or a file extension, without a trailing :line or punctuation.
+func pathWords(s string) []string {
+	var out []string
+	words := strings.FieldsFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '_' || r == '-' || r == ':' || r == '~' ||
+			r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	})
+	for _, w := range words {
+		w, _, _ = strings.Cut(w, ":")
+		w = strings.TrimRight(w, ".")
+		if len(w) < 3 || strings.Contains(w, "//") {
+			continue
+		}
+		base := w[strings.LastIndexByte(w, '/')+1:]
+		dot := strings.LastIndexByte(base, '.')
+		if !strings.Contains(w, "/") && (dot <= 0 || dot == len(base)-1) {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }

@@ -1,14 +1,21 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/miramem/mira"
 	"github.com/miramem/mira/agentloop/tools"
 	"github.com/miramem/mira/cmd/internal/codefmt"
+	"github.com/miramem/mira/code"
 	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/mem"
 )
@@ -26,6 +33,9 @@ type agentCode struct {
 
 	mu   sync.Mutex
 	root string     // the project's root
+	// maxFiles bounds the files of a project the code tool indexes by
+	// itself (0: DefaultMaxBuildFiles).
+	maxFiles int
 	code *mira.Code // nil: not opened yet
 	err  error      // why it could not be opened
 	// maps are the code maps of the project by mode, kept while the
@@ -80,6 +90,14 @@ func (c *agentCode) open(ctx context.Context, build bool) (*mira.Code, error) {
 	if !indexed && !build {
 		return nil, nil
 	}
+	if !indexed {
+		if err := c.buildable(); err != nil {
+			if c.warn != nil {
+				c.warn("", err)
+			}
+			return nil, err
+		}
+	}
 	// A watcher spares a long session a stat of every file before each
 	// read; for a tree never indexed, it waits until there is an index.
 	code, err := mira.OpenCode(ctx, mira.CodeOptions{Root: c.root, Memory: c.m, Watch: indexed, Warn: c.warn, Getenv: c.getenv})
@@ -91,6 +109,82 @@ func (c *agentCode) open(ctx context.Context, build bool) (*mira.Code, error) {
 	}
 	c.code = code
 	return code, nil
+}
+
+// DefaultMaxBuildFiles is the most files the code tool indexes by
+// itself; a larger tree is for mira-code index.
+const DefaultMaxBuildFiles = 50000
+
+// buildable says why the code tool must not build the index of the
+// project itself: its root is the user's home directory or the file
+// system's root (the agent was started outside any project), or it holds
+// more than maxFiles files the index would read. Building such an index
+// takes minutes and gigabytes the user did not ask for; mira-code index
+// does it when asked.
+func (c *agentCode) buildable() error {
+	how := fmt.Sprintf("run \"mira-code index\" in %s to index it anyway, or start mira-agent in a project's directory (or --project PATH)", c.root)
+	home := cmp.Or(c.getenv("HOME"), c.getenv("USERPROFILE"))
+	root := filepath.Clean(c.root)
+	if home != "" && sameDir(root, home) {
+		return fmt.Errorf("no code index: the project's root %s is your home directory, too large to index here; %s", c.root, how)
+	}
+	if filepath.Dir(root) == root {
+		return fmt.Errorf("no code index: the project's root is %s, the file system's root; %s", c.root, how)
+	}
+	limit := cmp.Or(c.maxFiles, DefaultMaxBuildFiles)
+	n, err := countFiles(root, limit)
+	if err != nil {
+		return fmt.Errorf("no code index: cannot list %s: %w", c.root, err)
+	}
+	if n > limit {
+		return fmt.Errorf("no code index: %s holds more than %d files, too many to index here; %s", c.root, limit, how)
+	}
+	return nil
+}
+
+// sameDir reports whether a and b are one directory.
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// errTooMany stops countFiles.
+var errTooMany = errors.New("too many files")
+
+// countFiles counts the files under root the index would look at (not in
+// the directories it leaves out), up to limit+1.
+func countFiles(root string, limit int) (int, error) {
+	f := code.NewDirFilter(root)
+	n := 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root {
+				return err
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if p != root {
+				rel, _ := filepath.Rel(root, p)
+				if f.Skip(filepath.ToSlash(rel)) {
+					return filepath.SkipDir
+				}
+			}
+			return nil
+		}
+		if n++; n > limit {
+			return errTooMany
+		}
+		return nil
+	})
+	if errors.Is(err, errTooMany) {
+		err = nil
+	}
+	return n, err
 }
 
 func cmpErr(a, b error) error {
@@ -130,13 +224,41 @@ func (c *agentCode) Map(ctx context.Context, mode plan.Mode) ([]plan.Item, error
 	return items, nil
 }
 
-// Touchpoints implements agentloop.Code.
-func (c *agentCode) Touchpoints(ctx context.Context, mode plan.Mode, text string) ([]plan.Item, error) {
+// Touchpoints implements agentloop.Code: the files named that are the
+// project's are the query's Files, so that what changes with them counts.
+func (c *agentCode) Touchpoints(ctx context.Context, mode plan.Mode, text string, named []string) ([]plan.Item, error) {
 	code, err := c.open(ctx, false)
 	if code == nil || err != nil {
 		return nil, err
 	}
-	return code.ContextItems(ctx, mira.CodeContext{Mode: mode, Limits: c.Limits(mode), Query: text, NoMap: true})
+	return code.ContextItems(ctx, mira.CodeContext{Mode: mode, Limits: c.Limits(mode), Query: text, Files: projectFiles(code, named), NoMap: true})
+}
+
+// maxNamedFiles bounds the files of the conversation a query takes.
+const maxNamedFiles = 8
+
+// projectFiles keeps the paths that name a file of the project (relative
+// to its root or to the working directory, or absolute inside it), as
+// the index names them.
+func projectFiles(code *mira.Code, paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if strings.HasPrefix(p, "~") {
+			continue
+		}
+		rel := code.Rel(p)
+		if rel == "" || filepath.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, "../") || slices.Contains(out, rel) {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(code.Root(), filepath.FromSlash(rel))); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		out = append(out, rel)
+		if len(out) == maxNamedFiles {
+			break
+		}
+	}
+	return out
 }
 
 // agentCodeTool is the code tool's index (tools.CodeIndex): its actions

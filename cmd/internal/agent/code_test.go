@@ -212,12 +212,84 @@ func TestAgentCodeSwitch(t *testing.T) {
 	if got := mapText(); !strings.Contains(got, "/ (2 files)") || strings.Contains(got, "billing") {
 		t.Errorf("map after /switch:\n%s", got)
 	}
-	items, err := c.Touchpoints(context.Background(), plan.ModeLight, "water the plants")
+	items, err := c.Touchpoints(context.Background(), plan.ModeLight, "water the plants", nil)
 	if err != nil || len(items) == 0 || items[0].Code.Path != "water.go" {
 		t.Errorf("touchpoints after /switch: %v %+v", err, items)
 	}
 	out, err := agentCodeTool{c}.Card(t0(), "WaterPlants", false)
 	if err != nil || !strings.Contains(out, "water.go:4") {
 		t.Errorf("code tool after /switch: %q, %v", out, err)
+	}
+}
+
+// The files the conversation names, in the message or in a recent turn,
+// are the touchpoints' files: their code comes with the message, saying
+// why.
+func TestAgentCodeNamedFiles(t *testing.T) {
+	x := newAgentEnv(t)
+	x.codeProject()
+	x.index(x.proj)
+	x.srv.Default(llmtest.Text("ok"))
+	const why = "named in the conversation"
+	x.ok("", "-p", "export the invoices", "--output", "text")
+	if user := x.srv.Last().LastUser(); strings.Contains(user, why) {
+		t.Errorf("a file named with no file named:\n%s", user)
+	}
+	x.ok("", "-p", "see cmd/shop/main.go: export the invoices", "--output", "text")
+	if user := x.srv.Last().LastUser(); !strings.Contains(user, "cmd/shop/main.go") || !strings.Contains(user, why) {
+		t.Errorf("the file the message names is not among its code:\n%s", user)
+	}
+	x.ok("", "-p", "and export them again", "--output", "text")
+	if user := x.srv.Last().LastUser(); !strings.Contains(user, why) {
+		t.Errorf("the file a recent turn names is not among the message's code:\n%s", user)
+	}
+}
+
+// The code tool does not build an index for a project whose root is the
+// user's home directory, or that holds more files than its bound: it
+// tells the model and the user to run mira-code index.
+func TestAgentCodeToolRefusesHugeTrees(t *testing.T) {
+	x := newAgentEnv(t,
+		llmtest.Tools(llmtest.ToolCall{ID: "card", Name: "code", Arguments: jsonArgs(map[string]any{"action": "card", "query": "ExportInvoices"})}),
+		llmtest.Text("no index"),
+	)
+	x.codeProject()
+	x.env["HOME"] = x.proj
+	_, _, errs := x.run("", "-p", "what does ExportInvoices do?", "--output", "text")
+	reqs := x.srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	var result string
+	for _, m := range reqs[1].Messages {
+		if m.Role == openai.ChatMessageRoleTool {
+			result = m.Content
+		}
+	}
+	for _, out := range []string{result, errs} {
+		if !strings.Contains(out, "home directory") || !strings.Contains(out, `"mira-code index"`) {
+			t.Errorf("no word of the home directory and mira-code index in:\n%s", out)
+		}
+	}
+	if mira.CodeIndexed(x.proj, "", func(k string) string { return x.env[k] }) {
+		t.Error("the home directory was indexed")
+	}
+
+	delete(x.env, "HOME")
+	getenv := func(k string) string { return x.env[k] }
+	m, err := mira.Open(t0(), mira.Options{Home: x.home, Getenv: getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	c := newAgentCode(m, mem.DetectProject(x.proj, ""), getenv, nil)
+	defer c.Close()
+	c.maxFiles = 2
+	if _, err := (agentCodeTool{c}).Card(t0(), "ExportInvoices", false); err == nil || !strings.Contains(err.Error(), "more than 2 files") || !strings.Contains(err.Error(), "mira-code index") {
+		t.Errorf("a tree over the bound: %v", err)
+	}
+	c.maxFiles = 10
+	if out, err := (agentCodeTool{c}).Card(t0(), "ExportInvoices", false); err != nil || !strings.Contains(out, "billing/export.go:4") {
+		t.Errorf("a tree under the bound: %q, %v", out, err)
 	}
 }
