@@ -32,12 +32,12 @@ type agentCode struct {
 	warn   func(path string, err error)
 
 	mu   sync.Mutex
-	root string     // the project's root
+	root string // the project's root
 	// maxFiles bounds the files of a project the code tool indexes by
 	// itself (0: DefaultMaxBuildFiles).
 	maxFiles int
-	code *mira.Code // nil: not opened yet
-	err  error      // why it could not be opened
+	code     *mira.Code // nil: not opened yet
+	err      error      // why it could not be opened
 	// maps are the code maps of the project by mode, kept while the
 	// project is the same: the standing context must keep its bytes for
 	// a provider's prompt cache, while edits change the index.
