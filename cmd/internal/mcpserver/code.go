@@ -54,6 +54,25 @@ func (c *codeIndex) open(ctx context.Context) (*mira.Code, error) {
 	return code, nil
 }
 
+// existing returns the project's index for the context tool: only one
+// that is built already (by mira-code index, or by a code tool), never
+// building one; nil when there is none or no project.
+func (c *codeIndex) existing(ctx context.Context) (*mira.Code, error) {
+	c.mu.Lock()
+	code := c.code
+	c.mu.Unlock()
+	if code != nil {
+		if !code.Indexed() {
+			return nil, nil
+		}
+		return code, nil
+	}
+	if c.root == "" || !mira.CodeIndexed(c.root, "", c.getenv) {
+		return nil, nil
+	}
+	return c.open(ctx)
+}
+
 // Close closes the index, if it was opened.
 func (c *codeIndex) Close() error {
 	c.mu.Lock()

@@ -13,7 +13,7 @@ import (
 
 // codeSession connects a client to a server whose code tools answer about
 // a small Go project, with a cache of its own.
-func codeSession(t *testing.T, withProject bool) *mcp.ClientSession {
+func codeSession(t *testing.T, withProject bool, prep ...func(root string, getenv func(string) string)) *mcp.ClientSession {
 	t.Helper()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "shop")
@@ -38,6 +38,9 @@ func codeSession(t *testing.T, withProject bool) *mcp.ClientSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
+	for _, f := range prep {
+		f(root, getenv)
+	}
 	opt := Options{Version: "test", Getenv: getenv}
 	if withProject {
 		opt.CodeRoot = root
@@ -141,5 +144,55 @@ func TestCodeToolsWithoutProject(t *testing.T) {
 	cs := codeSession(t, false)
 	if text, isErr := call(t, cs, "code_map", nil, nil); !isErr || !strings.Contains(text, "no project") {
 		t.Errorf("code_map without a project = %q (error %v)", text, isErr)
+	}
+}
+
+// The context tool takes code as mira-context does: with a query, the
+// code map and the query's cards from an index that exists (built by
+// mira-code index or by a code tool), never building one; none in mode
+// off or with no_code; the files named count.
+func TestContextCode(t *testing.T) {
+	ask := func(cs *mcp.ClientSession, args map[string]any) string {
+		t.Helper()
+		var out ContextOut
+		if _, isErr := call(t, cs, "context", args, &out); isErr {
+			t.Fatalf("context %v failed", args)
+		}
+		return out.Prompt
+	}
+	q := map[string]any{"query": "export the invoices"}
+	cs := codeSession(t, true)
+	if p := ask(cs, q); strings.Contains(p, "ExportInvoices") || strings.Contains(p, "## Code") {
+		t.Errorf("code in the context without an index:\n%s", p)
+	}
+	call(t, cs, "code_map", nil, nil) // builds the index
+	if p := ask(cs, q); !strings.Contains(p, "## Code map") || !strings.Contains(p, "ExportInvoices · billing/export.go") {
+		t.Errorf("no code map and cards once the index is built:\n%s", p)
+	}
+
+	indexed := codeSession(t, true, func(root string, getenv func(string) string) {
+		c, err := mira.OpenCode(t.Context(), mira.CodeOptions{Root: root, Getenv: getenv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Update(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if p := ask(indexed, q); !strings.Contains(p, "## Code map") || !strings.Contains(p, "ExportInvoices · billing/export.go") {
+		t.Errorf("no code from an index mira-code built:\n%s", p)
+	}
+	if p := ask(indexed, map[string]any{"query": "export the invoices", "mode": "heavy", "files": []string{"cmd/shop/main.go"}}); !strings.Contains(p, "named in the conversation") {
+		t.Errorf("the files named do not count:\n%s", p)
+	}
+	for _, args := range []map[string]any{
+		{"query": "export the invoices", "mode": "off"},
+		{"query": "export the invoices", "no_code": true},
+		{},
+	} {
+		if p := ask(indexed, args); strings.Contains(p, "## Code") || strings.Contains(p, "billing/export.go") {
+			t.Errorf("code in the context of %v:\n%s", args, p)
+		}
 	}
 }

@@ -275,6 +275,9 @@ type ContextIn struct {
 	Mode   string `json:"mode,omitempty" jsonschema:"off (pins only), light (compact, default) or heavy (full texts, larger budget)"`
 	Scope  string `json:"scope,omitempty" jsonschema:"also take pins, corrections, goals, tasks and summaries from this scope (default: global and the current project)"`
 	K      int    `json:"k,omitempty" jsonschema:"how many recalled memories to consider (default 10)"`
+	// Code, as mira-context takes it.
+	Files  []string `json:"files,omitempty" jsonschema:"files the task is about: the code that changes with them counts too"`
+	NoCode bool     `json:"no_code,omitempty" jsonschema:"take no code from the project's code index (by default, with a query and an index built, the code map and the query's code cards, as the mode says)"`
 }
 
 // ContextOut is the planned block.
@@ -292,7 +295,8 @@ func contextTool() *mcp.Tool {
 		Name:  "context",
 		Title: "Context block",
 		Description: "Build the memory block to put at the top of a prompt, under a token budget: pinned memories, open corrections, goals and tasks, the latest conversation summary, " +
-			"and the memories most relevant to the query. Stable parts come first so prompt caches keep hitting.",
+			"and the memories most relevant to the query; with a query, in a project whose code is indexed, also the code map and the definitions the query needs. " +
+			"Stable parts come first so prompt caches keep hitting.",
 		InputSchema: plainSchema[ContextIn](func(p map[string]*jsonschema.Schema) {
 			p["mode"].Enum = enum(string(plan.ModeOff), string(plan.ModeLight), string(plan.ModeHeavy))
 			p["budget"].Minimum, p["budget"].Maximum = ptr(100.0), ptr(200000.0)
@@ -316,6 +320,21 @@ func (s *server) context(ctx context.Context, in ContextIn) (*mcp.CallToolResult
 		}
 		for _, r := range recs {
 			req.Items = append(req.Items, plan.FromRecord(r))
+		}
+	}
+	if !in.NoCode && strings.TrimSpace(in.Query) != "" && in.Mode != string(plan.ModeOff) {
+		code, err := s.code.existing(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, out, ctx.Err()
+			}
+			// The memories matter more than the code beside them.
+			s.log("context: %v; planning without code", err)
+		} else if code != nil {
+			req.Code = code
+			for _, f := range in.Files {
+				req.CodeFiles = append(req.CodeFiles, code.Rel(f))
+			}
 		}
 	}
 	p, err := s.m.Context(ctx, req)
