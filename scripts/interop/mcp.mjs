@@ -159,6 +159,12 @@ async function scenario(t, client) {
 		!cm.isError && cm.structuredContent?.text?.includes("billing/") && cm.structuredContent?.tokens <= 300,
 		cm.isError ? textOf(cm) : show(cm.structuredContent));
 
+	// The index code_map built is in the context of a query now.
+	const cc = await client.callTool({ name: "context", arguments: { query: "export invoices", files: ["billing/export.go"] } });
+	check(t, "context takes the code map and the query's code cards",
+		!cc.isError && cc.structuredContent?.prompt?.includes("## Code map") && cc.structuredContent?.prompt?.includes("ExportInvoices"),
+		cc.isError ? textOf(cc) : show(cc.structuredContent));
+
 	const fg = await client.callTool({ name: "forget", arguments: { ids: [id], reason: "interop test" } });
 	check(t, "forget it", !fg.isError && fg.structuredContent?.forgotten?.[0]?.id === id, fg.isError ? textOf(fg) : show(fg.structuredContent));
 	const after = await client.callTool({ name: "recall", arguments: { query: "PostgreSQL JSONB shop database", k: 5 } });

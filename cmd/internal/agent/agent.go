@@ -46,7 +46,7 @@ type Cmd struct {
 
 // Main is the main of mira-agent.
 func Main(args []string, o *cli.IO) int {
-	return cli.Main("mira-agent", "A coding agent in the terminal with one never-ending conversation, kept in the Mira store, over any OpenAI-compatible chat API.", &Cmd{}, args, o)
+	return cli.Main("mira-agent", "A coding agent in the terminal with one never-ending conversation, kept in the Mira store, over any OpenAI-compatible chat API. Its code tool indexes the project at first use, except a home directory, / or a tree over 50,000 files: run mira-code index there to index it anyway.", &Cmd{}, args, o)
 }
 
 // agentPolicyTools are the tools the permission policy governs.

@@ -29,7 +29,7 @@ type MCPCmd struct {
 
 // MCP is the main of mira-mcp.
 func MCP(args []string, o *IO) int {
-	return Main("mira-mcp", "Serve the memory to MCP hosts (Claude Code, Codex, Cursor, Gemini CLI, ...): tools remember, recall, forget, context, list and pin, code_search, code_symbol and code_map over the project's code index, and each memory as the resource mira://memory/<id>. Stdio by default; --http for Streamable HTTP.", &MCPCmd{}, args, o)
+	return Main("mira-mcp", "Serve the memory to MCP hosts (Claude Code, Codex, Cursor, Gemini CLI, ...): tools remember, recall, forget, context (with the code map and cards of an indexed project), list and pin, code_search, code_symbol and code_map over the project's code index, and each memory as the resource mira://memory/<id>. Stdio by default; --http for Streamable HTTP.", &MCPCmd{}, args, o)
 }
 
 // mcpShutdown bounds how long SIGTERM waits for HTTP calls in progress.
