@@ -46,7 +46,7 @@ func (m *Model) queryTerms(text string) []qterm {
 	var out []qterm
 	nf, ns := float64(m.live), float64(m.liveSyms)
 	for _, t := range QueryTerms(text) {
-		id, ok := m.terms[t]
+		id, ok := m.lookupTerm(t)
 		if !ok {
 			continue
 		}
