@@ -499,6 +499,9 @@ func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, to
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Each worker splits, stems and counts its files' words
+			// itself: only merging them into the model is serial.
+			prep := rank.NewPreparer()
 			for i := range next {
 				e := ents[i]
 				f, text, diff := ix.readFile(e, oldBy[e.path])
@@ -507,9 +510,13 @@ func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, to
 					texts[i] = text
 				}
 				if diff {
-					ix.mu.Lock()
+					var p *rank.Prepared
 					if f.Skip == "" {
-						rankPut(ix.model, f.Path, f.Lang, text, f.File)
+						p = prep.Prepare(rank.Doc{Path: f.Path, Lang: f.Lang, Text: text, File: f.File})
+					}
+					ix.mu.Lock()
+					if p != nil {
+						ix.model.PutPrepared(p)
 					} else {
 						ix.model.Remove(f.Path)
 					}

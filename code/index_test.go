@@ -700,3 +700,30 @@ func TestGitHead(t *testing.T) {
 		t.Errorf("worktree head %q, want %q", h, out)
 	}
 }
+
+// An index whose ranking model is of the first rank format (names and
+// terms in the order met, not sorted) is rebuilt, not searched wrongly.
+func TestOldRankFormatRebuilt(t *testing.T) {
+	root := project(t)
+	dir := t.TempDir()
+	update(t, open(t, root, dir, nil))
+	st, _, _, err := loadState(dir)
+	if err != nil || st == nil || len(st.Rank) < 9 {
+		t.Fatalf("loadState: %v", err)
+	}
+	st.Rank[len("mirarank")] = 1 // the version, a one-byte varint
+	if _, _, err := saveState(dir, st); err != nil {
+		t.Fatal(err)
+	}
+	var w warnings
+	ix := open(t, root, dir, &w)
+	if msgs := w.list(); len(msgs) != 1 || !strings.Contains(msgs[0], "rebuilding the index") || !strings.Contains(msgs[0], "version 1") {
+		t.Fatalf("warnings %q", msgs)
+	}
+	if s := update(t, ix); s.Added == 0 {
+		t.Errorf("nothing rebuilt: %+v", s)
+	}
+	if hits := ix.Files(Query{Text: "greet"}); len(hits) == 0 {
+		t.Errorf("rebuilt index finds nothing")
+	}
+}

@@ -147,12 +147,17 @@ func loadState(dir string) (*state, [16]byte, os.FileInfo, error) {
 // and returns the new file's identity.
 func saveState(dir string, st *state) ([16]byte, os.FileInfo, error) {
 	var id [16]byte
-	payload, err := encodePayload(st)
+	b, err := encodePayload(st)
 	if err != nil {
 		return id, nil, err
 	}
-	b := envelope(indexMagic, payload)
+	// The payload follows headerSize bytes of room: wrapped in place.
+	payload := b[headerSize:]
 	sum := sha256.Sum256(payload)
+	copy(b, indexMagic)
+	binary.LittleEndian.PutUint32(b[len(indexMagic):], formatVersion)
+	binary.LittleEndian.PutUint64(b[len(indexMagic)+4:], uint64(len(payload)))
+	b = append(b, sum[:]...)
 	copy(id[:], sum[:])
 	name := filepath.Join(dir, indexName)
 	if err := atomicfile.Write(name, b, 0o600, false); err != nil {

@@ -296,3 +296,53 @@ echo
 echo "## mira-proxy: a burst, then kill -9"
 go build -o "$work/proxyburst" ./scripts/proxyburst
 "$work/proxyburst" -bin "$root/bin/mira-proxy" -clients 64 -for 10s
+
+# --- The code index (mira-code) on the Go toolchain's own sources, about
+# 10k files, beside universal-ctags over the same tree in the same run:
+# whole-process wall and CPU time (user + sys) and peak RSS from
+# /usr/bin/time, one run each (a build takes tens of seconds). Then a
+# no-change update, a one-file change made visible to a query, warm
+# touchpoints and the open index's heap (Go benchmarks, code/bench_test.go),
+# and localization quality when the histories are given (scripts/codeloc.sh).
+need ctags universal-ctags
+echo
+code_src=$(go env GOROOT)/src
+if [ -d "$code_src" ]; then
+	echo "## code index: GOROOT/src ($(find "$code_src" -type f | wc -l) files)"
+	# timed LABEL CMD...: "wall cpu rss" (s, s, MB) of one run of CMD.
+	timed() {
+		/usr/bin/time -f '%e %U %S %M' -o "$work/code-time" "${@:2}" >/dev/null 2>"$work/code-$1.err" </dev/null || {
+			echo "$1 failed:" >&2; tail -5 "$work/code-$1.err" >&2; }
+		read -r w u s m < <(tail -1 "$work/code-time")
+		python3 -c "print('%.2f %.2f %.1f' % ($w, $u + $s, $m / 1024))"
+	}
+	code_dir=$work/code-index
+	code_q="parse a duration string with units"
+	read -r cw cc cr <<<"$(timed index mira-code --project-root "$code_src" --index-dir "$code_dir" --no-memory index)"
+	read -r tw tc tr <<<"$(timed ctags ctags -R --output-format=json -f - "$code_src")"
+	read -r uw uc ur <<<"$(timed update mira-code --project-root "$code_src" --index-dir "$code_dir" --no-memory index)"
+	read -r qw qc qr <<<"$(timed query mira-code --project-root "$code_src" --index-dir "$code_dir" --no-memory touchpoints -k 8 "$code_q")"
+	echo
+	echo "| GOROOT/src | wall | CPU | peak RSS | against ctags -R (wall, CPU) |"
+	echo "|---|---|---|---|---|"
+	printf '| mira-code index (fresh index) | %s s | %s s | %s MB | %s, %s |\n' "$cw" "$cc" "$cr" \
+		"$(python3 -c "print('%.2f' % ($cw/$tw))")" "$(python3 -c "print('%.2f' % ($cc/$tc))")"
+	printf '| ctags -R --output-format=json | %s s | %s s | %s MB | 1 |\n' "$tw" "$tc" "$tr"
+	printf '| mira-code index, nothing changed | %s s | %s s | %s MB | |\n' "$uw" "$uc" "$ur"
+	printf '| mira-code touchpoints in a fresh process (open, update, query) | %s s | %s s | %s MB | |\n' "$qw" "$qc" "$qr"
+	echo
+	echo "Go benchmarks (code/bench_test.go, a copy of the same tree; cpu-ms/op is CPU):"
+	go test ./code -run '^$' -bench 'IndexGoroot|UpdateNoChange|OneFileChange|Touchpoints|OpenGoroot' -benchtime 1x |
+		grep -E '^Benchmark' | sed 's/^/    /'
+	go test ./code -run '^$' -bench 'Touchpoints' -benchtime 30x | grep -E '^Benchmark' | sed 's/^/    /'
+else
+	echo "GOROOT/src not found at $code_src; skipping the code index" >&2
+fi
+echo
+echo "## code localization (scripts/codeloc.sh)"
+if [ -n "${MIRA_CODELOC_COBRA:-}${MIRA_CODELOC_FLASK:-}${MIRA_CODELOC_HELDOUT:-}" ]; then
+	scripts/codeloc.sh
+else
+	echo "skipped: set MIRA_CODELOC_COBRA and MIRA_CODELOC_FLASK to bare git directories of spf13/cobra"
+	echo "and pallets/flask (git clone --bare), and MIRA_CODELOC_HELDOUT for more; see scripts/codeloc.sh."
+fi

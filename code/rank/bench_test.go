@@ -133,7 +133,7 @@ func BenchmarkModelMemory(b *testing.B) {
 		for _, d := range docs {
 			m.Put(d)
 		}
-		m.identCache, m.scratch = nil, bag{} // transient: a decoded model has none
+		m.prep = nil // transient: a decoded model has none
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		perFile = float64(after.HeapAlloc-before.HeapAlloc) / float64(len(docs))

@@ -37,7 +37,9 @@ type Doc struct {
 
 // Put adds a file, or replaces the file of the same path. Hits name a
 // symbol by its index in Doc.File.Symbols.
-func (m *Model) Put(d Doc) {
+func (m *Model) Put(d Doc) { m.put(docInput(d)) }
+
+func docInput(d Doc) input {
 	in := input{path: d.Path, lang: d.Lang, text: d.Text}
 	if d.File != nil {
 		if in.lang == "" {
@@ -53,5 +55,5 @@ func (m *Model) Put(d Doc) {
 			in.refs[i] = refIn{Name: r.Name}
 		}
 	}
-	m.put(in)
+	return in
 }

@@ -4,14 +4,18 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // The encoding, all integers unsigned varints, strings a length and bytes:
 //
 //	"mirarank" version
-//	names: count, then each name but the first (the empty one)
-//	terms: count, then each term, its file postings and its symbol
-//	       postings; postings as count, then (id delta, 4 tf bytes)
+//	names: count, then each name but the first (the empty one), in
+//	       byte order
+//	terms: count, then each term, in byte order, its file postings and
+//	       its symbol postings; postings as count, then (id delta, 4 tf
+//	       bytes)
 //	files: count, the count of all symbols, then for each: path, lang, 4 field lengths, symbols
 //	       (count; name, parent, kind, line, 4 lengths each), used names
 //	       (count; name, uses), defined names, its terms, its symbols'
@@ -19,12 +23,31 @@ import (
 //
 // Everything else (maps, lengths' sums, the name graph's reverse lists)
 // is derived on loading. Only live files are written: the model is
-// compacted first.
+// compacted first. Names and terms are written sorted, numbered by their
+// place in that order, so that loading makes no map of them: a query finds
+// its terms by binary search, and the maps are made by the first Put.
 
 const (
 	magic   = "mirarank"
-	version = 1
+	version = 2
 )
+
+// sortedOrder returns the indexes of l in the byte order of their strings,
+// and, for each index, its place in that order. from is where sorting
+// starts: the entries before stay where they are.
+func sortedOrder(l []string, from int) (order, place []uint32) {
+	order = make([]uint32, len(l))
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	rest := order[from:]
+	slices.SortFunc(rest, func(a, b uint32) int { return strings.Compare(l[a], l[b]) })
+	place = make([]uint32, len(l))
+	for i, x := range order {
+		place[x] = uint32(i)
+	}
+	return order, place
+}
 
 // MarshalBinary encodes the model. It compacts the model first, so it
 // needs the same exclusive access as Put.
@@ -48,13 +71,15 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 	b := make([]byte, 0, size)
 	b = append(b, magic...)
 	b = binary.AppendUvarint(b, version)
+	nameOrder, nameTo := sortedOrder(m.nameStr, 1)
+	termOrder, termTo := sortedOrder(m.termStr, 0)
 	b = binary.AppendUvarint(b, uint64(len(m.nameStr)))
-	for _, s := range m.nameStr[1:] {
-		b = appendString(b, s)
+	for _, n := range nameOrder[1:] {
+		b = appendString(b, m.nameStr[n])
 	}
 	b = binary.AppendUvarint(b, uint64(len(m.termStr)))
-	for t, s := range m.termStr {
-		b = appendString(b, s)
+	for _, t := range termOrder {
+		b = appendString(b, m.termStr[t])
 		b = appendPostings(b, m.post[t])
 		b = appendPostings(b, m.symPost[t])
 	}
@@ -69,18 +94,18 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 		}
 		b = binary.AppendUvarint(b, uint64(f.symHi-f.symLo))
 		for _, sy := range m.syms[f.symLo:f.symHi] {
-			b = binary.AppendUvarint(b, uint64(sy.name))
-			b = binary.AppendUvarint(b, uint64(sy.parent))
+			b = binary.AppendUvarint(b, uint64(nameTo[sy.name]))
+			b = binary.AppendUvarint(b, uint64(nameTo[sy.parent]))
 			b = appendString(b, sy.kind)
 			b = binary.AppendUvarint(b, uint64(uint32(sy.line)))
 			for _, l := range sy.len {
 				b = binary.AppendUvarint(b, uint64(l))
 			}
 		}
-		b = appendRefs(b, f.refs)
-		b = appendIDs(b, f.defs)
-		b = appendIDs(b, f.terms)
-		b = appendRefs(b, f.symTerms)
+		b = appendRefs(b, f.refs, nameTo)
+		b = appendIDs(b, f.defs, nameTo)
+		b = appendIDs(b, f.terms, termTo)
+		b = appendRefs(b, f.symTerms, termTo)
 	}
 	return b, nil
 }
@@ -101,18 +126,18 @@ func appendPostings(b []byte, ps []posting) []byte {
 	return b
 }
 
-func appendIDs(b []byte, ids []uint32) []byte {
+func appendIDs(b []byte, ids []uint32, to []uint32) []byte {
 	b = binary.AppendUvarint(b, uint64(len(ids)))
 	for _, id := range ids {
-		b = binary.AppendUvarint(b, uint64(id))
+		b = binary.AppendUvarint(b, uint64(to[id]))
 	}
 	return b
 }
 
-func appendRefs(b []byte, rs []ref) []byte {
+func appendRefs(b []byte, rs []ref, to []uint32) []byte {
 	b = binary.AppendUvarint(b, uint64(len(rs)))
 	for _, r := range rs {
-		b = binary.AppendUvarint(b, uint64(r.name))
+		b = binary.AppendUvarint(b, uint64(to[r.name]))
 		b = binary.AppendUvarint(b, uint64(r.count))
 	}
 	return b
@@ -133,22 +158,77 @@ func (r *reader) fail(what string) {
 	r.b = nil
 }
 
-func (r *reader) uint(what string, max uint64) uint64 {
+func (r *reader) uint(what string, max uint64) uint64 { return r.uintOf(what, "", max) }
+
+// uintOf is uint for the item what+suffix, the two joined only in an
+// error: joining them for every number read cost a third of decoding.
+func (r *reader) uintOf(what, suffix string, max uint64) uint64 {
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 {
-		r.fail("truncated " + what)
+		r.fail("truncated " + what + suffix)
 		return 0
 	}
 	r.b = r.b[n:]
 	if v > max {
-		r.fail(fmt.Sprintf("%s %d out of range", what, v))
+		r.fail(fmt.Sprintf("%s%s %d out of range", what, suffix, v))
 		return 0
 	}
 	return v
 }
 
+// raw reads a string's bytes without copying them.
+func (r *reader) raw(what string) []byte {
+	n := r.uintOf(what, " length", 1<<32)
+	if n > uint64(len(r.b)) {
+		r.fail("truncated " + what)
+		return nil
+	}
+	s := r.b[:n:n]
+	r.b = r.b[n:]
+	return s
+}
+
+// block copies strings into one string and returns them as slices of it:
+// one allocation for hundreds of thousands of names.
+func block(l [][]byte, size int) []string {
+	buf := make([]byte, 0, size)
+	for _, s := range l {
+		buf = append(buf, s...)
+	}
+	all := string(buf)
+	out := make([]string, len(l))
+	at := 0
+	for i, s := range l {
+		out[i] = all[at : at+len(s)]
+		at += len(s)
+	}
+	return out
+}
+
+// sorted reads count strings, in strictly increasing byte order, of which
+// the first skip are not written (empty).
+func (r *reader) sorted(what string, count, skip int) []string {
+	l := make([][]byte, skip, count)
+	size := 0
+	for i := skip; i < count && r.err == nil; i++ {
+		s := r.raw(what)
+		size += len(s)
+		l = append(l, s)
+	}
+	out := block(l, size)
+	for i := skip + 1; i < len(out) && r.err == nil; i++ {
+		if out[i-1] >= out[i] {
+			r.fail(what + "s out of order")
+		}
+	}
+	if skip > 0 && len(out) > skip && out[skip] == "" && r.err == nil {
+		r.fail("empty " + what)
+	}
+	return out
+}
+
 func (r *reader) string(what string) string {
-	n := r.uint(what+" length", 1<<32)
+	n := r.uintOf(what, " length", 1<<32)
 	if n > uint64(len(r.b)) {
 		r.fail("truncated " + what)
 		return ""
@@ -186,7 +266,7 @@ func (r *reader) bytes(n int, what string) []byte {
 // count reads a number of items each at least min bytes long, so that a
 // damaged count cannot make the decoder allocate more than the input.
 func (r *reader) count(what string, min int) int {
-	return int(r.uint(what+" count", uint64(len(r.b)/min)))
+	return int(r.uintOf(what, " count", uint64(len(r.b)/min)))
 }
 
 // postings reads a list of postings into the room of arena, which it
@@ -239,36 +319,36 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 		r.fail("no names")
 		return r.err
 	}
-	n.names = make(map[string]uint32, nn)
-	n.names[""] = 0
-	n.nameStr = append(make([]string, 0, nn), "")
-	n.nameKey = append(make([]string, 0, nn), "")
-	n.nameInit = append(make([]string, 0, nn), "")
-	n.definers = make([][]uint32, 1, nn)
-	n.users = make([][]uint32, 1, nn)
-	n.nameSyms = make([][]uint32, 1, nn)
-	for i := 1; i < nn && r.err == nil; i++ {
-		n.name(r.string("name"))
-	}
-	if r.err == nil && len(n.nameStr) != nn {
-		r.fail("duplicate names")
-	}
+	// Names and terms are sliced from one string each, sorted and
+	// without maps (see indexStrings).
+	n.names, n.terms = nil, nil
+	n.nameStr = r.sorted("name", nn, 1)
+	n.nameKey = make([]string, nn)
+	n.nameInit = make([]string, nn)
+	n.definers = make([][]uint32, nn)
+	n.users = make([][]uint32, nn)
+	n.nameSyms = make([][]uint32, nn)
 	nt := r.count("terms", 3)
-	n.terms = make(map[string]uint32, nt)
-	n.termStr = make([]string, 0, nt)
-	n.post, n.symPost = make([][]posting, 0, nt), make([][]posting, 0, nt)
-	n.df, n.symDF = make([]uint32, 0, nt), make([]uint32, 0, nt)
+	var terms [][]byte
 	type termPosts struct{ file, sym []posting }
 	posts := make([]termPosts, 0, nt)
 	var arena []posting
+	size := 0
 	for t := 0; t < nt && r.err == nil; t++ {
-		n.term(r.string("term"))
+		s := r.raw("term")
+		size += len(s)
+		terms = append(terms, s)
 		// Ids are checked against the counts once the files are read.
 		posts = append(posts, termPosts{r.postings(^uint32(0), &arena), r.postings(^uint32(0), &arena)})
 	}
-	if r.err == nil && len(n.termStr) != nt {
-		r.fail("duplicate terms")
+	n.termStr = block(terms, size)
+	for t := 1; t < len(n.termStr) && r.err == nil; t++ {
+		if n.termStr[t-1] >= n.termStr[t] {
+			r.fail("terms out of order")
+		}
 	}
+	n.post, n.symPost = make([][]posting, len(n.termStr)), make([][]posting, len(n.termStr))
+	n.df, n.symDF = make([]uint32, len(n.termStr)), make([]uint32, len(n.termStr))
 	nf := r.count("files", 8)
 	n.files = make([]file, 0, nf)
 	n.syms = make([]sym, 0, r.count("symbols", 3+nFields))
@@ -291,7 +371,6 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 			if r.err != nil {
 				break
 			}
-			n.nameSyms[sy.name] = append(n.nameSyms[sy.name], uint32(len(n.syms)))
 			n.symbolName(sy.name)
 			n.symbolName(sy.parent)
 			n.syms = append(n.syms, sy)
@@ -303,12 +382,6 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 		f.symTerms = r.refs("symbol term", nt, uint64(ns))
 		if r.err != nil {
 			break
-		}
-		for _, x := range f.refs {
-			n.users[x.name] = append(n.users[x.name], id)
-		}
-		for _, x := range f.defs {
-			n.definers[x] = append(n.definers[x], id)
 		}
 		if _, dup := n.byPath[f.path]; dup {
 			r.fail("duplicate path " + f.path)
@@ -324,6 +397,7 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 		return r.err
 	}
 	n.live, n.liveSyms = len(n.files), len(n.syms)
+	n.reverse()
 	for t, p := range posts {
 		for _, x := range p.file {
 			if x.id >= uint32(len(n.files)) {
@@ -370,7 +444,71 @@ func (r *reader) refs(what string, limit int, maxCount uint64) []ref {
 	}
 	out := make([]ref, c)
 	for i := range out {
-		out[i] = ref{r.id(what, limit), uint32(r.uint(what+" count", maxCount))}
+		out[i] = ref{r.id(what, limit), uint32(r.uintOf(what, " count", maxCount))}
 	}
 	return out
+}
+
+// reverse fills the name graph's reverse lists of a decoded model — the
+// files using and defining each name, the symbols so named — in file and
+// symbol order, each list a capped slice of one array per kind, counted
+// first: appending to millions of small lists one entry at a time cost a
+// fifth of decoding.
+func (m *Model) reverse() {
+	nn := len(m.nameStr)
+	fill := func(count func(add func(name uint32)), put func(emit func(name, v uint32))) [][]uint32 {
+		at := make([]uint32, nn+1)
+		count(func(name uint32) { at[name+1]++ })
+		for i := 1; i <= nn; i++ {
+			at[i] += at[i-1]
+		}
+		all := make([]uint32, at[nn])
+		next := append([]uint32(nil), at[:nn]...)
+		put(func(name, v uint32) {
+			all[next[name]] = v
+			next[name]++
+		})
+		out := make([][]uint32, nn)
+		for i := range out {
+			if at[i] < at[i+1] {
+				out[i] = all[at[i]:at[i+1]:at[i+1]]
+			}
+		}
+		return out
+	}
+	m.users = fill(func(add func(uint32)) {
+		for i := range m.files {
+			for _, x := range m.files[i].refs {
+				add(x.name)
+			}
+		}
+	}, func(emit func(uint32, uint32)) {
+		for i := range m.files {
+			for _, x := range m.files[i].refs {
+				emit(x.name, uint32(i))
+			}
+		}
+	})
+	m.definers = fill(func(add func(uint32)) {
+		for i := range m.files {
+			for _, x := range m.files[i].defs {
+				add(x)
+			}
+		}
+	}, func(emit func(uint32, uint32)) {
+		for i := range m.files {
+			for _, x := range m.files[i].defs {
+				emit(x, uint32(i))
+			}
+		}
+	})
+	m.nameSyms = fill(func(add func(uint32)) {
+		for i := range m.syms {
+			add(m.syms[i].name)
+		}
+	}, func(emit func(uint32, uint32)) {
+		for i := range m.syms {
+			emit(m.syms[i].name, uint32(i))
+		}
+	})
 }

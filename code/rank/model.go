@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -93,10 +94,8 @@ type Model struct {
 	users    [][]uint32 // name -> files using it
 	nameSyms [][]uint32 // name -> symbols so named
 
-	// Put's working room, not saved: the terms of identifiers seen, and
-	// the counts of the file at hand.
-	identCache map[string][]uint32
-	scratch    bag
+	// Put's working room, not saved.
+	prep *Preparer
 
 	params Params
 }
@@ -154,7 +153,6 @@ func (m *Model) init() {
 	m.definers = [][]uint32{nil}
 	m.users = [][]uint32{nil}
 	m.nameSyms = [][]uint32{nil}
-	m.identCache = map[string][]uint32{}
 }
 
 // SetParams replaces the ranking's weights; the index is unchanged.
@@ -194,6 +192,9 @@ type input struct {
 }
 
 func (m *Model) term(t string) uint32 {
+	if m.terms == nil {
+		m.terms = indexStrings(m.termStr)
+	}
 	if id, ok := m.terms[t]; ok {
 		return id
 	}
@@ -208,6 +209,9 @@ func (m *Model) term(t string) uint32 {
 }
 
 func (m *Model) name(s string) uint32 {
+	if m.names == nil {
+		m.names = indexStrings(m.nameStr)
+	}
 	if id, ok := m.names[s]; ok {
 		return id
 	}
@@ -220,6 +224,27 @@ func (m *Model) name(s string) uint32 {
 	m.users = append(m.users, nil)
 	m.nameSyms = append(m.nameSyms, nil)
 	return id
+}
+
+// indexStrings maps each string of l to its index. A decoded model has
+// its terms and names in sorted lists and no maps: queries search the
+// sorted terms, and the maps are made by the first Put, which needs them.
+func indexStrings(l []string) map[string]uint32 {
+	m := make(map[string]uint32, len(l)+len(l)/8)
+	for i, s := range l {
+		m[s] = uint32(i)
+	}
+	return m
+}
+
+// lookupTerm returns the number of term t.
+func (m *Model) lookupTerm(t string) (uint32, bool) {
+	if m.terms != nil {
+		id, ok := m.terms[t]
+		return id, ok
+	}
+	i, ok := slices.BinarySearch(m.termStr, t)
+	return uint32(i), ok
 }
 
 // symbolName makes a name ready for fuzzy matching, once it names a
@@ -264,26 +289,161 @@ func (b *bag) reset() {
 	b.touched = b.touched[:0]
 }
 
-func (m *Model) addText(b *bag, f int, lens *[nFields]uint32, text []byte) {
-	identifiers(text, func(id []byte) { m.addIdent(b, f, lens, id) })
-}
-
-// maxIdentCache bounds the identifiers whose terms are remembered.
+// maxIdentCache bounds the identifiers whose terms a Preparer remembers.
 const maxIdentCache = 1 << 20
 
-func (m *Model) addIdent(b *bag, f int, lens *[nFields]uint32, id []byte) {
-	ts, ok := m.identCache[string(id)]
+// A Preparer makes files ready for the model: it splits, stems and counts
+// their words, the costly part of Put, without touching any model, so
+// that several goroutines, each with its own Preparer, can prepare files
+// while one merges them with PutPrepared. A Preparer is not safe for
+// concurrent use.
+type Preparer struct {
+	ident map[string][]uint32 // identifier -> its terms, numbered in words
+	dict  map[string]uint32   // term -> number
+	words []string            // number -> term
+	b     bag
+	syms  map[uint32]uint32 // term -> index in the file's symTerms
+	defs  map[string]bool
+}
+
+// NewPreparer returns a Preparer with an empty cache.
+func NewPreparer() *Preparer {
+	return &Preparer{ident: map[string][]uint32{}, dict: map[string]uint32{}, syms: map[uint32]uint32{}, defs: map[string]bool{}}
+}
+
+// Prepared is a file ready for PutPrepared: its terms counted per field,
+// its symbols' likewise, the names it uses.
+type Prepared struct {
+	path, lang string
+	terms      []tcount // the file's terms, first seen first
+	len        [nFields]uint32
+	syms       []psym
+	symTerms   []string // the terms its symbols hold, first seen first
+	symCount   []uint32 // how many of its symbols hold each
+	refs       []pref   // the names it uses, first used first
+}
+
+// tcount is a term and its count in each field; term indexes the
+// Prepared's terms or symTerms.
+type tcount struct {
+	term string
+	at   uint32 // index in symTerms, for a symbol's terms
+	c    [nFields]uint32
+}
+
+type psym struct {
+	name, parent, kind string
+	line               int32
+	terms              []tcount
+	len                [nFields]uint32
+}
+
+// pref is a used name with its count; def when the file defines it too.
+type pref struct {
+	name  string
+	count uint32
+	def   bool
+}
+
+// Prepare makes d ready for PutPrepared.
+func (p *Preparer) Prepare(d Doc) *Prepared { return p.prepare(docInput(d)) }
+
+func (p *Preparer) term(t string) uint32 {
+	if id, ok := p.dict[t]; ok {
+		return id
+	}
+	id := uint32(len(p.words))
+	p.dict[t] = id
+	p.words = append(p.words, t)
+	return id
+}
+
+func (p *Preparer) addText(f int, lens *[nFields]uint32, text []byte) {
+	identifiers(text, func(id []byte) { p.addIdent(f, lens, id) })
+}
+
+func (p *Preparer) addIdent(f int, lens *[nFields]uint32, id []byte) {
+	ts, ok := p.ident[string(id)]
 	if !ok {
-		terms(string(id), stem, func(t string) { ts = append(ts, m.term(t)) })
-		if len(m.identCache) >= maxIdentCache {
-			clear(m.identCache)
-		}
-		m.identCache[string(id)] = ts
+		terms(string(id), stem, func(t string) { ts = append(ts, p.term(t)) })
+		p.ident[string(id)] = ts
 	}
 	for _, t := range ts {
-		b.add(t, f)
+		p.b.add(t, f)
 	}
 	lens[f] += uint32(len(ts))
+}
+
+// take empties the bag into a list of term counts, first seen first.
+func (p *Preparer) take() []tcount {
+	out := make([]tcount, len(p.b.touched))
+	for i, t := range p.b.touched {
+		out[i] = tcount{term: p.words[t], c: p.b.counts[t]}
+	}
+	return out
+}
+
+func (p *Preparer) prepare(in input) *Prepared {
+	if len(p.ident) >= maxIdentCache || len(p.words) >= maxIdentCache {
+		clear(p.ident)
+		clear(p.dict)
+		p.words = p.words[:0:0]
+		p.b = bag{}
+	}
+	out := &Prepared{path: in.path, lang: in.lang}
+	p.addText(fPath, &out.len, []byte(pathWords(in.path)))
+	for _, s := range in.syms {
+		p.addIdent(fName, &out.len, []byte(s.Name))
+		p.addText(fDoc, &out.len, []byte(s.Doc))
+	}
+	p.addText(fBody, &out.len, in.text)
+	out.terms = p.take()
+	p.b.reset()
+
+	clear(p.syms)
+	clear(p.defs)
+	out.syms = make([]psym, len(in.syms))
+	for i, s := range in.syms {
+		ps := psym{name: s.Name, parent: s.Parent, kind: kind(s.Kind), line: int32(s.Line)}
+		p.addIdent(sName, &ps.len, []byte(s.Name))
+		if s.Parent != "" {
+			p.addIdent(sParent, &ps.len, []byte(s.Parent))
+		}
+		p.addText(sSig, &ps.len, []byte(s.Signature))
+		p.addText(sDoc, &ps.len, []byte(s.Doc))
+		ps.terms = p.take()
+		for j, t := range p.b.touched {
+			at, ok := p.syms[t]
+			if !ok {
+				at = uint32(len(out.symTerms))
+				p.syms[t] = at
+				out.symTerms = append(out.symTerms, p.words[t])
+				out.symCount = append(out.symCount, 0)
+			}
+			out.symCount[at]++
+			ps.terms[j].at = at
+		}
+		p.b.reset()
+		out.syms[i] = ps
+		if s.Name != "" {
+			p.defs[s.Name] = true
+		}
+	}
+
+	at := map[string]int{}
+	for _, r := range in.refs {
+		if r.Name == "" {
+			continue
+		}
+		i, ok := at[r.Name]
+		if !ok {
+			i = len(out.refs)
+			at[r.Name] = i
+			out.refs = append(out.refs, pref{name: r.Name, def: p.defs[r.Name]})
+		}
+		out.refs[i].count++
+	}
+	return out
 }
 
 func sat(n uint32) uint8 {
@@ -295,85 +455,79 @@ func sat(n uint32) uint8 {
 
 // put adds or replaces one file.
 func (m *Model) put(in input) {
+	if m.prep == nil {
+		m.prep = NewPreparer()
+	}
+	m.PutPrepared(m.prep.prepare(in))
+}
+
+// PutPrepared adds a prepared file, or replaces the file of the same path:
+// Put without the work of Prepare.
+func (m *Model) PutPrepared(in *Prepared) {
 	m.remove(in.path)
 	id := uint32(len(m.files))
-	f := file{path: in.path, lang: in.lang, symLo: uint32(len(m.syms))}
+	f := file{path: in.path, lang: in.lang, symLo: uint32(len(m.syms)), len: in.len}
 
-	b := &m.scratch
-	m.addText(b, fPath, &f.len, []byte(pathWords(in.path)))
-	for _, s := range in.syms {
-		m.addIdent(b, fName, &f.len, []byte(s.Name))
-		m.addText(b, fDoc, &f.len, []byte(s.Doc))
+	f.terms = make([]uint32, len(in.terms))
+	for i := range in.terms {
+		t := m.term(in.terms[i].term)
+		f.terms[i] = t
+		m.post[t] = append(m.post[t], posting{id: id, tf: sats(&in.terms[i].c)})
+		m.df[t]++
 	}
-	m.addText(b, fBody, &f.len, in.text)
-	m.flush(b, id, m.post, m.df)
-	f.terms = append([]uint32(nil), b.touched...)
-	b.reset()
 	for i := range f.len {
 		m.sumLen[i] += uint64(f.len[i])
 	}
 
-	defs := map[uint32]bool{}
-	symTerms := map[uint32]uint32{}
-	var symTermOrder []uint32
-	for _, s := range in.syms {
+	var defs []uint32
+	symTerm := make([]uint32, len(in.symTerms))
+	made := make([]bool, len(in.symTerms))
+	for i := range in.syms {
+		s := &in.syms[i]
 		sid := uint32(len(m.syms))
-		sy := sym{file: id, name: m.name(s.Name), kind: kind(s.Kind), line: int32(s.Line)}
+		sy := sym{file: id, name: m.name(s.name), kind: s.kind, line: s.line}
 		m.symbolName(sy.name)
-		if s.Parent != "" {
-			sy.parent = m.name(s.Parent)
+		if s.parent != "" {
+			sy.parent = m.name(s.parent)
 			m.symbolName(sy.parent)
 		}
-		var lens [nFields]uint32
-		m.addIdent(b, sName, &lens, []byte(s.Name))
-		if s.Parent != "" {
-			m.addIdent(b, sParent, &lens, []byte(s.Parent))
-		}
-		m.addText(b, sSig, &lens, []byte(s.Signature))
-		m.addText(b, sDoc, &lens, []byte(s.Doc))
-		m.flush(b, sid, m.symPost, m.symDF)
-		for _, t := range b.touched {
-			if symTerms[t] == 0 {
-				symTermOrder = append(symTermOrder, t)
+		for j := range s.terms {
+			tc := &s.terms[j]
+			if !made[tc.at] {
+				symTerm[tc.at] = m.term(tc.term)
+				made[tc.at] = true
 			}
-			symTerms[t]++
+			t := symTerm[tc.at]
+			m.symPost[t] = append(m.symPost[t], posting{id: sid, tf: sats(&tc.c)})
+			m.symDF[t]++
 		}
-		b.reset()
-		for i := range lens {
-			sy.len[i] = uint16(min(lens[i], 65535))
-			m.symSumLen[i] += uint64(sy.len[i])
+		for j := range s.len {
+			sy.len[j] = uint16(min(s.len[j], 65535))
+			m.symSumLen[j] += uint64(sy.len[j])
 		}
 		m.syms = append(m.syms, sy)
 		m.nameSyms[sy.name] = append(m.nameSyms[sy.name], sid)
-		if !defs[sy.name] && s.Name != "" {
-			defs[sy.name] = true
-			f.defs = append(f.defs, sy.name)
+		if s.name != "" && !has(defs, sy.name) {
+			defs = append(defs, sy.name)
 			m.definers[sy.name] = append(m.definers[sy.name], id)
 		}
 	}
+	f.defs = defs
 	m.liveSyms += len(in.syms)
-	for _, t := range symTermOrder {
-		f.symTerms = append(f.symTerms, ref{t, symTerms[t]})
+	if len(in.symTerms) > 0 {
+		f.symTerms = make([]ref, len(in.symTerms))
+		for i := range in.symTerms {
+			f.symTerms[i] = ref{symTerm[i], in.symCount[i]}
+		}
 	}
 	f.symHi = uint32(len(m.syms))
 
-	counts := map[uint32]uint32{}
-	var order []uint32
 	for _, r := range in.refs {
-		if r.Name == "" {
-			continue
-		}
-		n := m.name(r.Name)
-		if counts[n] == 0 {
-			order = append(order, n)
-		}
-		counts[n]++
-	}
-	for _, n := range order {
-		if defs[n] {
+		n := m.name(r.name)
+		if r.def {
 			continue // a file's own definitions are no edge
 		}
-		f.refs = append(f.refs, ref{n, counts[n]})
+		f.refs = append(f.refs, ref{n, r.count})
 		m.users[n] = append(m.users[n], id)
 	}
 
@@ -382,18 +536,25 @@ func (m *Model) put(in input) {
 	m.live++
 }
 
-// flush appends one document's postings. Documents are numbered in the
-// order they are added, so every term's postings stay sorted by document.
-func (m *Model) flush(b *bag, id uint32, post [][]posting, df []uint32) {
-	for _, tid := range b.touched {
-		c := &b.counts[tid]
-		p := posting{id: id}
-		for i := range c {
-			p.tf[i] = sat(c[i])
-		}
-		post[tid] = append(post[tid], p)
-		df[tid]++
+// has reports whether the few ids of a file's definitions hold n; a map
+// costs more below some hundreds.
+func has(ids []uint32, n uint32) bool {
+	if len(ids) > 64 {
+		return slices.Contains(ids, n)
 	}
+	for _, x := range ids {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+func sats(c *[nFields]uint32) (tf [nFields]uint8) {
+	for i := range c {
+		tf[i] = sat(c[i])
+	}
+	return tf
 }
 
 // remove drops a file if present.
@@ -518,7 +679,6 @@ func (m *Model) compact() {
 		m.nameSyms[n] = remap(l, symTo)
 	}
 	m.files, m.syms = files, syms
-	clear(m.identCache) // it holds the old term numbers
 	m.terms, m.termStr, m.post, m.symPost, m.df, m.symDF = terms, termStr, post, symPost, df, symDF
 	for p := range m.byPath {
 		m.byPath[p] = fileTo[m.byPath[p]]

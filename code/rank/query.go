@@ -46,7 +46,7 @@ func (m *Model) queryTerms(text string) []qterm {
 	var out []qterm
 	nf, ns := float64(m.live), float64(m.liveSyms)
 	for _, t := range QueryTerms(text) {
-		id, ok := m.terms[t]
+		id, ok := m.lookupTerm(t)
 		if !ok {
 			continue
 		}
@@ -256,16 +256,12 @@ func (m *Model) Files(q Query) []FileHit {
 			ids = append(ids, id)
 		}
 	}
-	sort.Slice(ids, func(i, j int) bool {
-		a, b := ids[i], ids[j]
+	ids = topK(ids, q.k(), func(a, b uint32) bool {
 		if score[a] != score[b] {
 			return score[a] > score[b]
 		}
 		return m.files[a].path < m.files[b].path
 	})
-	if k := q.k(); len(ids) > k {
-		ids = ids[:k]
-	}
 	out := make([]FileHit, len(ids))
 	for i, id := range ids {
 		out[i] = FileHit{Path: m.files[id].path, Score: score[id], Why: why[id]}

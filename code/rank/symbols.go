@@ -32,29 +32,37 @@ func (m *Model) Symbols(q Query) []SymbolHit {
 	if isName(text) {
 		score = m.nameSearch(text, q.Explain, why)
 	}
+	var ids []uint32
+	var scoreOf func(uint32) float64
 	if len(score) == 0 {
+		// Scored in place: a word query may score a good share of the
+		// tree's symbols, and a map of them all costs more than the query.
 		lx := &lexical{terms: m.queryTerms(text)}
 		m.symbolScores(lx)
-		score = make(map[uint32]float64, len(lx.symHit))
+		ids = make([]uint32, 0, len(lx.symHit))
 		for _, s := range lx.symHit {
-			score[s] = lx.sym[s]
+			if lx.sym[s] > 0 && !m.files[m.syms[s].file].dead {
+				ids = append(ids, s)
+			}
 		}
+		scoreOf = func(s uint32) float64 { return lx.sym[s] }
 		if q.Explain {
-			for s := range score {
+			for _, s := range ids {
 				why[s] = append(why[s], "words: "+m.symbolWords(s, lx.terms))
 			}
 		}
-	}
-	ids := make([]uint32, 0, len(score))
-	for s, sc := range score {
-		if sc > 0 && !m.files[m.syms[s].file].dead {
-			ids = append(ids, s)
+	} else {
+		ids = make([]uint32, 0, len(score))
+		for s, sc := range score {
+			if sc > 0 && !m.files[m.syms[s].file].dead {
+				ids = append(ids, s)
+			}
 		}
+		scoreOf = func(s uint32) float64 { return score[s] }
 	}
-	sort.Slice(ids, func(i, j int) bool {
-		a, b := ids[i], ids[j]
-		if score[a] != score[b] {
-			return score[a] > score[b]
+	ids = topK(ids, q.k(), func(a, b uint32) bool {
+		if sa, sb := scoreOf(a), scoreOf(b); sa != sb {
+			return sa > sb
 		}
 		fa, fb := m.files[m.syms[a].file].path, m.files[m.syms[b].file].path
 		if fa != fb {
@@ -62,15 +70,12 @@ func (m *Model) Symbols(q Query) []SymbolHit {
 		}
 		return a < b
 	})
-	if k := q.k(); len(ids) > k {
-		ids = ids[:k]
-	}
 	out := make([]SymbolHit, len(ids))
 	for i, s := range ids {
 		sy := &m.syms[s]
 		f := &m.files[sy.file]
 		out[i] = SymbolHit{Path: f.path, Index: int(s - f.symLo), Name: m.nameStr[sy.name],
-			Parent: m.nameStr[sy.parent], Kind: sy.kind, Line: int(sy.line), Score: score[s], Why: why[s]}
+			Parent: m.nameStr[sy.parent], Kind: sy.kind, Line: int(sy.line), Score: scoreOf(s), Why: why[s]}
 	}
 	return out
 }
