@@ -239,11 +239,6 @@ func CheckSize(e *mem.Entry, maxBytes int) error {
 	return nil
 }
 
-// MaxTextBytes is the largest text remember.max_bytes may allow: an
-// entry file holds the text and at most mem.MaxMetaBytes of front matter
-// within mem.MaxFileBytes.
-const MaxTextBytes = mem.MaxFileBytes - mem.MaxMetaBytes - 64
-
 // MaxRecordBytes bounds one JSONL record read to be remembered, given the
 // text's limit (zero: DefaultMaxBytes): JSON may escape each byte of a
 // text as six ("\u0001"), and the other fields' alike, and the known
