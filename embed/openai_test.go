@@ -686,29 +686,60 @@ func TestOpenAICancel(t *testing.T) {
 	})
 }
 
+// TestOpenAIAttemptTimeout: an attempt that gets no reply within Timeout
+// is abandoned and retried once. The requests go through hangTransport,
+// not a socket: over one, an attempt could also lose its 20ms to a slow
+// dial or a late server goroutine on a loaded machine, and the test would
+// see one timeout more than it made.
 func TestOpenAIAttemptTimeout(t *testing.T) {
-	srv := newFakeEmbedServer(t, func(n int, c embedCall, w http.ResponseWriter, r *http.Request) {
-		if n == 0 {
-			<-r.Context().Done() // hang until the client gives up
-			return
-		}
-		writeEmbeddings(w, c, 4)
-	})
-	o, log := newTestOpenAI(t, srv.url, OpenAIConfig{Timeout: 20 * time.Millisecond})
+	srv := newFakeEmbedServer(t, func(_ int, c embedCall, w http.ResponseWriter, _ *http.Request) { writeEmbeddings(w, c, 4) })
+	tr := &hangTransport{hang: 1, serve: srv.serve}
+	o, log := newTestOpenAI(t, srv.url, OpenAIConfig{Timeout: 20 * time.Millisecond, HTTPClient: &http.Client{Transport: tr}})
 	if _, err := o.Embed(context.Background(), []string{"a"}); err != nil {
 		t.Fatal(err)
 	}
-	if srv.count() != 2 || len(log.get()) != 1 {
-		t.Errorf("%d requests and waits %v, want 2 and one", srv.count(), log.get())
+	if tr.count() != 2 || srv.count() != 1 || len(log.get()) != 1 {
+		t.Errorf("%d requests, %d answered and waits %v, want 2, 1 and one", tr.count(), srv.count(), log.get())
 	}
 
 	// Without retries the timeout is reported as such.
-	srv2 := newFakeEmbedServer(t, func(_ int, _ embedCall, _ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
-	o2, _ := newTestOpenAI(t, srv2.url, OpenAIConfig{Timeout: 20 * time.Millisecond, MaxRetries: -1})
+	tr2 := &hangTransport{hang: 1 << 30, serve: srv.serve}
+	o2, _ := newTestOpenAI(t, srv.url, OpenAIConfig{Timeout: 20 * time.Millisecond, MaxRetries: -1, HTTPClient: &http.Client{Transport: tr2}})
 	_, err := o2.Embed(context.Background(), []string{"a"})
 	if err == nil || !strings.Contains(err.Error(), "no reply within 20ms") {
 		t.Errorf("Embed error = %v, want a timeout", err)
 	}
+}
+
+// hangTransport answers in this process: its first hang requests wait
+// until their context ends (the client gives up on the attempt), and the
+// others go to serve at once. No clock decides which attempt hangs.
+type hangTransport struct {
+	hang  int
+	serve http.HandlerFunc
+
+	mu sync.Mutex
+	n  int
+}
+
+func (h *hangTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	h.mu.Lock()
+	h.n++
+	hang := h.n <= h.hang
+	h.mu.Unlock()
+	if hang {
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	}
+	rec := httptest.NewRecorder()
+	h.serve(rec, r)
+	return rec.Result(), nil
+}
+
+func (h *hangTransport) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n
 }
 
 func TestOpenAIBlanksAndProbe(t *testing.T) {
