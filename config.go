@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/miramem/mira/internal/paths"
 	"github.com/miramem/mira/internal/rawfile"
 	"github.com/miramem/mira/llm"
+	"github.com/miramem/mira/mem"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -116,6 +119,11 @@ type Config struct {
 	Lines map[string]int `yaml:"-"`
 }
 
+// MaxTextBytes is the largest text remember.max_bytes may allow: an
+// entry file holds the text and at most mem.MaxMetaBytes of front matter
+// within mem.MaxFileBytes.
+const MaxTextBytes = mem.MaxFileBytes - mem.MaxMetaBytes - 64
+
 // ModeInts is a number for the light and the heavy context mode.
 type ModeInts struct {
 	Light int `yaml:"light"`
@@ -187,19 +195,88 @@ func ParseConfig(data []byte) (*Config, error) {
 		return &Config{}, yamlSyntaxError(err)
 	}
 	lines := map[string]int{}
-	if err := checkConfig(&doc, lines); err != nil {
+	if err := checkYAML(&doc, reflect.TypeFor[Config](), checkConfigValue, lines); err != nil {
 		return &Config{}, err
 	}
 	cfg := &Config{}
 	if len(doc.Content) > 0 {
 		if err := doc.Decode(cfg); err != nil {
-			// checkConfig lets through only what decodes; this is a
+			// checkYAML lets through only what decodes; this is a
 			// case it does not foresee.
 			return &Config{}, err
 		}
 	}
 	cfg.Lines = lines
 	return cfg, nil
+}
+
+// configChecks are the values the file may hold beyond their type's: the
+// same as the commands accept for the flags they are the defaults of.
+var configChecks = map[string]func(string) error{
+	"output":            oneOf("auto", "jsonl", "text"),
+	"lock_timeout":      positiveDuration,
+	"recall.mode":       oneOf("lexical", "vector", "hybrid"),
+	"recall.serve_idle": positiveDuration,
+	"llm.timeout":       positiveDuration,
+	"context.mode":      oneOf("off", "light", "heavy"),
+	"agent.effort":      oneOf("auto", "none", "low", "medium", "high"),
+	"agent.summarizer":  oneOf("model", "extractive"),
+	"embed.name": func(v string) error {
+		if m, ok := strings.CutPrefix(v, "openai:"); v == BuiltinEmbedder || ok && m != "" {
+			return nil
+		}
+		return fmt.Errorf("%q is neither %s nor openai:<model>", v, BuiltinEmbedder)
+	},
+	"embed.base_url":           baseURL,
+	"rerank.base_url":          baseURL,
+	"llm.base_url":             baseURL,
+	"context.code.cards.light": nonNegative,
+	"context.code.cards.heavy": nonNegative,
+	"context.code.lines.light": nonNegative,
+	"context.code.lines.heavy": nonNegative,
+	"context.code.map.light":   nonNegative,
+	"context.code.map.heavy":   nonNegative,
+	"remember.max_bytes": func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > MaxTextBytes {
+			return fmt.Errorf("%s is not between 0 (the default) and %d (%s: an entry file holds at most %s)", v, MaxTextBytes, mem.ByteSize(MaxTextBytes), mem.ByteSize(mem.MaxFileBytes))
+		}
+		return nil
+	},
+}
+
+// checkConfigValue refuses a value of key that its type allows but the
+// key does not, in a message that names the key: the ranking's settings
+// of the recall section by CheckRecallSetting, the others by
+// configChecks.
+func checkConfigValue(key string, n *yaml.Node) error {
+	if name, ok := strings.CutPrefix(key, "recall."); ok && slices.Contains(recallSettings, name) {
+		var v float64
+		_ = n.Decode(&v) // the walk has refused a value that does not decode
+		if err := CheckRecallSetting(name, v); err != nil {
+			return fmt.Errorf("recall.%w", err)
+		}
+		return nil
+	}
+	if refuse := configChecks[key]; refuse != nil {
+		if err := refuse(n.Value); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	return nil
+}
+
+// ConfigValue returns the value the configuration file gives key (a
+// dotted path such as "recall.k"), formatted as the file would write it,
+// and whether the file sets it at all.
+func ConfigValue(c *Config, key string) (string, bool) {
+	if c == nil || c.Lines == nil {
+		return "", false
+	}
+	if _, set := c.Lines[key]; !set {
+		return "", false
+	}
+	return yamlValue(reflect.ValueOf(c).Elem(), key)
 }
 
 // yamlSyntaxError turns the YAML parser's "yaml: line N: msg" into a

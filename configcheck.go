@@ -2,6 +2,7 @@ package mira
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -9,7 +10,6 @@ import (
 	"time"
 
 	"github.com/miramem/mira/internal/openaicompat"
-	"github.com/miramem/mira/mem"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -38,41 +38,6 @@ func (e *ConfigError) Error() string {
 }
 
 func (e *ConfigError) Unwrap() error { return e.Err }
-
-// configChecks are the values the file may hold beyond their type's: the
-// same as the commands accept for the flags they are the defaults of.
-var configChecks = map[string]func(string) error{
-	"output":            oneOf("auto", "jsonl", "text"),
-	"lock_timeout":      positiveDuration,
-	"recall.mode":       oneOf("lexical", "vector", "hybrid"),
-	"recall.serve_idle": positiveDuration,
-	"llm.timeout":       positiveDuration,
-	"context.mode":      oneOf("off", "light", "heavy"),
-	"agent.effort":      oneOf("auto", "none", "low", "medium", "high"),
-	"agent.summarizer":  oneOf("model", "extractive"),
-	"embed.name": func(v string) error {
-		if m, ok := strings.CutPrefix(v, "openai:"); v == BuiltinEmbedder || ok && m != "" {
-			return nil
-		}
-		return fmt.Errorf("%q is neither %s nor openai:<model>", v, BuiltinEmbedder)
-	},
-	"embed.base_url":           baseURL,
-	"rerank.base_url":          baseURL,
-	"llm.base_url":             baseURL,
-	"context.code.cards.light": nonNegative,
-	"context.code.cards.heavy": nonNegative,
-	"context.code.lines.light": nonNegative,
-	"context.code.lines.heavy": nonNegative,
-	"context.code.map.light":   nonNegative,
-	"context.code.map.heavy":   nonNegative,
-	"remember.max_bytes": func(v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > MaxTextBytes {
-			return fmt.Errorf("%s is not between 0 (the default) and %d (%s: an entry file holds at most %s)", v, MaxTextBytes, mem.ByteSize(MaxTextBytes), mem.ByteSize(mem.MaxFileBytes))
-		}
-		return nil
-	},
-}
 
 func oneOf(vals ...string) func(string) error {
 	return func(v string) error {
@@ -107,11 +72,48 @@ func baseURL(v string) error {
 	return nil
 }
 
-// checkConfig walks the YAML document against the type of Config and
-// reports the first key that Config does not have or value that does not
-// fit, by line; it records the line of every key it meets in lines, by
-// its dotted path ("recall.k").
-func checkConfig(doc *yaml.Node, lines map[string]int) error {
+// recallSettings are the ranking's settings that CheckRecallSetting knows.
+var recallSettings = []string{"recency_weight", "recency_days", "mmr_lambda", "min_score"}
+
+// CheckRecallSetting reports a ranking setting out of range, by its name
+// in the configuration's recall section: recency_weight in [0, 1],
+// recency_days above 0, mmr_lambda in (0, 1], min_score at least 0.
+func CheckRecallSetting(name string, v float64) error {
+	ok := false
+	want := ""
+	switch name {
+	case "recency_weight":
+		ok, want = v >= 0 && v <= 1, "between 0 and 1"
+	case "recency_days":
+		ok, want = v > 0 && !math.IsInf(v, 1), "a positive number of days"
+	case "mmr_lambda":
+		ok, want = v > 0 && v <= 1, "greater than 0 and at most 1 (1 turns MMR off)"
+	case "min_score":
+		ok, want = v >= 0 && !math.IsInf(v, 1), "at least 0"
+	default:
+		return fmt.Errorf("unknown recall setting %q", name)
+	}
+	if !ok {
+		return &settingError{name, fmt.Errorf("must be %s, not %v", want, v)}
+	}
+	return nil
+}
+
+// settingError is a setting out of range: its name, then what is wrong.
+type settingError struct {
+	name string
+	err  error
+}
+
+func (e *settingError) Error() string { return e.name + " " + e.err.Error() }
+func (e *settingError) Unwrap() error { return e.err }
+
+// checkYAML walks the YAML document against type t and reports the
+// first key that t does not have or value that does not decode into its
+// field, by line; a value that decodes is then given to checkValue, which
+// may refuse it with a message that names the key. It records the line
+// of every key it meets in lines, by its dotted path ("recall.k").
+func checkYAML(doc *yaml.Node, t reflect.Type, checkValue func(key string, n *yaml.Node) error, lines map[string]int) error {
 	if doc.Kind == 0 {
 		return nil // an empty file, or only comments
 	}
@@ -121,10 +123,17 @@ func checkConfig(doc *yaml.Node, lines map[string]int) error {
 		}
 		doc = doc.Content[0]
 	}
-	return checkNode(doc, reflect.TypeFor[Config](), "", doc.Line, lines)
+	w := yamlWalk{checkValue: checkValue, lines: lines}
+	return w.node(doc, t, "", doc.Line)
 }
 
-func checkNode(n *yaml.Node, t reflect.Type, path string, line int, lines map[string]int) error {
+// yamlWalk is one walk of checkYAML.
+type yamlWalk struct {
+	checkValue func(key string, n *yaml.Node) error
+	lines      map[string]int
+}
+
+func (w yamlWalk) node(n *yaml.Node, t reflect.Type, path string, line int) error {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
@@ -150,7 +159,7 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, line int, lines map[st
 			k, v := n.Content[i], n.Content[i+1]
 			key := join(path, k.Value)
 			if k.Value == "<<" { // a merge key: its mapping's keys are this one's
-				if err := checkNode(v, t, path, k.Line, lines); err != nil {
+				if err := w.node(v, t, path, k.Line); err != nil {
 					return err
 				}
 				continue
@@ -167,8 +176,8 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, line int, lines map[st
 				}
 				return &ConfigError{Line: k.Line, Err: fmt.Errorf("%s", msg)}
 			}
-			lines[key] = k.Line
-			if err := checkNode(v, ft, key, k.Line, lines); err != nil {
+			w.lines[key] = k.Line
+			if err := w.node(v, ft, key, k.Line); err != nil {
 				return err
 			}
 		}
@@ -178,7 +187,7 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, line int, lines map[st
 			return at("want a list, such as [a, b], not %s", nodeKind(n))
 		}
 		for _, e := range n.Content {
-			if err := checkNode(e, t.Elem(), path, e.Line, lines); err != nil {
+			if err := w.node(e, t.Elem(), path, e.Line); err != nil {
 				return err
 			}
 		}
@@ -193,32 +202,19 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, line int, lines map[st
 		if n.Decode(&v) != nil {
 			return at("%q is not a number", n.Value)
 		}
-		if check := configChecks[path]; check != nil {
-			if err := check(n.Value); err != nil {
-				return at("%w", err)
-			}
-		}
 	case reflect.Float64:
 		var v float64
 		if n.Decode(&v) != nil {
 			return at("%q is not a number", n.Value)
-		}
-		if name, ok := strings.CutPrefix(path, "recall."); ok {
-			if err := CheckRecallSetting(name, v); err != nil {
-				return &ConfigError{Line: line, Err: fmt.Errorf("recall.%w", err)}
-			}
 		}
 	case reflect.Bool:
 		var v bool
 		if n.Decode(&v) != nil {
 			return at("%q is not true or false", n.Value)
 		}
-	case reflect.String:
-		if check := configChecks[path]; check != nil {
-			if err := check(n.Value); err != nil {
-				return at("%w", err)
-			}
-		}
+	}
+	if err := w.checkValue(path, n); err != nil {
+		return &ConfigError{Line: line, Err: err}
 	}
 	return nil
 }
@@ -302,17 +298,11 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// ConfigValue returns the value the configuration file gives key (a
-// dotted path such as "recall.k"), formatted as the file would write it,
-// and whether the file sets it at all.
-func ConfigValue(c *Config, key string) (string, bool) {
-	if c == nil || c.Lines == nil {
-		return "", false
-	}
-	if _, set := c.Lines[key]; !set {
-		return "", false
-	}
-	v := reflect.ValueOf(c).Elem()
+// yamlValue returns the value at key (a dotted path of YAML keys such
+// as "recall.k") in v, a struct, formatted as a YAML file would write
+// it; ok is false when v has no such key. A nil pointer or a missing map
+// entry on the way is an empty value.
+func yamlValue(v reflect.Value, key string) (val string, ok bool) {
 	for _, part := range strings.Split(key, ".") {
 		for v.Kind() == reflect.Pointer {
 			if v.IsNil() {

@@ -3,6 +3,7 @@ package mira
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -48,7 +49,8 @@ type ExtractRequest struct {
 	Source string
 	// Scope the facts go to (and stored turns come from); default global.
 	Scope string
-	// MaxTurns bounds the stored user turns read in one run (default 50).
+	// MaxTurns bounds the stored user turns read in one run; zero means
+	// 50, and a negative number is refused.
 	MaxTurns int
 	// Kind, when set, is the kind of every extracted memory.
 	Kind string
@@ -151,12 +153,15 @@ func (m *Memory) Extract(ctx context.Context, req ExtractRequest) (*ExtractResul
 // Check validates the request as Extract does before it asks the model,
 // without a store: a front end calls it before it opens (and perhaps
 // creates) one, so that refused input leaves nothing behind. project is
-// the one the memories get (Options.Project). Besides the scope and kind,
-// what every extracted memory gets beside its text (the tags and the
-// project) is screened for secrets as Remember screens them, unless
+// the one the memories get (Options.Project). Besides MaxTurns, the
+// scope and kind, what every extracted memory gets beside its text (the
+// tags and the project) is screened for secrets as Remember screens them, unless
 // AllowSecret; the text is screened fact by fact, and each memory is
 // checked whole again before it is written.
 func (req ExtractRequest) Check(project string) error {
+	if req.MaxTurns < 0 {
+		return invalidField("max_turns", errors.New("must be at least 1"))
+	}
 	if err := mem.ValidScope(cmp.Or(req.Scope, mem.DefaultScope)); err != nil {
 		return invalidField("scope", err)
 	}

@@ -34,11 +34,11 @@ func (m *Memory) Pin(ctx context.Context, id, pin string, until time.Time) (*mem
 	switch pin {
 	case mem.PinSticky, "":
 		if !until.IsZero() {
-			return nil, invalidf("an end (until) applies only to a leased pin")
+			return nil, errUntilUnused
 		}
 	case mem.PinLeased:
 		if until.IsZero() {
-			return nil, invalidf("a leased pin needs an end (until)")
+			return nil, errUntilMissing
 		}
 	default:
 		return nil, invalidf("unknown pin %q (want sticky, leased, or none)", pin)

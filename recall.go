@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -50,39 +49,6 @@ type Query struct {
 	// memories that score below it (default 0: none).
 	RecencyWeight, RecencyDays, MMRLambda, MinScore *float64
 }
-
-// CheckRecallSetting reports a ranking setting out of range, by its name
-// in the configuration's recall section: recency_weight in [0, 1],
-// recency_days above 0, mmr_lambda in (0, 1], min_score at least 0.
-func CheckRecallSetting(name string, v float64) error {
-	ok := false
-	want := ""
-	switch name {
-	case "recency_weight":
-		ok, want = v >= 0 && v <= 1, "between 0 and 1"
-	case "recency_days":
-		ok, want = v > 0 && !math.IsInf(v, 1), "a positive number of days"
-	case "mmr_lambda":
-		ok, want = v > 0 && v <= 1, "greater than 0 and at most 1 (1 turns MMR off)"
-	case "min_score":
-		ok, want = v >= 0 && !math.IsInf(v, 1), "at least 0"
-	default:
-		return fmt.Errorf("unknown recall setting %q", name)
-	}
-	if !ok {
-		return &settingError{name, fmt.Errorf("must be %s, not %v", want, v)}
-	}
-	return nil
-}
-
-// settingError is a setting out of range: its name, then what is wrong.
-type settingError struct {
-	name string
-	err  error
-}
-
-func (e *settingError) Error() string { return e.name + " " + e.err.Error() }
-func (e *settingError) Unwrap() error { return e.err }
 
 // ranking is the index ranking of q: the query's settings, else the
 // configuration's, over the index's default.

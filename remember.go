@@ -3,6 +3,7 @@ package mira
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -201,11 +202,11 @@ func prepare(e *mem.Entry, opt RememberOptions, project string) error {
 	e.Project = cmp.Or(e.Project, project)
 	if e.Pin == mem.PinLeased && e.PinUntil.IsZero() {
 		if opt.Until.IsZero() {
-			return invalidf("a leased pin needs an end (until)")
+			return errUntilMissing
 		}
 		e.PinUntil = opt.Until
 	} else if !opt.Until.IsZero() && e.Pin != mem.PinLeased {
-		return invalidf("an end (until) applies only to a leased pin")
+		return errUntilUnused
 	}
 	if err := CheckSize(e, opt.MaxBytes); err != nil {
 		// A credential is refused as one, masked, even in a field too
@@ -220,6 +221,13 @@ func prepare(e *mem.Entry, opt RememberOptions, project string) error {
 	c.Scope = cmp.Or(c.Scope, mem.DefaultScope)
 	return check(&c, opt.AllowSecret)
 }
+
+// The errors of an end of a pin (until) without a leased pin, or of a
+// leased pin without one: a front end names its own option for the field.
+var (
+	errUntilMissing = invalidField("until", errors.New("must be given for a leased pin"))
+	errUntilUnused  = invalidField("until", errors.New("applies only to a leased pin"))
+)
 
 // CheckSize refuses an entry beyond what a memory may hold: a text of
 // more than maxBytes (zero: DefaultMaxBytes), or another field beyond
@@ -238,11 +246,6 @@ func CheckSize(e *mem.Entry, maxBytes int) error {
 	}
 	return nil
 }
-
-// MaxTextBytes is the largest text remember.max_bytes may allow: an
-// entry file holds the text and at most mem.MaxMetaBytes of front matter
-// within mem.MaxFileBytes.
-const MaxTextBytes = mem.MaxFileBytes - mem.MaxMetaBytes - 64
 
 // MaxRecordBytes bounds one JSONL record read to be remembered, given the
 // text's limit (zero: DefaultMaxBytes): JSON may escape each byte of a

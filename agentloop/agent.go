@@ -184,6 +184,29 @@ type Agent struct {
 	failedAt string // the newest turn when summarizing last failed
 }
 
+// OptionError is an option of Config that New refuses, named as Config's
+// field is (conversation): a front end names its own flag for it.
+type OptionError struct {
+	Option string
+	Err    error
+}
+
+func (e *OptionError) Error() string { return "agent: " + e.Option + ": " + e.Err.Error() }
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// CheckConversation reports a conversation New refuses (any name that is
+// no scope; "" is DefaultConversation), as an *OptionError. It needs no
+// store, so a front end can check its flag before it opens one.
+func CheckConversation(name string) error {
+	if name == "" {
+		return nil
+	}
+	if err := mem.ValidScope(name); err != nil {
+		return &OptionError{Option: "conversation", Err: err}
+	}
+	return nil
+}
+
 // New opens the conversation: it reads the rolling summary and every turn
 // since, so that a restarted agent goes on where it stopped.
 func New(cfg Config) (*Agent, error) {
@@ -193,11 +216,11 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("agent: no model")
 	}
+	if err := CheckConversation(cfg.Conversation); err != nil {
+		return nil, err
+	}
 	if cfg.Conversation == "" {
 		cfg.Conversation = DefaultConversation
-	}
-	if err := mem.ValidScope(cfg.Conversation); err != nil {
-		return nil, fmt.Errorf("agent: conversation: %w", err)
 	}
 	effort, err := ParseEffort(cfg.Effort)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/miramem/mira/internal/retry"
+	"github.com/miramem/mira/internal/retry/retrytest"
 )
 
 var _ Embedder = (*OpenAI)(nil)
@@ -190,31 +191,11 @@ func readTestdata(t *testing.T, name string) []byte {
 	return b
 }
 
-// sleepLog replaces the retry policy's sleep: it records each wait and
-// returns at once, so retry tests take milliseconds whatever they wait.
-type sleepLog struct {
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func (l *sleepLog) sleep(ctx context.Context, d time.Duration) error {
-	l.mu.Lock()
-	l.waits = append(l.waits, d)
-	l.mu.Unlock()
-	return ctx.Err()
-}
-
-func (l *sleepLog) get() []time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.waits)
-}
-
 const testBackoff = 10 * time.Millisecond
 
 // newTestOpenAI returns a client of the fake server at url with recorded,
 // unjittered retry waits.
-func newTestOpenAI(t *testing.T, url string, cfg OpenAIConfig) (*OpenAI, *sleepLog) {
+func newTestOpenAI(t *testing.T, url string, cfg OpenAIConfig) (*OpenAI, *retrytest.SleepLog) {
 	t.Helper()
 	cfg.BaseURL = url + "/v1"
 	cfg.APIKey = testKey
@@ -228,8 +209,8 @@ func newTestOpenAI(t *testing.T, url string, cfg OpenAIConfig) (*OpenAI, *sleepL
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &sleepLog{}
-	o.retry.Sleep = log.sleep
+	log := &retrytest.SleepLog{}
+	o.retry.Sleep = log.Sleep
 	o.retry.Jitter = func() float64 { return 0 }
 	return o, log
 }
@@ -451,7 +432,7 @@ func TestOpenAIRetries(t *testing.T) {
 			if n := srv.count(); n != len(tt.steps)+1 {
 				t.Errorf("%d requests, want %d", n, len(tt.steps)+1)
 			}
-			if diff := cmp.Diff(tt.wantWaits, log.get()); diff != "" {
+			if diff := cmp.Diff(tt.wantWaits, log.Waits()); diff != "" {
 				t.Errorf("waits (-want +got):\n%s", diff)
 			}
 		})
@@ -492,8 +473,8 @@ func TestOpenAINoRetry(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.wantMsg) {
 				t.Errorf("error %q does not contain %q", err, tt.wantMsg)
 			}
-			if n := srv.count(); n != 1 || len(log.get()) != 0 {
-				t.Errorf("%d requests and %d waits, want 1 and 0", n, len(log.get()))
+			if n := srv.count(); n != 1 || len(log.Waits()) != 0 {
+				t.Errorf("%d requests and %d waits, want 1 and 0", n, len(log.Waits()))
 			}
 		})
 	}
@@ -611,7 +592,7 @@ func TestOpenAIBadReplies(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("Embed error = %v, want one containing %q", err, tt.wantErr)
 			}
-			if srv.count() != 1 || len(log.get()) != 0 {
+			if srv.count() != 1 || len(log.Waits()) != 0 {
 				t.Errorf("a bad reply was retried: %d requests", srv.count())
 			}
 		})
@@ -655,7 +636,7 @@ func TestOpenAICancel(t *testing.T) {
 		})
 		o, log := newTestOpenAI(t, srv.url, OpenAIConfig{})
 		_, err := o.Embed(ctx, []string{"a text"})
-		if !errors.Is(err, context.Canceled) || srv.count() != 1 || len(log.get()) != 0 {
+		if !errors.Is(err, context.Canceled) || srv.count() != 1 || len(log.Waits()) != 0 {
 			t.Errorf("Embed error = %v after %d requests, want context.Canceled after 1", err, srv.count())
 		}
 	})
@@ -680,35 +661,66 @@ func TestOpenAICancel(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "next retry in 1m0s would pass the deadline") {
 			t.Errorf("Embed error = %v, want the deadline named", err)
 		}
-		if srv.count() != 1 || len(log.get()) != 0 {
-			t.Errorf("%d requests and waits %v, want 1 and none", srv.count(), log.get())
+		if srv.count() != 1 || len(log.Waits()) != 0 {
+			t.Errorf("%d requests and waits %v, want 1 and none", srv.count(), log.Waits())
 		}
 	})
 }
 
+// TestOpenAIAttemptTimeout: an attempt that gets no reply within Timeout
+// is abandoned and retried once. The requests go through hangTransport,
+// not a socket: over one, an attempt could also lose its 20ms to a slow
+// dial or a late server goroutine on a loaded machine, and the test would
+// see one timeout more than it made.
 func TestOpenAIAttemptTimeout(t *testing.T) {
-	srv := newFakeEmbedServer(t, func(n int, c embedCall, w http.ResponseWriter, r *http.Request) {
-		if n == 0 {
-			<-r.Context().Done() // hang until the client gives up
-			return
-		}
-		writeEmbeddings(w, c, 4)
-	})
-	o, log := newTestOpenAI(t, srv.url, OpenAIConfig{Timeout: 20 * time.Millisecond})
+	srv := newFakeEmbedServer(t, func(_ int, c embedCall, w http.ResponseWriter, _ *http.Request) { writeEmbeddings(w, c, 4) })
+	tr := &hangTransport{hang: 1, serve: srv.serve}
+	o, log := newTestOpenAI(t, srv.url, OpenAIConfig{Timeout: 20 * time.Millisecond, HTTPClient: &http.Client{Transport: tr}})
 	if _, err := o.Embed(context.Background(), []string{"a"}); err != nil {
 		t.Fatal(err)
 	}
-	if srv.count() != 2 || len(log.get()) != 1 {
-		t.Errorf("%d requests and waits %v, want 2 and one", srv.count(), log.get())
+	if tr.count() != 2 || srv.count() != 1 || len(log.Waits()) != 1 {
+		t.Errorf("%d requests, %d answered and waits %v, want 2, 1 and one", tr.count(), srv.count(), log.Waits())
 	}
 
 	// Without retries the timeout is reported as such.
-	srv2 := newFakeEmbedServer(t, func(_ int, _ embedCall, _ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
-	o2, _ := newTestOpenAI(t, srv2.url, OpenAIConfig{Timeout: 20 * time.Millisecond, MaxRetries: -1})
+	tr2 := &hangTransport{hang: 1 << 30, serve: srv.serve}
+	o2, _ := newTestOpenAI(t, srv.url, OpenAIConfig{Timeout: 20 * time.Millisecond, MaxRetries: -1, HTTPClient: &http.Client{Transport: tr2}})
 	_, err := o2.Embed(context.Background(), []string{"a"})
 	if err == nil || !strings.Contains(err.Error(), "no reply within 20ms") {
 		t.Errorf("Embed error = %v, want a timeout", err)
 	}
+}
+
+// hangTransport answers in this process: its first hang requests wait
+// until their context ends (the client gives up on the attempt), and the
+// others go to serve at once. No clock decides which attempt hangs.
+type hangTransport struct {
+	hang  int
+	serve http.HandlerFunc
+
+	mu sync.Mutex
+	n  int
+}
+
+func (h *hangTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	h.mu.Lock()
+	h.n++
+	hang := h.n <= h.hang
+	h.mu.Unlock()
+	if hang {
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	}
+	rec := httptest.NewRecorder()
+	h.serve(rec, r)
+	return rec.Result(), nil
+}
+
+func (h *hangTransport) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n
 }
 
 func TestOpenAIBlanksAndProbe(t *testing.T) {

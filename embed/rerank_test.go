@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/miramem/mira/internal/retry"
+	"github.com/miramem/mira/internal/retry/retrytest"
 )
 
 // rerankDocs are the documents of the recorded rerank replies, in the
@@ -120,10 +121,10 @@ func checkRerankRequest(r *http.Request, wantModel string) (rerankCall, error) {
 	return c, nil
 }
 
-func newTestReranker(url, model string) (*Reranker, *sleepLog) {
+func newTestReranker(url, model string) (*Reranker, *retrytest.SleepLog) {
 	r := NewReranker(RerankConfig{BaseURL: url + "/v1", APIKey: testKey, Model: model, Backoff: testBackoff})
-	log := &sleepLog{}
-	r.retry.Sleep = log.sleep
+	log := &retrytest.SleepLog{}
+	r.retry.Sleep = log.Sleep
 	r.retry.Jitter = func() float64 { return 0 }
 	return r, log
 }
@@ -243,7 +244,7 @@ func TestRerankRetries(t *testing.T) {
 			if srv.count() != tt.wantCalls {
 				t.Errorf("%d requests, want %d", srv.count(), tt.wantCalls)
 			}
-			if diff := cmp.Diff(tt.wantWaits, log.get()); diff != "" {
+			if diff := cmp.Diff(tt.wantWaits, log.Waits()); diff != "" {
 				t.Errorf("waits (-want +got):\n%s", diff)
 			}
 		})
@@ -275,7 +276,7 @@ func TestRerankBadReplies(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("Rerank error = %v, want one containing %q", err, tt.wantErr)
 			}
-			if srv.count() != 1 || len(log.get()) != 0 {
+			if srv.count() != 1 || len(log.Waits()) != 0 {
 				t.Errorf("a bad reply was retried: %d requests", srv.count())
 			}
 		})

@@ -576,7 +576,7 @@ func Validate(e *Entry) error {
 		return fmt.Errorf("unknown pin %q (want sticky or leased)", e.Pin)
 	}
 	if e.Pin == PinLeased && e.PinUntil.IsZero() {
-		return errors.New("a leased pin needs an end time (--until)")
+		return errors.New("a leased pin needs an end time (pin_until)")
 	}
 	if strings.TrimSpace(e.Body) == "" {
 		return errors.New("empty memory: nothing to remember")

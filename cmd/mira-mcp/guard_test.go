@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/miramem/mira/cmd/internal/httpguard/httpguardtest"
 )
 
 const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"page","version":"1"}}}`
@@ -18,22 +20,8 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 // entry sets the Host) and returns the status and CORS header.
 func post(t *testing.T, endpoint string, h ...string) (int, http.Header) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", endpoint, strings.NewReader(initialize))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for i := 0; i+1 < len(h); i += 2 {
-		if h[i] == "Host" {
-			req.Host = h[i+1]
-		} else {
-			req.Header.Set(h[i], h[i+1])
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	h = append([]string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream"}, h...)
+	resp := httpguardtest.Do(t, "POST", endpoint, initialize, h...)
 	return resp.StatusCode, resp.Header
 }
 

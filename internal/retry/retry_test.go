@@ -5,32 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/miramem/mira/internal/retry/retrytest"
 )
-
-// sleepLog replaces a policy's Sleep: it records each wait and returns at
-// once, so tests take milliseconds whatever they wait.
-type sleepLog struct {
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func (l *sleepLog) sleep(ctx context.Context, d time.Duration) error {
-	l.mu.Lock()
-	l.waits = append(l.waits, d)
-	l.mu.Unlock()
-	return ctx.Err()
-}
-
-func (l *sleepLog) get() []time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]time.Duration(nil), l.waits...)
-}
 
 func TestNew(t *testing.T) {
 	tests := []struct {
@@ -244,8 +224,8 @@ func TestDo(t *testing.T) {
 				ctx, cancel = context.WithTimeout(ctx, tt.timeout)
 				defer cancel()
 			}
-			log := &sleepLog{}
-			p := Policy{Max: tt.max, Base: base, Sleep: log.sleep, Jitter: func() float64 { return 0 }}
+			log := &retrytest.SleepLog{}
+			p := Policy{Max: tt.max, Base: base, Sleep: log.Sleep, Jitter: func() float64 { return 0 }}
 			calls := 0
 			err := p.Do(ctx, func(got context.Context) error {
 				if got != ctx {
@@ -279,7 +259,7 @@ func TestDo(t *testing.T) {
 			if calls != tt.wantCalls {
 				t.Errorf("%d attempts, want %d", calls, tt.wantCalls)
 			}
-			if diff := cmp.Diff(tt.wantWaits, log.get()); diff != "" {
+			if diff := cmp.Diff(tt.wantWaits, log.Waits()); diff != "" {
 				t.Errorf("waits (-want +got):\n%s", diff)
 			}
 		})

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -120,9 +121,11 @@ func (c *Cmd) check() error {
 			return cli.Usagef("--allow: %q needs no permission or is no tool (the tools that ask are %s)", t, strings.Join(agentPolicyTools, ", "))
 		}
 	}
-	if err := mem.ValidScope(c.Conversation); err != nil {
-		return cli.Usagef("--conversation: %v", err)
+	var oe *agentloop.OptionError
+	if err := agentloop.CheckConversation(c.Conversation); errors.As(err, &oe) {
+		return cli.Usagef("--conversation: %v", oe.Err)
 	}
+	c.Conversation = cmp.Or(c.Conversation, agentloop.DefaultConversation)
 	switch {
 	case c.MaxSteps < 1:
 		return cli.Usagef("--max-steps must be at least 1")

@@ -27,6 +27,9 @@ func (c *RememberCmd) runExtract(ctx context.Context, o *IO) error {
 		Scope: scope, MaxTurns: c.MaxTurns, Kind: c.Kind, Tags: c.Tag,
 		AllowSecret: c.AllowSecret, DryRun: c.DryRun,
 	}
+	if c.MaxTurns == 0 {
+		req.MaxTurns = -1 // for the library 0 is the default; --max-turns 0 reads nothing
+	}
 	proj := project(o, "")
 	// Refused input must not wait for a model or create the store.
 	if err := req.Check(proj); err != nil {
@@ -77,7 +80,7 @@ func extractError(err error) error {
 	if errors.As(err, &se) {
 		return usagef("%s", se.Explain("use --allow-secret if you are sure"))
 	}
-	return asFlag(err, map[string]string{"scope": "--scope", "kind": "--kind"})
+	return asFlag(err, map[string]string{"scope": "--scope", "kind": "--kind", "max_turns": "--max-turns"})
 }
 
 // checkExtractFlags refuses the options that make no sense with --extract.
@@ -89,9 +92,6 @@ func (c *RememberCmd) checkExtractFlags() error {
 		if f.set {
 			return usagef("%s cannot be used with --extract", f.name)
 		}
-	}
-	if c.MaxTurns < 1 {
-		return usagef("--max-turns must be at least 1")
 	}
 	return nil
 }

@@ -225,6 +225,11 @@ func TestExtractFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d\n%s", args, code, ExitUsage, errs)
 		}
 	}
+	// The library refuses the number; the message names the flag.
+	x := newExtractEnv(t)
+	if _, _, errs := x.run("", "--extract", "--max-turns", "0"); !strings.Contains(errs, "--max-turns: must be at least 1") {
+		t.Errorf("--max-turns 0: stderr %q, want the flag named", errs)
+	}
 }
 
 // TestExtractAdd: plain text on stdin, an empty store: the facts are added

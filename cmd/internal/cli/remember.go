@@ -59,14 +59,9 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 	}
 	var until time.Time
 	if c.Until != "" {
-		if c.Pin != mem.PinLeased {
-			return usagef("--until applies only to --pin leased")
-		}
 		if until, err = mira.ParseUntil(c.Until, time.Now()); err != nil {
 			return usagef("--until: %v", err)
 		}
-	} else if c.Pin == mem.PinLeased {
-		return usagef("--pin leased needs --until")
 	}
 	opt := mira.RememberOptions{Replace: c.Replace, DryRun: c.DryRun, AllowSecret: c.AllowSecret, Source: c.Source, Until: until,
 		MaxBytes: maxBytes}
@@ -78,7 +73,7 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 	case err != nil:
 		if c.JSONL {
 			// A record's own kind, role or pin may be at fault.
-			return asFlag(err, map[string]string{"replace": "--replace"})
+			return asFlag(err, map[string]string{"replace": "--replace", "until": "--until"})
 		}
 		return asFlag(err, rememberFlags)
 	}
@@ -87,7 +82,7 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 
 // rememberFlags are mira-remember's flags by the names the library gives
 // the fields of a memory.
-var rememberFlags = map[string]string{"replace": "--replace", "kind": "--kind", "role": "--role", "pin": "--pin"}
+var rememberFlags = map[string]string{"replace": "--replace", "kind": "--kind", "role": "--role", "pin": "--pin", "until": "--until"}
 
 // remember checks the entries, then opens the store and stores them:
 // refused input must not create the store.

@@ -51,17 +51,25 @@ func mustRun(t *testing.T, env []string, stdin string, name string, args ...stri
 	return out
 }
 
-// TestSyncKilled kills mira-sync with SIGKILL at random moments; the next
-// sync completes, the repositories stay sound and nothing is lost.
-func TestSyncKilled(t *testing.T) {
-	env := syncEnv(t)
+// twoSyncedStores makes a bare remote, a store a with one memory pushed
+// to it, and b cloned from it.
+func twoSyncedStores(t *testing.T, env []string) (remote, a, b string) {
+	t.Helper()
 	dir := t.TempDir()
-	remote, a, b := filepath.Join(dir, "remote.git"), filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	remote, a, b = filepath.Join(dir, "remote.git"), filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	mustRun(t, env, "", "git", "init", "-q", "--bare", "--initial-branch=main", remote)
 	mustRun(t, env, "first memory of the killed store\n", "mira-remember", "--home", a)
 	mustRun(t, env, "", "git", "-C", a, "remote", "add", "origin", remote)
 	mustRun(t, env, "", "mira-sync", "--home", a)
 	mustRun(t, env, "", "mira-sync", "--home", b, "--clone", remote)
+	return remote, a, b
+}
+
+// TestSyncKilled kills mira-sync with SIGKILL at random moments; the next
+// sync completes, the repositories stay sound and nothing is lost.
+func TestSyncKilled(t *testing.T) {
+	env := syncEnv(t)
+	remote, a, b := twoSyncedStores(t, env)
 	want := 1
 	for round := range 8 {
 		var lines strings.Builder
@@ -152,13 +160,7 @@ func TestSyncKilledAt(t *testing.T) {
 	for _, step := range []string{fault.TxFilesWritten, fault.BeforeRef, fault.RefMoved, fault.IndexWritten} {
 		t.Run(step, func(t *testing.T) {
 			env := syncEnv(t)
-			dir := t.TempDir()
-			remote, a, b := filepath.Join(dir, "remote.git"), filepath.Join(dir, "a"), filepath.Join(dir, "b")
-			mustRun(t, env, "", "git", "init", "-q", "--bare", "--initial-branch=main", remote)
-			mustRun(t, env, "first memory of the killed store\n", "mira-remember", "--home", a)
-			mustRun(t, env, "", "git", "-C", a, "remote", "add", "origin", remote)
-			mustRun(t, env, "", "mira-sync", "--home", a)
-			mustRun(t, env, "", "mira-sync", "--home", b, "--clone", remote)
+			remote, a, b := twoSyncedStores(t, env)
 			mustRun(t, env, "a memory of the killed store\n", "mira-remember", "--home", a)
 			mustRun(t, env, "a memory of the other store\n", "mira-remember", "--home", b)
 			mustRun(t, env, "", "mira-sync", "--home", b)

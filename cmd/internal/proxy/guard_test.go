@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/miramem/mira/cmd/internal/httpguard/httpguardtest"
 )
 
 // countingUpstream answers every call with a chat reply and counts them.
@@ -46,24 +48,7 @@ func TestRefusesWebPages(t *testing.T) {
 	_, port, _ := net.SplitHostPort(u.Host)
 	do := func(method, path, body string, h ...string) *http.Response {
 		t.Helper()
-		req, _ := http.NewRequest(method, f.url+path, strings.NewReader(body))
-		if body == "" {
-			req.Body = nil
-		}
-		for i := 0; i+1 < len(h); i += 2 {
-			if h[i] == "Host" {
-				req.Host = h[i+1]
-			} else {
-				req.Header.Set(h[i], h[i+1])
-			}
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp
+		return httpguardtest.Do(t, method, f.url+path, body, h...)
 	}
 	for _, c := range []struct {
 		name         string
