@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/miramem/mira/internal/text"
 )
 
 func TestStem(t *testing.T) {
@@ -28,7 +30,7 @@ func TestStem(t *testing.T) {
 		{"2023", "2023"}, {"café", "café"},
 	}
 	for _, tt := range tests {
-		if got := stem(tt.in); got != tt.want {
+		if got := text.Stem(tt.in); got != tt.want {
 			t.Errorf("stem(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}

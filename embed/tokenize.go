@@ -3,6 +3,8 @@ package embed
 import (
 	"unicode"
 	"unicode/utf8"
+
+	txt "github.com/miramem/mira/internal/text"
 )
 
 // token is one word of a text: its lower-cased surface form, its stem (the
@@ -52,7 +54,7 @@ func tokenizeInto(toks []token, text string, cache map[string]token) []token {
 			t, ok := cache[string(buf)]
 			if !ok {
 				w := string(buf)
-				t = token{word: w, stem: stem(w), stop: stopWords[w]}
+				t = token{word: w, stem: txt.Stem(w), stop: stopWords[w]}
 				if cache != nil {
 					cache[w] = t
 				}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/miramem/mira/internal/text"
 )
 
 // Fields of a file, scored together by BM25F.
@@ -365,7 +367,7 @@ func (p *Preparer) addText(f int, lens *[nFields]uint32, text []byte) {
 func (p *Preparer) addIdent(f int, lens *[nFields]uint32, id []byte) {
 	ts, ok := p.ident[string(id)]
 	if !ok {
-		terms(string(id), stem, func(t string) { ts = append(ts, p.term(t)) })
+		terms(string(id), text.Stem, func(t string) { ts = append(ts, p.term(t)) })
 		p.ident[string(id)] = ts
 	}
 	for _, t := range ts {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/miramem/mira/internal/text"
 )
 
 // Query asks for the files or symbols a task needs.
@@ -308,7 +310,7 @@ func (m *Model) spread(score map[uint32]float64, top float64, qts []qterm, expla
 	}
 	mentioned := func(n uint32) float64 {
 		hit := false
-		terms(m.nameStr[n], stem, func(t string) {
+		terms(m.nameStr[n], text.Stem, func(t string) {
 			if qset[t] {
 				hit = true
 			}

@@ -3,7 +3,7 @@ package rank
 import (
 	"strings"
 
-	"github.com/blevesearch/go-porterstemmer"
+	"github.com/miramem/mira/internal/text"
 )
 
 // Split breaks an identifier or a phrase into its lower-case word parts:
@@ -74,24 +74,6 @@ func lower(s string) string {
 		}
 	}
 	return s
-}
-
-// stem reduces a lower-case word to its Porter stem, the stemmer the
-// memory index's English analyser (bleve) uses. Words that are not plain
-// a-z, or shorter than 3 or longer than 64 bytes, are kept as they are.
-func stem(w string) string {
-	if len(w) <= 2 || len(w) > 64 {
-		return w
-	}
-	var buf [64]rune
-	r := buf[:len(w)]
-	for i := 0; i < len(w); i++ {
-		if w[i] < 'a' || w[i] > 'z' {
-			return w
-		}
-		r[i] = rune(w[i])
-	}
-	return string(porterstemmer.StemWithoutLowerCasing(r))
 }
 
 // stopWords are dropped from documents and queries: English function words,
@@ -179,7 +161,7 @@ func QueryTerms(q string) []string {
 	var out []string
 	seen := map[string]bool{}
 	identifiers([]byte(q), func(id []byte) {
-		terms(string(id), stem, func(t string) {
+		terms(string(id), text.Stem, func(t string) {
 			if !seen[t] {
 				seen[t] = true
 				out = append(out, t)

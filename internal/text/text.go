@@ -1,6 +1,7 @@
 // Package text cuts strings to a size in bytes without splitting a
 // character, for every layer that bounds what it stores, indexes or
-// prints. It imports nothing of Mira's, so any package may use it.
+// prints, and reduces English words to their stems for every layer that
+// searches. It imports nothing of Mira's, so any package may use it.
 package text
 
 import "unicode/utf8"
