@@ -107,7 +107,7 @@ type Code struct {
 	tok     *plan.Encoding
 	tokErr  error
 
-	links linkCache
+	links codeLinks
 }
 
 // OpenCode opens the code index of a project, building nothing yet: the
@@ -138,6 +138,7 @@ func OpenCode(ctx context.Context, opt CodeOptions) (*Code, error) {
 		return nil, err
 	}
 	c := &Code{ix: ix, opt: opt, root: root}
+	c.links = codeLinks{memory: opt.Memory, ix: ix, root: root, gen: &c.gen, warn: c.warn}
 	if opt.Watch {
 		c.startWatch()
 	}
@@ -367,7 +368,7 @@ func (c *Code) Card(ctx context.Context, ref string, body bool) (CodeCard, error
 		return card, err
 	}
 	if c.opt.Memory != nil {
-		ls := c.memoryLinks(ctx, strings.TrimSpace(card.Name+" "+card.Parent+" "+card.Path))
+		ls := c.links.find(ctx, strings.TrimSpace(card.Name+" "+card.Parent+" "+card.Path))
 		card.Memories = ls.about(card)
 	}
 	return card, nil
@@ -469,7 +470,7 @@ func (c *Code) prepare(ctx context.Context, q *CodeQuery) (*linkSet, error) {
 	}
 	ls := &linkSet{}
 	if c.opt.Memory != nil && strings.TrimSpace(q.Text) != "" {
-		ls = c.memoryLinks(ctx, q.Text)
+		ls = c.links.find(ctx, q.Text)
 		if len(ls.boost) > 0 {
 			b := make(map[string]float64, len(q.Boost)+len(ls.boost))
 			for k, v := range ls.boost {

@@ -262,7 +262,7 @@ func TestFindTargets(t *testing.T) {
 		{"see " + filepath.Join(root, "price", "price.go") + " and ../x/cart/cart.go and " + outside, []string{"price/price.go"}},
 		{"see price/price.go#FromCents", []string{"price/price.go", "price/price.go#FromCents"}},
 	} {
-		got := c.findTargets(tc.text)
+		got := c.links.findTargets(tc.text)
 		slices.Sort(got)
 		slices.Sort(tc.want)
 		if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -376,7 +376,7 @@ func TestCodeMemoryBoostBounded(t *testing.T) {
 	if err := c.fresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ls := c.memoryLinks(ctx, "prices")
+	ls := c.links.find(ctx, "prices")
 	for target, w := range ls.boost {
 		if w > 1 {
 			t.Errorf("boost of %s = %v, want at most 1", target, w)

@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
+	"github.com/miramem/mira/code"
 	"github.com/miramem/mira/internal/text"
 	"github.com/miramem/mira/mem"
 )
@@ -47,11 +49,20 @@ const (
 // not the conversation's turns or their summaries.
 var codeKinds = []string{mem.KindFact, mem.KindPreference, mem.KindDecision, mem.KindCorrection, mem.KindGoal, mem.KindTask, mem.KindNote}
 
-// linkCache keeps what memories point at, and the newest memories.
-type linkCache struct {
+// codeLinks finds what the memories of a store point at in the code of
+// one index, and keeps it: the newest memories until the store's head
+// moves, each memory's links until its text or the index changes. The
+// Code that reads the index holds one; it knows nothing of that Code.
+type codeLinks struct {
+	memory *Memory
+	ix     *code.Index
+	root   string                       // the project's root
+	gen    *atomic.Uint64               // counts the updates that changed the index
+	warn   func(path string, err error) // hears a recall that failed
+
 	mu       sync.Mutex
-	gen      uint64              // the Code's generation the targets were found at
 	targets  map[string][]string // memory id and text hash -> targets
+	tgen     uint64              // the index's generation the targets were found at
 	scanHead string              // the store's head the scan was made at
 	scanned  bool
 	scan     []mem.Record
@@ -71,7 +82,7 @@ type linkSet struct {
 
 // about lists the memories that point at a definition: at it, at a place
 // inside it, or at its file.
-func (ls *linkSet) about(card CodeCard) []string {
+func (ls *linkSet) about(card code.Card) []string {
 	if ls == nil || card.Path == "" {
 		return nil
 	}
@@ -108,11 +119,11 @@ func (ls *linkSet) aboutFile(path string) []string {
 	return out
 }
 
-// memoryLinks finds the memories that point at code for a read about
-// text: those recalled for it, and the newest of the store. A memory that
-// cannot be recalled is reported through Warn; the read goes on without.
-func (c *Code) memoryLinks(ctx context.Context, query string) *linkSet {
-	m := c.opt.Memory
+// find returns the memories that point at code for a read about text:
+// those recalled for it, and the newest of the store. A memory that
+// cannot be recalled is reported through warn; the read goes on without.
+func (l *codeLinks) find(ctx context.Context, query string) *linkSet {
+	m := l.memory
 	ls := &linkSet{boost: map[string]float64{}}
 	seen := map[string]bool{}
 	add := func(r mem.Record, weight float64) {
@@ -120,7 +131,7 @@ func (c *Code) memoryLinks(ctx context.Context, query string) *linkSet {
 			return
 		}
 		seen[r.ID] = true
-		ts := c.targetsOf(r)
+		ts := l.targetsOf(r)
 		if len(ts) == 0 {
 			return
 		}
@@ -135,13 +146,13 @@ func (c *Code) memoryLinks(ctx context.Context, query string) *linkSet {
 	recs, err := m.Recall(ctx, Query{Text: query, K: codeRecallK, Kinds: codeKinds, Mode: "lexical"})
 	if err != nil {
 		if ctx.Err() == nil {
-			c.warn("", err)
+			l.warn("", err)
 		}
 	}
 	for _, r := range recs {
 		add(r, 1)
 	}
-	for _, r := range c.newest(ctx) {
+	for _, r := range l.newest(ctx) {
 		add(r, codeScanWeight)
 	}
 	return ls
@@ -149,64 +160,62 @@ func (c *Code) memoryLinks(ctx context.Context, query string) *linkSet {
 
 // newest returns the newest memories of the store that can point at
 // code, read again only when the store's head has moved.
-func (c *Code) newest(ctx context.Context) []mem.Record {
-	m := c.opt.Memory
+func (l *codeLinks) newest(ctx context.Context) []mem.Record {
+	m := l.memory
 	head := ""
 	if m.st != nil {
 		head, _ = m.st.Head()
 	}
-	lc := &c.links
-	lc.mu.Lock()
-	if lc.scanned && lc.scanHead == head {
-		scan := lc.scan
-		lc.mu.Unlock()
+	l.mu.Lock()
+	if l.scanned && l.scanHead == head {
+		scan := l.scan
+		l.mu.Unlock()
 		return scan
 	}
-	lc.mu.Unlock()
+	l.mu.Unlock()
 	recs, err := m.Recall(ctx, Query{Text: "", K: codeScanK, Kinds: codeKinds, Mode: "lexical"})
 	if err != nil {
 		if ctx.Err() == nil {
-			c.warn("", err)
+			l.warn("", err)
 		}
 		return nil
 	}
-	lc.mu.Lock()
-	lc.scan, lc.scanHead, lc.scanned = recs, head, true
-	lc.mu.Unlock()
+	l.mu.Lock()
+	l.scan, l.scanHead, l.scanned = recs, head, true
+	l.mu.Unlock()
 	return recs
 }
 
 // linkLabel names a memory in a card and a reason: its id, kind and first
 // line.
 func linkLabel(r mem.Record) string {
-	first, _, _ := strings.Cut(strings.TrimSpace(r.Text), "\n")
-	return r.ID + ": " + r.Kind + ": " + text.Shorten(strings.TrimSpace(first), 100)
+	line, _, _ := strings.Cut(strings.TrimSpace(r.Text), "\n")
+	return r.ID + ": " + r.Kind + ": " + text.Shorten(strings.TrimSpace(line), 100)
 }
 
 // targetsOf returns what a memory points at, from the cache when its
 // text and the index are those it was found with.
-func (c *Code) targetsOf(r mem.Record) []string {
+func (l *codeLinks) targetsOf(r mem.Record) []string {
 	h := fnv.New64a()
 	title, _ := r.Extra["title"].(string)
 	h.Write([]byte(r.Text + "\x00" + title + "\x00" + strings.Join(r.Tags, "\x00")))
 	key := r.ID + "\x00" + strconv.FormatUint(h.Sum64(), 16)
-	gen := c.gen.Load()
-	lc := &c.links
-	lc.mu.Lock()
-	if lc.gen != gen || lc.targets == nil {
-		lc.targets, lc.gen = map[string][]string{}, gen
+	gen := l.gen.Load()
+	l.mu.Lock()
+	if l.tgen != gen || l.targets == nil {
+		l.targets, l.tgen = map[string][]string{}, gen
 	}
-	ts, ok := lc.targets[key]
-	lc.mu.Unlock()
+	ts, ok := l.targets[key]
+	l.mu.Unlock()
 	if ok {
 		return ts
 	}
-	ts = c.findTargets(title + "\n" + r.Text + "\n" + strings.Join(r.Tags, " "))
-	lc.mu.Lock()
-	if lc.gen == gen {
-		lc.targets[key] = ts
+	ts = l.findTargets(title + "\n" + r.Text + "\n" + strings.Join(r.Tags, " "))
+	l.mu.Lock()
+	if l.tgen == gen {
+		l.targets[key] = ts
 	}
-	lc.mu.Unlock()
+	l.mu.Unlock()
 	return ts
 }
 
@@ -218,7 +227,7 @@ var (
 
 // findTargets returns the code a memory's words name: "path",
 // "path#Name" (a definition, or the one enclosing a path:line).
-func (c *Code) findTargets(s string) []string {
+func (l *codeLinks) findTargets(s string) []string {
 	type word struct {
 		w  string
 		bt bool
@@ -250,7 +259,7 @@ func (c *Code) findTargets(s string) []string {
 		if looked >= maxLinkWords {
 			break
 		}
-		if p, line, sym, ok := c.place(w); ok {
+		if p, line, sym, ok := l.place(w); ok {
 			looked++
 			addT(p)
 			ref := p + "#" + sym
@@ -258,7 +267,7 @@ func (c *Code) findTargets(s string) []string {
 				ref = p + ":" + strconv.Itoa(line)
 			}
 			if line > 0 || sym != "" {
-				if card, err := c.ix.Card(ref, false); err == nil && card.Name != "" && card.Path == p {
+				if card, err := l.ix.Card(ref, false); err == nil && card.Name != "" && card.Path == p {
 					addT(p + "#" + card.Name)
 				}
 			}
@@ -268,7 +277,7 @@ func (c *Code) findTargets(s string) []string {
 			continue
 		}
 		looked++
-		if t := c.symbolTarget(w); t != "" {
+		if t := l.symbolTarget(w); t != "" {
 			addT(t)
 		}
 	}
@@ -294,7 +303,7 @@ func distinctive(w string) bool {
 
 // place returns the file a word names, relative to the root, the line it
 // names in it (0: none) and the definition it names in it ("path#Name").
-func (c *Code) place(w string) (p string, line int, sym string, ok bool) {
+func (l *codeLinks) place(w string) (p string, line int, sym string, ok bool) {
 	p = w
 	if m := placeRE.FindStringSubmatch(w); m != nil {
 		p = m[1]
@@ -305,7 +314,7 @@ func (c *Code) place(w string) (p string, line int, sym string, ok bool) {
 		return "", 0, "", false
 	}
 	if filepath.IsAbs(p) {
-		r, err := filepath.Rel(c.root, p)
+		r, err := filepath.Rel(l.root, p)
 		if err != nil {
 			return "", 0, "", false
 		}
@@ -315,7 +324,7 @@ func (c *Code) place(w string) (p string, line int, sym string, ok bool) {
 	if p == "." || p == ".." || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "/") {
 		return "", 0, "", false
 	}
-	fi, err := os.Stat(filepath.Join(c.root, filepath.FromSlash(p)))
+	fi, err := os.Stat(filepath.Join(l.root, filepath.FromSlash(p)))
 	if err != nil || !fi.Mode().IsRegular() {
 		return "", 0, "", false
 	}
@@ -325,7 +334,7 @@ func (c *Code) place(w string) (p string, line int, sym string, ok bool) {
 // symbolTarget returns "path#Name" for the definition a name stands for,
 // "" when the index has none. A qualifier ("Store.Head", "mem.Detect")
 // must be the definition's parent, package or file.
-func (c *Code) symbolTarget(w string) string {
+func (l *codeLinks) symbolTarget(w string) string {
 	parts := strings.FieldsFunc(strings.ReplaceAll(w, "::", "."), func(r rune) bool { return r == '.' })
 	if len(parts) == 0 {
 		return ""
@@ -335,11 +344,11 @@ func (c *Code) symbolTarget(w string) string {
 		qual = parts[len(parts)-2]
 	}
 	if qual != "" {
-		if card, err := c.ix.Card(qual+"."+name, false); err == nil && card.Name == name && card.Path != "" {
+		if card, err := l.ix.Card(qual+"."+name, false); err == nil && card.Name == name && card.Path != "" {
 			return card.Path + "#" + card.Name
 		}
 	}
-	card, err := c.ix.Card(name, false)
+	card, err := l.ix.Card(name, false)
 	if err != nil || card.Name != name || card.Path == "" {
 		return ""
 	}
