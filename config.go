@@ -69,9 +69,10 @@ type Config struct {
 			Light int `yaml:"light"`
 			Heavy int `yaml:"heavy"`
 		} `yaml:"budget"`
-		// Code bounds the code a context takes in each mode; zero keeps
-		// the built-in default (see ctx.Mode.Defaults).
-		Code struct {
+		// CodeBounds bound the code a context takes in each mode
+		// (context.code); zero keeps the built-in default (see
+		// ctx.Mode.Defaults).
+		CodeBounds struct {
 			Cards ModeInts `yaml:"cards"` // code cards at most
 			Lines ModeInts `yaml:"lines"` // lines of excerpt a card shows
 			Map   ModeInts `yaml:"map"`   // tokens of the code map at most

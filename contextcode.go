@@ -34,13 +34,13 @@ func (m *Memory) ContextLimits(mode plan.Mode) plan.Limits {
 	if n := map[plan.Mode]int{plan.ModeOff: cc.Budget.Off, plan.ModeLight: cc.Budget.Light, plan.ModeHeavy: cc.Budget.Heavy}[mode]; n > 0 {
 		lim.Budget = n
 	}
-	if n := pick(cc.Code.Cards.Light, cc.Code.Cards.Heavy); n > 0 {
+	if n := pick(cc.CodeBounds.Cards.Light, cc.CodeBounds.Cards.Heavy); n > 0 {
 		lim.CodeCards = n
 	}
-	if n := pick(cc.Code.Lines.Light, cc.Code.Lines.Heavy); n > 0 {
+	if n := pick(cc.CodeBounds.Lines.Light, cc.CodeBounds.Lines.Heavy); n > 0 {
 		lim.ExcerptLines = n
 	}
-	if n := pick(cc.Code.Map.Light, cc.Code.Map.Heavy); n > 0 {
+	if n := pick(cc.CodeBounds.Map.Light, cc.CodeBounds.Map.Heavy); n > 0 {
 		lim.MapTokens = n
 	}
 	return lim

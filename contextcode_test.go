@@ -81,8 +81,8 @@ func TestContextCode(t *testing.T) {
 	if maps, _ := entries(p, plan.SectionCodeMap); len(maps) != 1 || strings.Contains(p.Prompt(), "## Code for") {
 		t.Errorf("no query: %s", p.Prompt())
 	}
-	m.cfg.Context.Code.Cards.Light = 1
-	m.cfg.Context.Code.Map.Light = 1
+	m.cfg.Context.CodeBounds.Cards.Light = 1
+	m.cfg.Context.CodeBounds.Map.Light = 1
 	p, err = m.Context(ctx, ContextRequest{Query: "total of the cart prices", Code: c})
 	if err != nil {
 		t.Fatal(err)
@@ -132,8 +132,8 @@ func TestCodeIndexed(t *testing.T) {
 
 func TestConfigContextCode(t *testing.T) {
 	cfg, err := ParseConfig([]byte("context:\n  code:\n    cards: {light: 3, heavy: 20}\n    lines: {heavy: 50}\n"))
-	if err != nil || cfg.Context.Code.Cards.Light != 3 || cfg.Context.Code.Cards.Heavy != 20 || cfg.Context.Code.Lines.Heavy != 50 {
-		t.Fatalf("ParseConfig = %+v, %v", cfg.Context.Code, err)
+	if err != nil || cfg.Context.CodeBounds.Cards.Light != 3 || cfg.Context.CodeBounds.Cards.Heavy != 20 || cfg.Context.CodeBounds.Lines.Heavy != 50 {
+		t.Fatalf("ParseConfig = %+v, %v", cfg.Context.CodeBounds, err)
 	}
 	m := &Memory{cfg: cfg}
 	if l := m.ContextLimits(plan.ModeHeavy); l.CodeCards != 20 || l.ExcerptLines != 50 || l.MapTokens != plan.ModeHeavy.Defaults().MapTokens {
