@@ -185,7 +185,8 @@ type Agent struct {
 }
 
 // OptionError is an option of Config that New refuses, named as Config's
-// field is (conversation): a front end names its own flag for it.
+// field is in snake case (conversation, max_steps, buffer_tokens,
+// context_budget, recall_budget): a front end names its own flag for it.
 type OptionError struct {
 	Option string
 	Err    error
@@ -203,6 +204,31 @@ func CheckConversation(name string) error {
 	}
 	if err := mem.ValidScope(name); err != nil {
 		return &OptionError{Option: "conversation", Err: err}
+	}
+	return nil
+}
+
+// CheckLimits reports the first of cfg's MaxSteps, BufferTokens and
+// ContextBudget that is below 1, as an *OptionError. New checks them once
+// its defaults stand in for zeros; a front end whose flags always carry a
+// value checks them as they are before it opens a store, so that a zero
+// there is refused too.
+func (cfg Config) CheckLimits() error {
+	for _, l := range []struct {
+		option string
+		n      int
+	}{{"max_steps", cfg.MaxSteps}, {"buffer_tokens", cfg.BufferTokens}, {"context_budget", cfg.ContextBudget}} {
+		if err := atLeastOne(l.option, l.n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// atLeastOne refuses a limit below 1, naming its option.
+func atLeastOne(option string, n int) error {
+	if n < 1 {
+		return &OptionError{Option: option, Err: errors.New("must be at least 1")}
 	}
 	return nil
 }
@@ -243,8 +269,11 @@ func New(cfg Config) (*Agent, error) {
 	def(&cfg.ContextBudget, DefaultContextBudget)
 	def(&cfg.RecallBudget, DefaultRecallBudget)
 	def(&cfg.RecallK, DefaultRecallK)
-	if cfg.MaxSteps < 1 || cfg.BufferTokens < 1 || cfg.ContextBudget < 1 || cfg.RecallBudget < 1 {
-		return nil, errors.New("agent: max steps, buffer tokens and budgets must be positive")
+	if err := cfg.CheckLimits(); err != nil {
+		return nil, err
+	}
+	if err := atLeastOne("recall_budget", cfg.RecallBudget); err != nil {
+		return nil, err
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -121,24 +121,42 @@ func (c *Cmd) check() error {
 			return cli.Usagef("--allow: %q needs no permission or is no tool (the tools that ask are %s)", t, strings.Join(agentPolicyTools, ", "))
 		}
 	}
-	var oe *agentloop.OptionError
-	if err := agentloop.CheckConversation(c.Conversation); errors.As(err, &oe) {
-		return cli.Usagef("--conversation: %v", oe.Err)
+	if err := agentloop.CheckConversation(c.Conversation); err != nil {
+		return asFlag(err)
 	}
 	c.Conversation = cmp.Or(c.Conversation, agentloop.DefaultConversation)
+	// The flags always carry a value, so a zero is the user's and is
+	// refused, where agentloop.New would put its default in its place.
+	lim := agentloop.Config{MaxSteps: c.MaxSteps, BufferTokens: c.BufferTokens, ContextBudget: c.ContextBudget}
+	if err := lim.CheckLimits(); err != nil {
+		return asFlag(err)
+	}
 	switch {
-	case c.MaxSteps < 1:
-		return cli.Usagef("--max-steps must be at least 1")
-	case c.BufferTokens < 1:
-		return cli.Usagef("--buffer-tokens must be at least 1")
-	case c.ContextBudget < 1:
-		return cli.Usagef("--context-budget must be at least 1")
 	case c.RecallK < 0:
 		return cli.Usagef("--recall-k must not be negative")
 	case c.PriceInput < 0 || c.PriceCached < 0 || c.PriceOutput < 0:
 		return cli.Usagef("prices must not be negative")
 	}
 	return nil
+}
+
+// agentFlags are the flags that set agentloop.Config's options, by the
+// names agentloop's errors give them.
+var agentFlags = map[string]string{
+	"conversation": "--conversation", "max_steps": "--max-steps",
+	"buffer_tokens": "--buffer-tokens", "context_budget": "--context-budget",
+}
+
+// asFlag turns agentloop's error about an option of its Config into a
+// usage error about the flag that set it; other errors pass unchanged.
+func asFlag(err error) error {
+	var oe *agentloop.OptionError
+	if errors.As(err, &oe) {
+		if flag, ok := agentFlags[oe.Option]; ok {
+			return cli.Usagef("%s: %v", flag, oe.Err)
+		}
+	}
+	return err
 }
 
 // open builds the session: store, project, model, tools, library,
@@ -202,7 +220,7 @@ func (c *Cmd) open(ctx context.Context, o *cli.IO, client *llm.Client, interacti
 		cfg.RecallK = -1
 	}
 	if s.agent, err = agentloop.New(cfg); err != nil {
-		return nil, err
+		return nil, asFlag(err)
 	}
 	// An interactive session always talks text; --output jsonl applies to
 	// one-shot runs.

@@ -336,6 +336,24 @@ func TestAgentUsageErrors(t *testing.T) {
 	}
 }
 
+// A limit below 1 is refused by agentloop's check and named by its flag,
+// before a model is asked for.
+func TestAgentLimitErrors(t *testing.T) {
+	x := newAgentEnv(t)
+	for _, flag := range []string{"--max-steps", "--buffer-tokens", "--context-budget"} {
+		for _, v := range []string{"0", "-1"} {
+			code, _, errs := x.run("", "-p", "x", flag+"="+v)
+			want := "mira-agent: " + flag + ": must be at least 1\n"
+			if code != cli.ExitUsage || !strings.HasPrefix(errs, want) {
+				t.Errorf("mira-agent %s %s: exit %d, %q, want exit 2, %q", flag, v, code, errs, want)
+			}
+		}
+	}
+	if code, _, errs := x.run("", "-p", "x", "--conversation", "../up"); code != cli.ExitUsage || !strings.HasPrefix(errs, "mira-agent: --conversation: ") {
+		t.Errorf("mira-agent --conversation ../up: exit %d, %q", code, errs)
+	}
+}
+
 // The built-in defaults of the flags are agentloop's.
 func TestAgentFlagDefaults(t *testing.T) {
 	var c Cmd
