@@ -25,13 +25,14 @@ type Secret struct {
 
 // Alphabets for fake secrets.
 const (
-	alnum   = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	upalnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	b64     = alnum + "+/"
-	b64url  = alnum + "-_"
-	hexlc   = "0123456789abcdef"
-	base32  = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+	Alnum      = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	UpperAlnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	Letters    = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	B64        = Alnum + "+/"
+	B64URL     = Alnum + "-_"
+	HexLower   = "0123456789abcdef"
+	Base32     = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+	Bech32     = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
 )
 
 // Fake returns n pseudo-random characters from alphabet.
@@ -52,7 +53,7 @@ func pem(kind string, lines int, seed uint64) string {
 	var sb strings.Builder
 	sb.WriteString("-----BEGIN " + kind + "-----\n")
 	for i := range lines {
-		sb.WriteString(Fake(b64, 64, seed+uint64(i)) + "\n")
+		sb.WriteString(Fake(B64, 64, seed+uint64(i)) + "\n")
 	}
 	sb.WriteString("-----END " + kind + "-----\n")
 	return sb.String()
@@ -62,81 +63,81 @@ func pem(kind string, lines int, seed uint64) string {
 // credential the scanner knows, as people paste them into notes.
 func Secrets() []Secret {
 	jwt := "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." +
-		"eyJzdWIiOiJ1c2VyLTQyIiwiZXhwIjoxOTAwMDAwMDAwfQ." + Fake(b64url, 43, 101)
-	basic := base64.StdEncoding.EncodeToString([]byte("deploy:" + Fake(alnum, 14, 102) + "!"))
+		"eyJzdWIiOiJ1c2VyLTQyIiwiZXhwIjoxOTAwMDAwMDAwfQ." + Fake(B64URL, 43, 101)
+	basic := base64.StdEncoding.EncodeToString([]byte("deploy:" + Fake(Alnum, 14, 102) + "!"))
 	discordID := base64.RawStdEncoding.EncodeToString([]byte("1" + Fake("0123456789", 17, 103)))
 	return append([]Secret{
-		{"AWS access key ID", "aws-access-key-id", "aws_access_key_id = AKIA" + Fake(base32, 16, 1)},
-		{"AWS temporary access key ID", "aws-access-key-id", "temporary creds from sts: ASIA" + Fake(base32, 16, 2)},
-		{"AWS secret access key", "aws-secret-access-key", "aws_secret_access_key=" + Fake(b64, 40, 3)},
-		{"GitHub classic token", "github-token", "GITHUB_TOKEN ghp_" + Fake(alnum, 36, 4) + " expires in May"},
-		{"GitHub fine-grained token", "github-token", "new PAT github_pat_" + Fake(alnum, 22, 5) + "_" + Fake(alnum, 59, 6)},
-		{"GitHub OAuth token", "github-token", "gh auth token printed gho_" + Fake(alnum, 36, 7)},
-		{"GitLab personal access token", "gitlab-token", "gitlab: glpat-" + Fake(b64url, 20, 8)},
-		{"Slack bot token", "slack-token", "bot token xoxb-1234567890123-1234567890123-" + Fake(alnum, 24, 9)},
-		{"Slack user token", "slack-token", "xoxp-1234567890-1234567890-1234567890123-" + Fake(hexlc, 32, 10)},
-		{"Slack app token", "slack-token", "socket mode uses xapp-1-A0" + Fake(upalnum, 9, 11) + "-1234567890123-" + Fake(hexlc, 64, 12)},
-		{"Slack webhook", "slack-webhook-url", "alerts go to https://hooks.slack.com/services/T0" + Fake(upalnum, 8, 13) + "/B0" + Fake(upalnum, 8, 14) + "/" + Fake(alnum, 24, 15)},
-		{"Stripe live secret key", "stripe-secret-key", "prod Stripe key sk_live_51" + Fake(alnum, 40, 16)},
-		{"Stripe test secret key", "stripe-secret-key", "sk_test_51" + Fake(alnum, 40, 17) + " works in staging"},
-		{"Stripe restricted key", "stripe-secret-key", "read-only key rk_live_51" + Fake(alnum, 40, 18)},
-		{"Stripe webhook secret", "stripe-webhook-secret", "webhook signing secret whsec_" + Fake(alnum, 32, 19)},
-		{"OpenAI legacy key", "openai-api-key", "OpenAI key sk-" + Fake(alnum, 20, 20) + "T3BlbkFJ" + Fake(alnum, 20, 21)},
-		{"OpenAI project key", "openai-api-key", "use sk-proj-" + Fake(b64url, 120, 22) + " for the eval runs"},
-		{"Anthropic API key", "anthropic-api-key", "sk-ant-api03-" + Fake(b64url, 93, 23) + "AA"},
-		{"Google API key", "gcp-api-key", "Maps key AIza" + Fake(b64url, 35, 24)},
-		{"Google OAuth client secret", "google-oauth-client-secret", "client secret GOCSPX-" + Fake(b64url, 28, 25)},
+		{"AWS access key ID", "aws-access-key-id", "aws_access_key_id = AKIA" + Fake(Base32, 16, 1)},
+		{"AWS temporary access key ID", "aws-access-key-id", "temporary creds from sts: ASIA" + Fake(Base32, 16, 2)},
+		{"AWS secret access key", "aws-secret-access-key", "aws_secret_access_key=" + Fake(B64, 40, 3)},
+		{"GitHub classic token", "github-token", "GITHUB_TOKEN ghp_" + Fake(Alnum, 36, 4) + " expires in May"},
+		{"GitHub fine-grained token", "github-token", "new PAT github_pat_" + Fake(Alnum, 22, 5) + "_" + Fake(Alnum, 59, 6)},
+		{"GitHub OAuth token", "github-token", "gh auth token printed gho_" + Fake(Alnum, 36, 7)},
+		{"GitLab personal access token", "gitlab-token", "gitlab: glpat-" + Fake(B64URL, 20, 8)},
+		{"Slack bot token", "slack-token", "bot token xoxb-1234567890123-1234567890123-" + Fake(Alnum, 24, 9)},
+		{"Slack user token", "slack-token", "xoxp-1234567890-1234567890-1234567890123-" + Fake(HexLower, 32, 10)},
+		{"Slack app token", "slack-token", "socket mode uses xapp-1-A0" + Fake(UpperAlnum, 9, 11) + "-1234567890123-" + Fake(HexLower, 64, 12)},
+		{"Slack webhook", "slack-webhook-url", "alerts go to https://hooks.slack.com/services/T0" + Fake(UpperAlnum, 8, 13) + "/B0" + Fake(UpperAlnum, 8, 14) + "/" + Fake(Alnum, 24, 15)},
+		{"Stripe live secret key", "stripe-secret-key", "prod Stripe key sk_live_51" + Fake(Alnum, 40, 16)},
+		{"Stripe test secret key", "stripe-secret-key", "sk_test_51" + Fake(Alnum, 40, 17) + " works in staging"},
+		{"Stripe restricted key", "stripe-secret-key", "read-only key rk_live_51" + Fake(Alnum, 40, 18)},
+		{"Stripe webhook secret", "stripe-webhook-secret", "webhook signing secret whsec_" + Fake(Alnum, 32, 19)},
+		{"OpenAI legacy key", "openai-api-key", "OpenAI key sk-" + Fake(Alnum, 20, 20) + "T3BlbkFJ" + Fake(Alnum, 20, 21)},
+		{"OpenAI project key", "openai-api-key", "use sk-proj-" + Fake(B64URL, 120, 22) + " for the eval runs"},
+		{"Anthropic API key", "anthropic-api-key", "sk-ant-api03-" + Fake(B64URL, 93, 23) + "AA"},
+		{"Google API key", "gcp-api-key", "Maps key AIza" + Fake(B64URL, 35, 24)},
+		{"Google OAuth client secret", "google-oauth-client-secret", "client secret GOCSPX-" + Fake(B64URL, 28, 25)},
 		{"GCP service account key", "gcp-service-account-key", `{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\n` +
-			Fake(b64, 64, 26) + `\n` + Fake(b64, 64, 27) + `\n-----END PRIVATE KEY-----\n", "client_email": "ci@proj.iam.gserviceaccount.com"}`},
-		{"Azure storage account key", "azure-storage-key", "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + Fake(b64, 86, 28) + "==;EndpointSuffix=core.windows.net"},
-		{"Azure AD client secret", "azure-client-secret", "app registration secret " + Fake(alnum, 3, 29) + "8Q~" + Fake(b64url, 34, 30)},
-		{"Twilio API key", "twilio-api-key", "twilio SK" + Fake(hexlc, 32, 31)},
-		{"Twilio auth token", "generic-assignment", "TWILIO_AUTH_TOKEN=" + Fake(hexlc, 32, 32)},
-		{"SendGrid API key", "sendgrid-api-key", "SG." + Fake(b64url, 22, 33) + "." + Fake(b64url, 43, 34)},
-		{"npm token", "npm-token", "//registry.npmjs.org/:_authToken=npm_" + Fake(alnum, 36, 35)},
-		{"PyPI token", "pypi-token", "twine upload -p pypi-AgEIcHlwaS5vcmc" + Fake(b64url, 120, 36)},
-		{"Docker Hub access token", "docker-hub-token", "docker login -u ada -p dckr_pat_" + Fake(b64url, 27, 37)},
-		{"Heroku API key", "heroku-api-key", "heroku token HRKU-AA" + Fake(b64url, 58, 38)},
-		{"Heroku legacy API key", "generic-assignment", "HEROKU_API_KEY=" + Fake(hexlc, 8, 39) + "-" + Fake(hexlc, 4, 40) + "-" + Fake(hexlc, 4, 41) + "-" + Fake(hexlc, 4, 42) + "-" + Fake(hexlc, 12, 43)},
-		{"DigitalOcean token", "digitalocean-token", "doctl auth init -t dop_v1_" + Fake(hexlc, 64, 44)},
-		{"Mailgun API key", "mailgun-api-key", "mailgun key-" + Fake(hexlc, 32, 45)},
+			Fake(B64, 64, 26) + `\n` + Fake(B64, 64, 27) + `\n-----END PRIVATE KEY-----\n", "client_email": "ci@proj.iam.gserviceaccount.com"}`},
+		{"Azure storage account key", "azure-storage-key", "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + Fake(B64, 86, 28) + "==;EndpointSuffix=core.windows.net"},
+		{"Azure AD client secret", "azure-client-secret", "app registration secret " + Fake(Alnum, 3, 29) + "8Q~" + Fake(B64URL, 34, 30)},
+		{"Twilio API key", "twilio-api-key", "twilio SK" + Fake(HexLower, 32, 31)},
+		{"Twilio auth token", "generic-assignment", "TWILIO_AUTH_TOKEN=" + Fake(HexLower, 32, 32)},
+		{"SendGrid API key", "sendgrid-api-key", "SG." + Fake(B64URL, 22, 33) + "." + Fake(B64URL, 43, 34)},
+		{"npm token", "npm-token", "//registry.npmjs.org/:_authToken=npm_" + Fake(Alnum, 36, 35)},
+		{"PyPI token", "pypi-token", "twine upload -p pypi-AgEIcHlwaS5vcmc" + Fake(B64URL, 120, 36)},
+		{"Docker Hub access token", "docker-hub-token", "docker login -u ada -p dckr_pat_" + Fake(B64URL, 27, 37)},
+		{"Heroku API key", "heroku-api-key", "heroku token HRKU-AA" + Fake(B64URL, 58, 38)},
+		{"Heroku legacy API key", "generic-assignment", "HEROKU_API_KEY=" + Fake(HexLower, 8, 39) + "-" + Fake(HexLower, 4, 40) + "-" + Fake(HexLower, 4, 41) + "-" + Fake(HexLower, 4, 42) + "-" + Fake(HexLower, 12, 43)},
+		{"DigitalOcean token", "digitalocean-token", "doctl auth init -t dop_v1_" + Fake(HexLower, 64, 44)},
+		{"Mailgun API key", "mailgun-api-key", "mailgun key-" + Fake(HexLower, 32, 45)},
 		{"JSON Web Token", "jwt", "session cookie was " + jwt},
 		{"RSA private key", "private-key", "key for the box:\n" + pem("RSA PRIVATE KEY", 4, 46)},
 		{"EC private key", "private-key", pem("EC PRIVATE KEY", 2, 50)},
 		{"OpenSSH private key", "private-key", "deploy key\n" + pem("OPENSSH PRIVATE KEY", 3, 52)},
 		{"PKCS#8 private key", "private-key", pem("PRIVATE KEY", 3, 55)},
-		{"Postgres URL with a password", "url-password", "DATABASE_URL=postgres://app:" + Fake(alnum, 16, 58) + "@db.internal:5432/app"},
+		{"Postgres URL with a password", "url-password", "DATABASE_URL=postgres://app:" + Fake(Alnum, 16, 58) + "@db.internal:5432/app"},
 		{"MongoDB URL with a password", "url-password", "mongodb+srv://admin:hunter2@cluster0.abcde.mongodb.net/test"},
-		{"Redis URL with a password", "url-password", "redis://:" + Fake(alnum, 12, 59) + "@cache:6379/0"},
+		{"Redis URL with a password", "url-password", "redis://:" + Fake(Alnum, 12, 59) + "@cache:6379/0"},
 		{"password in a sentence", "prose-password", "the password is hunter2correcthorse"},
 		{"password for something", "prose-password", "pw for prod db is S3cr3tP4ss!"},
 		{"password after a label", "generic-assignment", "my password: Tr0ub4dor&3"},
 		{"password assignment", "generic-assignment", "passwd=letmein2024!"},
 		{"passphrase changed", "prose-password", `the Wi-Fi passphrase was changed to "Blue-Otter-42"`},
-		{"netrc entry", "prose-password", "machine api.example.com login ada password " + Fake(alnum, 14, 60)},
-		{"password in YAML", "generic-assignment", "database:\n  password: " + Fake(alnum, 10, 61) + "#2"},
-		{"Hugging Face token", "huggingface-token", "HF hub token hf_" + Fake(letters, 34, 62)},
-		{"Discord bot token", "discord-bot-token", "bot token " + discordID + "." + Fake(b64url, 6, 63) + "." + Fake(b64url, 38, 64)},
-		{"Discord webhook", "discord-webhook-url", "https://discord.com/api/webhooks/123456789012345678/" + Fake(b64url, 68, 65)},
-		{"Telegram bot token", "telegram-bot-token", "BotFather gave 7" + Fake("0123456789", 9, 66) + ":AA" + Fake(b64url, 33, 67)},
-		{"Shopify access token", "shopify-token", "shpat_" + Fake(hexlc, 32, 68)},
-		{"Square access token", "square-token", "square sandbox: EAAA" + Fake(b64url, 60, 69)},
-		{"Square OAuth secret", "square-token", "sq0csp-" + Fake(b64url, 43, 70)},
-		{"Datadog API key", "generic-assignment", "DD_API_KEY=" + Fake(hexlc, 32, 71)},
-		{"Datadog application key", "generic-assignment", "datadog app key: DD_APP_KEY=" + Fake(hexlc, 40, 72)},
-		{"New Relic user key", "newrelic-key", "NEW_RELIC NRAK-" + Fake(upalnum, 27, 73)},
-		{"Vault service token", "vault-token", "VAULT_TOKEN is hvs." + Fake(b64url, 90, 74)},
-		{"Linear API key", "linear-api-key", "lin_api_" + Fake(alnum, 40, 75)},
-		{"Grafana service account token", "grafana-token", "glsa_" + Fake(alnum, 32, 76) + "_" + Fake(hexlc, 8, 77)},
-		{"Doppler token", "doppler-token", "dp.st." + Fake(alnum, 43, 78)},
-		{"Postman API key", "postman-api-key", "PMAK-" + Fake(hexlc, 24, 79) + "-" + Fake(hexlc, 34, 80)},
-		{"Databricks token", "databricks-token", "dapi" + Fake(hexlc, 32, 81)},
-		{"Atlassian API token", "atlassian-api-token", "jira token ATATT3xFfGF0" + Fake(b64url, 180, 82)},
+		{"netrc entry", "prose-password", "machine api.example.com login ada password " + Fake(Alnum, 14, 60)},
+		{"password in YAML", "generic-assignment", "database:\n  password: " + Fake(Alnum, 10, 61) + "#2"},
+		{"Hugging Face token", "huggingface-token", "HF hub token hf_" + Fake(Letters, 34, 62)},
+		{"Discord bot token", "discord-bot-token", "bot token " + discordID + "." + Fake(B64URL, 6, 63) + "." + Fake(B64URL, 38, 64)},
+		{"Discord webhook", "discord-webhook-url", "https://discord.com/api/webhooks/123456789012345678/" + Fake(B64URL, 68, 65)},
+		{"Telegram bot token", "telegram-bot-token", "BotFather gave 7" + Fake("0123456789", 9, 66) + ":AA" + Fake(B64URL, 33, 67)},
+		{"Shopify access token", "shopify-token", "shpat_" + Fake(HexLower, 32, 68)},
+		{"Square access token", "square-token", "square sandbox: EAAA" + Fake(B64URL, 60, 69)},
+		{"Square OAuth secret", "square-token", "sq0csp-" + Fake(B64URL, 43, 70)},
+		{"Datadog API key", "generic-assignment", "DD_API_KEY=" + Fake(HexLower, 32, 71)},
+		{"Datadog application key", "generic-assignment", "datadog app key: DD_APP_KEY=" + Fake(HexLower, 40, 72)},
+		{"New Relic user key", "newrelic-key", "NEW_RELIC NRAK-" + Fake(UpperAlnum, 27, 73)},
+		{"Vault service token", "vault-token", "VAULT_TOKEN is hvs." + Fake(B64URL, 90, 74)},
+		{"Linear API key", "linear-api-key", "lin_api_" + Fake(Alnum, 40, 75)},
+		{"Grafana service account token", "grafana-token", "glsa_" + Fake(Alnum, 32, 76) + "_" + Fake(HexLower, 8, 77)},
+		{"Doppler token", "doppler-token", "dp.st." + Fake(Alnum, 43, 78)},
+		{"Postman API key", "postman-api-key", "PMAK-" + Fake(HexLower, 24, 79) + "-" + Fake(HexLower, 34, 80)},
+		{"Databricks token", "databricks-token", "dapi" + Fake(HexLower, 32, 81)},
+		{"Atlassian API token", "atlassian-api-token", "jira token ATATT3xFfGF0" + Fake(B64URL, 180, 82)},
 		{"age secret key", "age-secret-key", "AGE-SECRET-KEY-1" + Fake("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58, 83)},
-		{"bearer token header", "authorization-header", "Authorization: Bearer " + Fake(alnum, 40, 84)},
+		{"bearer token header", "authorization-header", "Authorization: Bearer " + Fake(Alnum, 40, 84)},
 		{"basic auth header", "authorization-header", "Authorization: Basic " + basic},
-		{"Django secret key", "generic-assignment", "SECRET_KEY = 'django-insecure-" + Fake(alnum, 40, 85) + "'"},
-		{"generic API key", "generic-assignment", "export ACME_API_KEY=" + Fake(alnum, 32, 86)},
+		{"Django secret key", "generic-assignment", "SECRET_KEY = 'django-insecure-" + Fake(Alnum, 40, 85) + "'"},
+		{"generic API key", "generic-assignment", "export ACME_API_KEY=" + Fake(Alnum, 32, 86)},
 	}, families()...)
 }
 

@@ -124,9 +124,9 @@ func pemOf(kind string, n int, seed uint64) string {
 // in a sentence in any language, beside a service's name, or wrapped over
 // two lines.
 func families() []Secret {
-	pw := func(seed uint64) string { return Fake(alnum, 10, seed) + "#" + Fake("0123456789", 2, seed+1) }
-	env := "DB_HOST=db.internal\nDB_USER=app\nDB_PASSWORD=" + Fake(alnum, 18, 300) + "\nREDIS_URL=redis://cache:6379/0\n"
-	env2 := "AWS_REGION=eu-west-1\nAWS_SECRET_ACCESS_KEY=" + Fake(b64, 40, 301) + "\n"
+	pw := func(seed uint64) string { return Fake(Alnum, 10, seed) + "#" + Fake("0123456789", 2, seed+1) }
+	env := "DB_HOST=db.internal\nDB_USER=app\nDB_PASSWORD=" + Fake(Alnum, 18, 300) + "\nREDIS_URL=redis://cache:6379/0\n"
+	env2 := "AWS_REGION=eu-west-1\nAWS_SECRET_ACCESS_KEY=" + Fake(B64, 40, 301) + "\n"
 	app := func(seed uint64, sep string) string {
 		var g []string
 		for i := range 4 {
@@ -136,13 +136,13 @@ func families() []Secret {
 	}
 	return []Secret{
 		// Base64 user:password pairs in registry and package manager configs.
-		{"docker config.json auth", "encoded-credentials", `{"auths": {"https://index.docker.io/v1/": {"auth": "` + b64Of("ada:"+Fake(alnum, 14, 200)) + `"}}}`},
-		{"docker config.json auth, GitLab registry", "encoded-credentials", "~/.docker/config.json:\n  \"registry.gitlab.com\": {\n    \"auth\": \"" + b64Of("deploy-bot:"+Fake(b64url, 20, 201)) + "\"\n  }"},
-		{"podman auth.json robot account", "encoded-credentials", `"quay.io": {"auth": "` + b64Of("acme+ci:"+Fake(upalnum, 32, 202)) + `"}`},
+		{"docker config.json auth", "encoded-credentials", `{"auths": {"https://index.docker.io/v1/": {"auth": "` + b64Of("ada:"+Fake(Alnum, 14, 200)) + `"}}}`},
+		{"docker config.json auth, GitLab registry", "encoded-credentials", "~/.docker/config.json:\n  \"registry.gitlab.com\": {\n    \"auth\": \"" + b64Of("deploy-bot:"+Fake(B64URL, 20, 201)) + "\"\n  }"},
+		{"podman auth.json robot account", "encoded-credentials", `"quay.io": {"auth": "` + b64Of("acme+ci:"+Fake(UpperAlnum, 32, 202)) + `"}`},
 		{".npmrc _auth", "encoded-credentials", "registry=https://npm.internal/\n_auth=" + b64Of("ci:"+pw(203)) + "\nalways-auth=true"},
-		{".npmrc _auth quoted", "encoded-credentials", `_auth = "` + b64Of("ada@acme.io:"+Fake(alnum, 16, 204)) + `"`},
-		{".npmrc _password", "encoded-credentials", "//npm.internal/:username=ci\n//npm.internal/:_password=" + b64Of(Fake(alnum, 16, 205)) + "\n//npm.internal/:email=ci@acme.io"},
-		{".npmrc _authToken legacy", "generic-assignment", "//registry.npmjs.org/:_authToken=" + Fake(hexlc, 8, 206) + "-" + Fake(hexlc, 4, 207) + "-" + Fake(hexlc, 4, 208) + "-" + Fake(hexlc, 4, 209) + "-" + Fake(hexlc, 12, 210)},
+		{".npmrc _auth quoted", "encoded-credentials", `_auth = "` + b64Of("ada@acme.io:"+Fake(Alnum, 16, 204)) + `"`},
+		{".npmrc _password", "encoded-credentials", "//npm.internal/:username=ci\n//npm.internal/:_password=" + b64Of(Fake(Alnum, 16, 205)) + "\n//npm.internal/:email=ci@acme.io"},
+		{".npmrc _authToken legacy", "generic-assignment", "//registry.npmjs.org/:_authToken=" + Fake(HexLower, 8, 206) + "-" + Fake(HexLower, 4, 207) + "-" + Fake(HexLower, 4, 208) + "-" + Fake(HexLower, 4, 209) + "-" + Fake(HexLower, 12, 210)},
 
 		// Keys and files in base64.
 		{"kubeconfig client-key-data", "encoded-secret", "users:\n- name: admin\n  user:\n    client-certificate-data: " + base64.StdEncoding.EncodeToString(fakeBytes(90, 211)) + "\n    client-key-data: " + b64Of(pemOf("RSA PRIVATE KEY", 300, 212))},
@@ -156,27 +156,27 @@ func families() []Secret {
 		{"EC key body without header", "private-key-body", "signing key MHc: " + der("30770201010420", 32, 217) + der("a00a06082a8648ce3d030107a144034200", 66, 218)},
 
 		// Passwords in file formats.
-		{"Maven settings.xml password", "generic-assignment", "<server>\n  <id>nexus</id>\n  <username>deploy</username>\n  <password>" + Fake(alnum, 16, 219) + "</password>\n</server>"},
+		{"Maven settings.xml password", "generic-assignment", "<server>\n  <id>nexus</id>\n  <username>deploy</username>\n  <password>" + Fake(Alnum, 16, 219) + "</password>\n</server>"},
 		{"Maven gpg passphrase property", "generic-assignment", "<properties>\n  <gpg.passphrase>" + pw(220) + "</gpg.passphrase>\n</properties>"},
-		{"XML API key element", "generic-assignment", "<Settings><ApiKey>" + Fake(alnum, 32, 221) + "</ApiKey></Settings>"},
-		{"~/.pgpass line", "pgpass-entry", "~/.pgpass:\ndb.internal:5432:app:app_user:" + Fake(alnum, 18, 222)},
+		{"XML API key element", "generic-assignment", "<Settings><ApiKey>" + Fake(Alnum, 32, 221) + "</ApiKey></Settings>"},
+		{"~/.pgpass line", "pgpass-entry", "~/.pgpass:\ndb.internal:5432:app:app_user:" + Fake(Alnum, 18, 222)},
 		{"~/.pgpass wildcard line", "pgpass-entry", "*:*:*:postgres:" + pw(223)},
-		{"~/.pgpass appended", "pgpass-entry", "echo 'pg-prod.acme.io:6432:billing:billing_rw:" + Fake(alnum, 20, 224) + "' >> ~/.pgpass"},
+		{"~/.pgpass appended", "pgpass-entry", "echo 'pg-prod.acme.io:6432:billing:billing_rw:" + Fake(Alnum, 20, 224) + "' >> ~/.pgpass"},
 
 		// Passwords on command lines.
 		{"mysql -p", "command-line-password", "mysql -h db.internal -u app -p'" + pw(225) + "' shop"},
-		{"mysqldump -p attached", "command-line-password", "mysqldump -uroot -p" + Fake(alnum, 14, 226) + " --all-databases > all.sql"},
-		{"sshpass -p", "command-line-password", "sshpass -p '" + Fake(alnum, 12, 227) + "' ssh pi@10.0.0.5"},
-		{"curl -u", "command-line-password", "curl -u ada:" + Fake(alnum, 16, 228) + " https://ci.internal/api/json"},
+		{"mysqldump -p attached", "command-line-password", "mysqldump -uroot -p" + Fake(Alnum, 14, 226) + " --all-databases > all.sql"},
+		{"sshpass -p", "command-line-password", "sshpass -p '" + Fake(Alnum, 12, 227) + "' ssh pi@10.0.0.5"},
+		{"curl -u", "command-line-password", "curl -u ada:" + Fake(Alnum, 16, 228) + " https://ci.internal/api/json"},
 		{"curl --user", "command-line-password", "curl --user 'admin:" + pw(229) + "' -X POST https://jenkins.internal/reload"},
-		{"redis-cli -a", "command-line-password", "redis-cli -h cache.internal -a " + Fake(alnum, 20, 230) + " ping"},
+		{"redis-cli -a", "command-line-password", "redis-cli -h cache.internal -a " + Fake(Alnum, 20, 230) + " ping"},
 		{"htpasswd -b", "command-line-password", "htpasswd -bc /etc/nginx/.htpasswd ops " + pw(231)},
-		{"docker login -p", "command-line-password", "docker login registry.internal -u ci -p " + Fake(alnum, 20, 232)},
+		{"docker login -p", "command-line-password", "docker login registry.internal -u ci -p " + Fake(Alnum, 20, 232)},
 
 		// Wallet keys and recovery phrases.
-		{"Ethereum private key after a label", "wallet-private-key", "metamask private key: " + Fake(hexlc, 64, 233)},
-		{"Ethereum private key 0x", "wallet-private-key", "deployer privkey 0x" + Fake(hexlc, 64, 234) + " (hardhat account #0)"},
-		{"Ethereum signer key", "wallet-private-key", "signer key for the faucet is 0x" + Fake(hexlc, 64, 235)},
+		{"Ethereum private key after a label", "wallet-private-key", "metamask private key: " + Fake(HexLower, 64, 233)},
+		{"Ethereum private key 0x", "wallet-private-key", "deployer privkey 0x" + Fake(HexLower, 64, 234) + " (hardhat account #0)"},
+		{"Ethereum signer key", "wallet-private-key", "signer key for the faucet is 0x" + Fake(HexLower, 64, 235)},
 		{"WIF private key, uncompressed", "wallet-private-key", "paper wallet: " + wif(236, false)},
 		{"WIF private key, compressed", "wallet-private-key", wif(237, true)},
 		{"BIP32 extended private key", "wallet-private-key", "account xprv " + extendedKey("0488ade4", true, 238)},
@@ -186,7 +186,7 @@ func families() []Secret {
 		{"BIP39 phrase of 15 words, bare", "seed-phrase", strings.Join(phrase(15, 242), " ")},
 
 		// Logins in sentences, in several languages.
-		{"login / password pair", "login-pair", "router login admin / " + Fake(alnum, 12, 243)},
+		{"login / password pair", "login-pair", "router login admin / " + Fake(Alnum, 12, 243)},
 		{"login / password pair in a list", "login-pair", "- Grafana: admin / " + pw(244)},
 		{"German Passwort", "prose-password", "Benutzer: ada Passwort: " + pw(245)},
 		{"German Passwort ist", "prose-password", "Das Passwort ist " + pw(246)},
@@ -202,19 +202,19 @@ func families() []Secret {
 		{"Apple app-specific password", "prose-password", "Apple app-specific password " + app(262, "-")},
 
 		// Keys beside a service's name, without a tag.
-		{"Mailchimp key", "service-key", "mailchimp key " + Fake(hexlc, 32, 266) + "-us21"},
-		{"Algolia admin key", "service-key", "Algolia admin API key " + Fake(hexlc, 32, 267)},
-		{"Sentry auth token", "service-key", "sentry auth token " + Fake(hexlc, 64, 268)},
-		{"OpenWeather key", "service-key", "openweathermap api key is " + Fake(hexlc, 32, 269)},
-		{"Cloudflare token", "service-key", "Cloudflare API token " + Fake(b64url, 40, 270)},
-		{"Pusher secret", "service-key", "pusher secret " + Fake(hexlc, 20, 271)},
+		{"Mailchimp key", "service-key", "mailchimp key " + Fake(HexLower, 32, 266) + "-us21"},
+		{"Algolia admin key", "service-key", "Algolia admin API key " + Fake(HexLower, 32, 267)},
+		{"Sentry auth token", "service-key", "sentry auth token " + Fake(HexLower, 64, 268)},
+		{"OpenWeather key", "service-key", "openweathermap api key is " + Fake(HexLower, 32, 269)},
+		{"Cloudflare token", "service-key", "Cloudflare API token " + Fake(B64URL, 40, 270)},
+		{"Pusher secret", "service-key", "pusher secret " + Fake(HexLower, 20, 271)},
 
 		// Tokens wrapped over two lines.
-		{"GitHub token broken by a newline", "github-token", "token: ghp_" + Fake(alnum, 20, 272) + "\n" + Fake(alnum, 16, 273)},
-		{"AWS key ID wrapped", "aws-access-key-id", "AKIA" + Fake(base32, 8, 274) + "\n" + Fake(base32, 8, 275) + " is the CI user's key"},
-		{"Stripe key continued with a backslash", "stripe-secret-key", "export STRIPE_KEY=sk_live_51\\\n" + Fake(alnum, 40, 276)},
-		{"OpenAI key wrapped and indented", "openai-api-key", "OPENAI_API_KEY:\n  sk-proj-" + Fake(b64url, 20, 277) + "\n  " + Fake(b64url, 80, 278)},
-		{"Slack token wrapped in JSON", "slack-token", `{"token": "xoxb-1234567890123-12345\n67890123-` + Fake(alnum, 24, 279) + `"}`},
+		{"GitHub token broken by a newline", "github-token", "token: ghp_" + Fake(Alnum, 20, 272) + "\n" + Fake(Alnum, 16, 273)},
+		{"AWS key ID wrapped", "aws-access-key-id", "AKIA" + Fake(Base32, 8, 274) + "\n" + Fake(Base32, 8, 275) + " is the CI user's key"},
+		{"Stripe key continued with a backslash", "stripe-secret-key", "export STRIPE_KEY=sk_live_51\\\n" + Fake(Alnum, 40, 276)},
+		{"OpenAI key wrapped and indented", "openai-api-key", "OPENAI_API_KEY:\n  sk-proj-" + Fake(B64URL, 20, 277) + "\n  " + Fake(B64URL, 80, 278)},
+		{"Slack token wrapped in JSON", "slack-token", `{"token": "xoxb-1234567890123-12345\n67890123-` + Fake(Alnum, 24, 279) + `"}`},
 	}
 }
 
@@ -228,8 +228,8 @@ func ordinaryFamilies() []string {
 		"golang.org/x/net v0.25.0 h1:d/OCCoBEUq33pjydKrGQhw7IlUPI2Oylr+8qLx49kac=",
 		"golang.org/x/net v0.25.0/go.mod h1:JkAGAh7GEvH74S6FOH42FLoXpXbE/aqXSrIQjXgsiwM=",
 		`"integrity": "sha512-` + base64.StdEncoding.EncodeToString(fakeBytes(64, 403)) + `"`,
-		"docker pull alpine@sha256:" + Fake(hexlc, 64, 404),
-		"Run 2 of the job, commit " + Fake(hexlc, 40, 405) + ", tree " + Fake(hexlc, 40, 406),
+		"docker pull alpine@sha256:" + Fake(HexLower, 64, 404),
+		"Run 2 of the job, commit " + Fake(HexLower, 40, 405) + ", tree " + Fake(HexLower, 40, 406),
 		"UUIDv7 0190163d-8694-739b-aea5-966c26f8ad91 and ULID 01HZY8G2M9Q4T6W3X5Z7B9D1FH",
 		"-----BEGIN PUBLIC KEY-----\n" + wrap(spki, 64) + "\n-----END PUBLIC KEY-----",
 		"ca.crt:\n-----BEGIN CERTIFICATE-----\n" + wrap(cert, 64) + "\n-----END CERTIFICATE-----",
@@ -255,11 +255,11 @@ func ordinaryFamilies() []string {
 		"main.go:42:7: undefined: foo (vet, go 1.23)",
 		"MAC 00:1a:2b:3c:4d:5e, IPv6 fe80::1ff:fe23:4567:890a, uptime 12:30:05",
 		"kubeconfig: client-certificate-data and client-key-data come from the CA bundle",
-		"ETH address 0x" + Fake(hexlc, 40, 407) + " holds the treasury",
-		"tx hash 0x" + Fake(hexlc, 64, 408) + " confirmed in block 19876543",
-		"the cache key is the sha256 of the request: " + Fake(hexlc, 64, 409),
-		"GPG key fingerprint " + strings.ToUpper(Fake(hexlc, 40, 410)) + ", gpg --recv-keys " + strings.ToUpper(Fake(hexlc, 16, 411)),
-		"idempotency key " + Fake(hexlc, 32, 412) + " was replayed twice",
+		"ETH address 0x" + Fake(HexLower, 40, 407) + " holds the treasury",
+		"tx hash 0x" + Fake(HexLower, 64, 408) + " confirmed in block 19876543",
+		"the cache key is the sha256 of the request: " + Fake(HexLower, 64, 409),
+		"GPG key fingerprint " + strings.ToUpper(Fake(HexLower, 40, 410)) + ", gpg --recv-keys " + strings.ToUpper(Fake(HexLower, 16, 411)),
+		"idempotency key " + Fake(HexLower, 32, 412) + " was replayed twice",
 		"BTC donations: 1BoatSLRHtKNngkdXEeobR76b53LETtpyT or bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",
 		"watch-only wallet from xpub " + extendedKey("0488b21e", false, 413),
 		"Action items: review budget, update project plan, cancel lunch, order pizza, book hotel, call uncle about the trip",
@@ -275,11 +275,11 @@ func ordinaryFamilies() []string {
 		"The password is in 1Password; the Passwort ist in KeePass; the pw was rotated.",
 		"stripe key rotation is due in March; the key is in Vault at secret/data/stripe",
 		"sentry auth token expires; regenerate it from the org settings page",
-		"primary key " + Fake(hexlc, 32, 414) + " collided with a tombstone",
+		"primary key " + Fake(HexLower, 32, 414) + " collided with a tombstone",
 		"JWT header eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9 alone says nothing",
 		"kubectl get secret db -o jsonpath='{.data.password}' | base64 -d",
-		"Line one ends with commit " + Fake(hexlc, 40, 415) + "\nand the next line goes on with prose.",
-		"build " + Fake(alnum, 20, 416) + "\nNext: deploy to staging after lunch",
+		"Line one ends with commit " + Fake(HexLower, 40, 415) + "\nand the next line goes on with prose.",
+		"build " + Fake(Alnum, 20, 416) + "\nNext: deploy to staging after lunch",
 		"The Redis key session:4f3a9c0d2e1b is evicted after 30 minutes",
 		"docker login -u ci --password-stdin registry.internal < token.txt",
 		"kubectl create secret generic db --from-literal=password=$DB_PASSWORD",
