@@ -31,18 +31,9 @@ for b in mira-mcp mira-proxy mira-remember; do
 	fi
 done
 
+. scripts/interop/npmcache.sh
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/mira-interop/$version
-if [ ! -f "$cache/node_modules/@modelcontextprotocol/sdk/package.json" ]; then
-	echo "interop: installing @modelcontextprotocol/sdk@$version into $cache"
-	mkdir -p "$(dirname "$cache")"
-	# Install beside the cache and move it into place, so that an
-	# interrupted install is never taken for a complete one.
-	tmp=$(mktemp -d "$cache.partial.XXXXXX")
-	trap 'rm -rf "$tmp"' EXIT
-	npm install --prefix "$tmp" --no-audit --no-fund --save-exact "@modelcontextprotocol/sdk@$version"
-	rm -rf "$cache"
-	mv "$tmp" "$cache"
-fi
+npm_cached @modelcontextprotocol/sdk "$version" "$cache"
 
 # ES modules ignore NODE_PATH: mcp.mjs imports the SDK from this directory
 # by absolute path, through the package's export map.
@@ -50,15 +41,7 @@ MIRA_INTEROP_MODULES=$cache/node_modules MIRA_MCP=$PWD/bin/mira-mcp node scripts
 
 openai_version=${MIRA_INTEROP_OPENAI:-5.23.2}
 ocache=${XDG_CACHE_HOME:-$HOME/.cache}/mira-interop/openai-$openai_version
-if [ ! -f "$ocache/node_modules/openai/package.json" ]; then
-	echo "interop: installing openai@$openai_version into $ocache"
-	mkdir -p "$(dirname "$ocache")"
-	otmp=$(mktemp -d "$ocache.partial.XXXXXX")
-	trap 'rm -rf "$otmp"' EXIT
-	npm install --prefix "$otmp" --no-audit --no-fund --save-exact "openai@$openai_version"
-	rm -rf "$ocache"
-	mv "$otmp" "$ocache"
-fi
+npm_cached openai "$openai_version" "$ocache"
 MIRA_INTEROP_MODULES=$ocache/node_modules MIRA_PROXY=$PWD/bin/mira-proxy node scripts/interop/proxy.mjs
 
 scripts/interop/inspector.sh

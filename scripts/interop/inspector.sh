@@ -17,16 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 version=${MIRA_INTEROP_INSPECTOR:-0.15.0}
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/mira-interop/inspector-$version
-if [ ! -x "$cache/node_modules/.bin/mcp-inspector" ]; then
-	echo "interop: installing @modelcontextprotocol/inspector@$version into $cache"
-	mkdir -p "$(dirname "$cache")"
-	tmp=$(mktemp -d "$cache.partial.XXXXXX")
-	trap 'rm -rf "$tmp"' EXIT
-	npm install --prefix "$tmp" --no-audit --no-fund --save-exact "@modelcontextprotocol/inspector@$version"
-	rm -rf "$cache"
-	mv "$tmp" "$cache"
-	trap - EXIT
-fi
+. scripts/interop/npmcache.sh
+npm_cached @modelcontextprotocol/inspector "$version" "$cache"
 inspector=$cache/node_modules/.bin/mcp-inspector
 server=${MIRA_MCP:-$PWD/bin/mira-mcp} # the server binary
 
