@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/miramem/mira/cmd/internal/clitest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -23,22 +24,7 @@ import (
 // real program, so the tests do too.
 var bin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mira-mcp-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "mira-mcp")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build mira-mcp: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { clitest.RunBuilt(m, "mira-mcp", &bin) }
 
 // env is a clean environment for one store: nothing of the user's.
 func env(home string) []string {

@@ -16,26 +16,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/miramem/mira/cmd/internal/clitest"
 )
 
 // bin is the mira-proxy binary built for the tests: a kill -9 and a
 // SIGTERM are things that happen to a process.
 var bin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mira-proxy-test")
-	if err != nil {
-		panic(err)
-	}
-	bin = filepath.Join(dir, "mira-proxy")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { clitest.RunBuilt(m, "mira-proxy", &bin) }
 
 // upstream answers every chat call at once, echoing the last user message.
 func upstream(t *testing.T) string {

@@ -19,6 +19,27 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
+// RunBuilt builds the command in the working directory (a test's own
+// cmd/<name> package) into a temporary directory, sets *bin to it, runs
+// the tests and exits with their status: tests that start the real
+// program, as a host or a signal would, start that binary.
+func RunBuilt(m *testing.M, name string, bin *string) {
+	dir, err := os.MkdirTemp("", name+"-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*bin = filepath.Join(dir, name)
+	if out, err := exec.Command("go", "build", "-o", *bin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build %s: %v\n%s", name, err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // Setup gives a script a store in its work directory, a project name, a
 // git identity and no configuration of the user's. Recalls start no
 // server (MIRA_SERVE=0): one would outlive the script; the scripts that
