@@ -14,17 +14,14 @@ func TestCheckLimits(t *testing.T) {
 	if err := ok.CheckLimits(); err != nil {
 		t.Fatalf("CheckLimits(%+v) = %v, want nil", ok, err)
 	}
-	for _, option := range []string{"max_steps", "buffer_tokens", "context_budget"} {
+	for option, set := range map[string]func(*Config, int){
+		"max_steps":      func(c *Config, n int) { c.MaxSteps = n },
+		"buffer_tokens":  func(c *Config, n int) { c.BufferTokens = n },
+		"context_budget": func(c *Config, n int) { c.ContextBudget = n },
+	} {
 		for _, n := range []int{0, -1} {
 			cfg := ok
-			switch option {
-			case "max_steps":
-				cfg.MaxSteps = n
-			case "buffer_tokens":
-				cfg.BufferTokens = n
-			case "context_budget":
-				cfg.ContextBudget = n
-			}
+			set(&cfg, n)
 			err := cfg.CheckLimits()
 			var oe *OptionError
 			if !errors.As(err, &oe) || oe.Option != option || oe.Err.Error() != "must be at least 1" {
