@@ -202,6 +202,15 @@ func (f *fakeSource) writeDoc(t testing.TB, d fdoc) string {
 	return p
 }
 
+// writeNotes writes n entries created at t0, with ids prefix0, prefix1, …
+// and texts "note 0 about <about>", "note 1 about <about>", ….
+func (f *fakeSource) writeNotes(t testing.TB, n int, prefix, about string) {
+	t.Helper()
+	for i := range n {
+		f.writeDoc(t, fdoc{id: fmt.Sprintf("%s%d", prefix, i), created: t0, text: fmt.Sprintf("note %d about %s", i, about)})
+	}
+}
+
 // writeFile writes a file under the root with the given modification time.
 func (f *fakeSource) writeFile(t testing.TB, rel, content string, mtime time.Time) {
 	t.Helper()

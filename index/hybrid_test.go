@@ -874,9 +874,7 @@ func TestNearestScanSplit(t *testing.T) {
 // unmapped once the last Index using them is closed.
 func TestKeep(t *testing.T) {
 	f := newFake(t)
-	for i := range 5 {
-		f.writeDoc(t, fdoc{id: fmt.Sprintf("D%d", i), created: t0, text: fmt.Sprintf("note %d about sql databases and herons", i)})
-	}
+	f.writeNotes(t, 5, "D", "sql databases and herons")
 	var keep Keep
 	o := opts(nil)
 	o.Keep = &keep
@@ -1048,9 +1046,7 @@ func TestFeedback(t *testing.T) {
 // waiting, and holds them until it is done.
 func TestSearchWhileExtending(t *testing.T) {
 	f := newFake(t)
-	for i := range 5 {
-		f.writeDoc(t, fdoc{id: fmt.Sprintf("E%d", i), created: t0, text: fmt.Sprintf("note %d about herons", i)})
-	}
+	f.writeNotes(t, 5, "E", "herons")
 	var keep Keep
 	o := opts(nil)
 	o.Keep = &keep
@@ -1106,9 +1102,7 @@ func TestSearchWhileExtending(t *testing.T) {
 // read-only handle stays.
 func TestKeepLetsWritersElsewhereIn(t *testing.T) {
 	f := newFake(t)
-	for i := range 5 {
-		f.writeDoc(t, fdoc{id: fmt.Sprintf("D%d", i), created: t0, text: fmt.Sprintf("note %d about herons", i)})
-	}
+	f.writeNotes(t, 5, "D", "herons")
 	var keep Keep
 	o := opts(nil)
 	o.Keep = &keep

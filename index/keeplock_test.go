@@ -1,7 +1,6 @@
 package index
 
 import (
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -13,9 +12,7 @@ import (
 // elsewhere, and when released.
 func TestKeepLock(t *testing.T) {
 	f := newFake(t)
-	for i := range 3 {
-		f.writeDoc(t, fdoc{id: fmt.Sprintf("D%d", i), created: t0, text: fmt.Sprintf("note %d about herons", i)})
-	}
+	f.writeNotes(t, 3, "D", "herons")
 	var keep Keep
 	o := opts(nil)
 	o.Keep = &keep
@@ -169,9 +166,7 @@ func isClosed(ch <-chan struct{}) bool {
 // than wait the batch out; a handle that never matched one waits.
 func TestAttachWhileApplying(t *testing.T) {
 	f := newFake(t)
-	for i := range 3 {
-		f.writeDoc(t, fdoc{id: fmt.Sprintf("D%d", i), created: t0, text: fmt.Sprintf("note %d about herons", i)})
-	}
+	f.writeNotes(t, 3, "D", "herons")
 	o := opts(nil)
 	o.LockTimeout = 5 * time.Second
 	mustOpen(t, f, o).Close()
