@@ -67,6 +67,21 @@ func (x *agentEnv) index(dir string) {
 	}
 }
 
+// agentCode opens the store and the agent's code over the project as
+// mira-agent does, both closed when the test ends.
+func (x *agentEnv) agentCode() *agentCode {
+	x.t.Helper()
+	getenv := func(k string) string { return x.env[k] }
+	m, err := mira.Open(t0(), mira.Options{Home: x.home, Getenv: getenv})
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	x.t.Cleanup(func() { m.Close() })
+	c := newAgentCode(m, mem.DetectProject(x.proj, ""), getenv, nil)
+	x.t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // The model expands what it needs through the code tool: a card with its
 // body, its callers, callees, symbols, touchpoints and what changes with
 // a file; a project never indexed is indexed at the first call.
@@ -190,14 +205,7 @@ func TestAgentCodeSwitch(t *testing.T) {
 	x.write("../garden/water.go", "package garden\n\n// WaterPlants waters every plant.\nfunc WaterPlants() {}\n")
 	x.index(x.proj)
 	x.index(other)
-	getenv := func(k string) string { return x.env[k] }
-	m, err := mira.Open(t0(), mira.Options{Home: x.home, Getenv: getenv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	c := newAgentCode(m, mem.DetectProject(x.proj, ""), getenv, nil)
-	defer c.Close()
+	c := x.agentCode()
 	mapText := func() string {
 		items, err := c.Map(t0(), plan.ModeLight)
 		if err != nil || len(items) != 1 {
@@ -276,14 +284,7 @@ func TestAgentCodeToolRefusesHugeTrees(t *testing.T) {
 	}
 
 	delete(x.env, "HOME")
-	getenv := func(k string) string { return x.env[k] }
-	m, err := mira.Open(t0(), mira.Options{Home: x.home, Getenv: getenv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	c := newAgentCode(m, mem.DetectProject(x.proj, ""), getenv, nil)
-	defer c.Close()
+	c := x.agentCode()
 	c.maxFiles = 2
 	if _, err := (agentCodeTool{c}).Card(t0(), "ExportInvoices", false); err == nil || !strings.Contains(err.Error(), "more than 2 files") || !strings.Contains(err.Error(), "mira-code index") {
 		t.Errorf("a tree over the bound: %v", err)
