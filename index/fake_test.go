@@ -211,6 +211,24 @@ func (f *fakeSource) writeNotes(t testing.TB, n int, prefix, about string) {
 	}
 }
 
+// churn makes one of three changes to the files, by step: a new entry
+// whose text is added (step%3 == 0), an edit of paths[1], the entry id,
+// to the text changed (1), or the removal of the newest file (2). It
+// returns the paths of the entries after it.
+func (f *fakeSource) churn(t testing.TB, paths []string, step int, id, added, changed string) []string {
+	t.Helper()
+	switch step % 3 {
+	case 0:
+		paths = append(paths, f.writeDoc(t, fdoc{id: fmt.Sprintf("N%d", step), created: t0.Add(time.Hour), text: added}))
+	case 1:
+		f.writeFile(t, paths[1], fdoc{id: id, created: t0.Add(time.Minute), text: changed}.encode(), oldTime.Add(time.Duration(step)*time.Minute))
+	case 2:
+		f.remove(t, paths[len(paths)-1])
+		paths = paths[:len(paths)-1]
+	}
+	return paths
+}
+
 // writeFile writes a file under the root with the given modification time.
 func (f *fakeSource) writeFile(t testing.TB, rel, content string, mtime time.Time) {
 	t.Helper()

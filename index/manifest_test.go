@@ -87,15 +87,7 @@ func TestRowsKept(t *testing.T) {
 				t.Fatal("ForgetKept kept the rows or the manifest")
 			}
 		}
-		switch step % 3 {
-		case 0:
-			paths = append(paths, f.writeDoc(t, fdoc{id: fmt.Sprintf("N%d", step), created: t0.Add(time.Hour), text: fmt.Sprintf("new document %d", step)}))
-		case 1:
-			f.writeFile(t, paths[1], fdoc{id: "D1", created: t0.Add(time.Minute), text: fmt.Sprintf("changed %d", step)}.encode(), oldTime.Add(time.Duration(step)*time.Minute))
-		case 2:
-			f.remove(t, paths[len(paths)-1])
-			paths = paths[:len(paths)-1]
-		}
+		paths = f.churn(t, paths, step, "D1", fmt.Sprintf("new document %d", step), fmt.Sprintf("changed %d", step))
 		genDir, m := openedMeta(t, f)
 		rowsKept.Lock()
 		kept := rowsKept.vs
@@ -301,15 +293,7 @@ func TestManifestLogThroughUpdates(t *testing.T) {
 	mustOpen(t, f, opts(nil)).Close()
 	logged := false
 	for step := range 9 {
-		switch step % 3 {
-		case 0:
-			paths = append(paths, f.writeDoc(t, fdoc{id: fmt.Sprintf("N%d", step), created: t0.Add(time.Hour), text: fmt.Sprintf("zebra%d", step)}))
-		case 1:
-			f.writeFile(t, paths[1], fdoc{id: "D01", created: t0.Add(time.Minute), text: fmt.Sprintf("giraffe%d", step)}.encode(), oldTime.Add(time.Duration(step)*time.Minute))
-		case 2:
-			f.remove(t, paths[len(paths)-1])
-			paths = paths[:len(paths)-1]
-		}
+		paths = f.churn(t, paths, step, "D01", fmt.Sprintf("zebra%d", step), fmt.Sprintf("giraffe%d", step))
 		ix := mustOpen(t, f, opts(nil))
 		genDir := ix.gen
 		kept, err := readManifest(genDir)
