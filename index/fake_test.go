@@ -211,6 +211,17 @@ func (f *fakeSource) writeNotes(t testing.TB, n int, prefix, about string) {
 	}
 }
 
+// keptNotes is a fake store of n notes (see writeNotes) and options
+// whose Index is kept in a Keep of their own.
+func keptNotes(t testing.TB, n int, prefix, about string) (*fakeSource, Options, *Keep) {
+	t.Helper()
+	f := newFake(t)
+	f.writeNotes(t, n, prefix, about)
+	o := opts(nil)
+	o.Keep = new(Keep)
+	return f, o, o.Keep
+}
+
 // churn makes one of three changes to the files, by step: a new entry
 // whose text is added (step%3 == 0), an edit of paths[1], the entry id,
 // to the text changed (1), or the removal of the newest file (2). It

@@ -873,11 +873,7 @@ func TestNearestScanSplit(t *testing.T) {
 // one load of the vectors; a change loads them anew, and the old ones are
 // unmapped once the last Index using them is closed.
 func TestKeep(t *testing.T) {
-	f := newFake(t)
-	f.writeNotes(t, 5, "D", "sql databases and herons")
-	var keep Keep
-	o := opts(nil)
-	o.Keep = &keep
+	f, o, keep := keptNotes(t, 5, "D", "sql databases and herons")
 	q := Query{Text: "sql herons", Now: t0}
 	search := func(ix *Index) []string {
 		t.Helper()
@@ -890,6 +886,15 @@ func TestKeep(t *testing.T) {
 			out = append(out, h.Path)
 		}
 		return out
+	}
+	// likeFullLoad checks that got is what an Index without a Keep finds.
+	likeFullLoad := func(what string, got []string) {
+		t.Helper()
+		plain := mustOpen(t, f, opts(nil))
+		defer plain.Close()
+		if want := search(plain); !slices.Equal(got, want) {
+			t.Errorf("%s: %v, a full load: %v", what, got, want)
+		}
 	}
 	a := mustOpen(t, f, o)
 	want := search(a)
@@ -908,11 +913,7 @@ func TestKeep(t *testing.T) {
 	if b.vec != s1 {
 		t.Error("the second Open loaded the vectors again")
 	}
-	plain := mustOpen(t, f, opts(nil))
-	if got := search(plain); !slices.Equal(got, want) {
-		t.Errorf("without a Keep: %v, want %v", got, want)
-	}
-	plain.Close()
+	likeFullLoad("with kept vectors", want)
 
 	// b still searches with s1 while a rebuild brings a new generation
 	// (an update would wait for b to close).
@@ -961,11 +962,7 @@ func TestKeep(t *testing.T) {
 	}
 	s4 := d.vec
 	d.Close()
-	plain = mustOpen(t, f, opts(nil))
-	if want := search(plain); !slices.Equal(got, want) {
-		t.Errorf("extended vectors: %v, a full load: %v", got, want)
-	}
-	plain.Close()
+	likeFullLoad("extended vectors", got)
 
 	// An edit and a removal extend them too; a side opened and never
 	// searched holds the one before it until it goes.
@@ -983,11 +980,7 @@ func TestKeep(t *testing.T) {
 	}
 	s5 := g.vec
 	g.Close()
-	plain = mustOpen(t, f, opts(nil))
-	if want := search(plain); !slices.Equal(got, want) {
-		t.Errorf("after an edit and a removal: %v, a full load: %v", got, want)
-	}
-	plain.Close()
+	likeFullLoad("after an edit and a removal", got)
 	keep.Release()
 	if s5.vs != nil || base.refs.Load() != 0 {
 		t.Errorf("Release left the vectors mapped (%d users of the base)", base.refs.Load())
@@ -1045,11 +1038,7 @@ func TestFeedback(t *testing.T) {
 // after a change, another searches the vectors before it instead of
 // waiting, and holds them until it is done.
 func TestSearchWhileExtending(t *testing.T) {
-	f := newFake(t)
-	f.writeNotes(t, 5, "E", "herons")
-	var keep Keep
-	o := opts(nil)
-	o.Keep = &keep
+	f, o, keep := keptNotes(t, 5, "E", "herons")
 	defer keep.Release()
 	a := mustOpen(t, f, o)
 	if err := a.LoadVectors(); err != nil {
@@ -1101,11 +1090,7 @@ func TestSearchWhileExtending(t *testing.T) {
 // unused it goes after keepIdleWritable, well before the keepIdle that a
 // read-only handle stays.
 func TestKeepLetsWritersElsewhereIn(t *testing.T) {
-	f := newFake(t)
-	f.writeNotes(t, 5, "D", "herons")
-	var keep Keep
-	o := opts(nil)
-	o.Keep = &keep
+	f, o, keep := keptNotes(t, 5, "D", "herons")
 	mustOpen(t, f, o).Close()
 	f.writeDoc(t, fdoc{id: "D9", created: t0, text: "one more note about herons"})
 	f.commit()

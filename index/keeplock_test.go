@@ -11,11 +11,7 @@ import (
 // lock: at once for a writer in this process, when idle for one
 // elsewhere, and when released.
 func TestKeepLock(t *testing.T) {
-	f := newFake(t)
-	f.writeNotes(t, 3, "D", "herons")
-	var keep Keep
-	o := opts(nil)
-	o.Keep = &keep
+	f, o, keep := keptNotes(t, 3, "D", "herons")
 	o.LockTimeout = 5 * time.Second
 	plain := opts(nil)
 	plain.LockTimeout = 5 * time.Second
