@@ -143,7 +143,9 @@ func (m *Memory) Recall(ctx context.Context, q Query) ([]mem.Record, error) {
 			hits, reranked, read, errs = dropToolTraffic(hits, reranked, read, errs, want)
 			break
 		}
-		iq.K = min(MaxK, 2*iq.K+hidden)
+		// As many more as were left out, and as many again as are
+		// still missing.
+		iq.K = min(MaxK, iq.K+hidden+want-(len(hits)-hidden))
 	}
 	recs := make([]mem.Record, 0, len(hits))
 	for i, h := range hits {

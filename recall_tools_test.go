@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/mem"
 )
 
 // storeToolTraffic stores what an agent writes when its model calls
 // remember: the user's message, the assistant turn that only called the
 // tool (no_text), and the tool's result, n times over.
-func storeToolTraffic(t *testing.T, m *Memory, n int) (user string) {
+func storeToolTraffic(t testing.TB, m *Memory, n int) (user string) {
 	t.Helper()
 	for i := range n {
 		call := &mem.Entry{Scope: "chat", Role: "assistant", Source: "agent",
@@ -87,5 +88,29 @@ func TestRecallLeavesOutToolTraffic(t *testing.T) {
 	}
 	if tools != 24 {
 		t.Errorf("recall --kind turn returned %d tool turns of 24 (%d records)", tools, len(recs))
+	}
+}
+
+// BenchmarkRecallToolTraffic is a recall whose best matches are tool
+// traffic (24 tool turns above a store of 1,000 memories): left out, they
+// make the search ask again for more; "with turns" names every kind, as a
+// caller that wants them does, and is searched once.
+func BenchmarkRecallToolTraffic(b *testing.B) {
+	home := benchStore(b, 1000)
+	m := benchOpen(b, home, Options{Index: index.ReaderOptions{Warm: true}})
+	defer m.Close()
+	storeToolTraffic(b, m, 12)
+	for _, c := range []struct {
+		name  string
+		kinds []string
+	}{{"left out", nil}, {"with turns", mem.Kinds}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := m.Recall(b.Context(), Query{Text: "favourite editor Helix", K: 10, Kinds: c.kinds}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
