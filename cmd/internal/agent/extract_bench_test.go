@@ -32,7 +32,7 @@ func BenchmarkAgentExtractRound(b *testing.B) {
 		b.Fatal(err)
 	}
 	var (
-		mu                      sync.Mutex
+		mu                     sync.Mutex
 		calls, promptT, replyT int
 	)
 	n := 0
