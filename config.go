@@ -108,6 +108,9 @@ type Config struct {
 		// AllowGitConfig lets the agent's tools change the project's
 		// git configuration and hooks (--allow-git-config).
 		AllowGitConfig bool `yaml:"allow_git_config"`
+		// Extract has facts extracted after each message (nil: true;
+		// --no-extract).
+		Extract *bool `yaml:"extract"`
 	} `yaml:"agent"`
 	// Prices are in US dollars per million tokens, by model name, for the
 	// agent's /status.

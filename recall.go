@@ -23,7 +23,9 @@ type Query struct {
 	// K is how many memories to return; zero means the configuration's
 	// recall.k, else 10.
 	K int
-	// Kinds keeps only these kinds (none: every kind).
+	// Kinds keeps only these kinds (none: every kind). The turns a
+	// model's tool calls leave (tool results, and assistant turns that
+	// only call tools) are left out unless Kinds names turn.
 	Kinds []string
 	// Scope searches this scope and global; empty searches every scope.
 	Scope string
@@ -96,7 +98,8 @@ var RecallModes = []string{index.ModeLexical, index.ModeVector, index.ModeHybrid
 // weighted by recency, with small bonuses for the current project, for
 // memories of a time the query names and for decisions when the query
 // asks what was chosen, near-copies held back by MMR, and
-// reordered by the rerank endpoint when one is configured. A file that
+// reordered by the rerank endpoint when one is configured. Tool calls and
+// results stored as turns are left out unless q.Kinds names turn. A file that
 // changed or broke since the index saw it is reported through
 // Options.Warn and left out.
 func (m *Memory) Recall(ctx context.Context, q Query) ([]mem.Record, error) {
@@ -104,19 +107,46 @@ func (m *Memory) Recall(ctx context.Context, q Query) ([]mem.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Tool traffic is left out unless turns are asked for by kind; the
+	// search then asks for more until k are left, or there are no more.
+	hideTools := !slices.Contains(q.Kinds, mem.KindTurn)
+	want := iq.K
 	var (
 		hits     []index.Hit
 		reranked []float64
+		read     []mem.Record
+		errs     []error
 	)
-	err = m.readIndex(ctx, func(ix *index.Index) error {
-		var err error
-		hits, reranked, err = m.search(ctx, ix, iq)
-		return err
-	})
-	if err != nil {
-		return nil, err
+	for {
+		err = m.readIndex(ctx, func(ix *index.Index) error {
+			var err error
+			hits, reranked, err = m.search(ctx, ix, iq)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		read, errs = m.readHits(hits)
+		if !hideTools {
+			break
+		}
+		hidden := 0
+		for i := range hits {
+			if errs[i] == nil && toolTraffic(read[i]) {
+				hidden++
+			}
+		}
+		if hidden == 0 {
+			break
+		}
+		if len(hits)-hidden >= want || len(hits) < iq.K || iq.K >= MaxK {
+			hits, reranked, read, errs = dropToolTraffic(hits, reranked, read, errs, want)
+			break
+		}
+		// As many more as were left out, and as many again as are
+		// still missing.
+		iq.K = min(MaxK, iq.K+hidden+want-(len(hits)-hidden))
 	}
-	read, errs := m.readHits(hits)
 	recs := make([]mem.Record, 0, len(hits))
 	for i, h := range hits {
 		if err := errs[i]; err != nil {
@@ -139,6 +169,48 @@ func (m *Memory) Recall(ctx context.Context, q Query) ([]mem.Record, error) {
 		recs = append(recs, r)
 	}
 	return recs, nil
+}
+
+// toolTraffic reports whether a record is what a model's tool call left in
+// a conversation: a tool's result (role tool), or an assistant turn that
+// only called tools (no_text, its text a line per call). Such turns are
+// how a memory was made or a file read, not what was said: Recall leaves
+// them out unless turns are asked for by kind.
+func toolTraffic(r mem.Record) bool {
+	if r.Kind != mem.KindTurn {
+		return false
+	}
+	if r.Role == "tool" {
+		return true
+	}
+	noText, _ := r.Extra["no_text"].(bool)
+	return r.Role == "assistant" && noText
+}
+
+// dropToolTraffic leaves out the hits whose records are tool traffic, keeps
+// the first k of the rest and ranks them again from 1.
+func dropToolTraffic(hits []index.Hit, reranked []float64, read []mem.Record, errs []error, k int) ([]index.Hit, []float64, []mem.Record, []error) {
+	var (
+		h  []index.Hit
+		rr []float64
+		rd []mem.Record
+		er []error
+	)
+	for i := range hits {
+		if errs[i] == nil && toolTraffic(read[i]) {
+			continue
+		}
+		if len(h) == k {
+			break
+		}
+		hit := hits[i]
+		hit.Why.Rank = len(h) + 1
+		h, rd, er = append(h, hit), append(rd, read[i]), append(er, errs[i])
+		if reranked != nil {
+			rr = append(rr, reranked[i])
+		}
+	}
+	return h, rr, rd, er
 }
 
 // Check reports the first part of q that no recall can take, as an

@@ -9,10 +9,12 @@ import (
 	"github.com/miramem/mira/cmd/internal/cli"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/miramem/mira/agentloop"
 	"github.com/miramem/mira/agentloop/tools"
@@ -40,6 +42,7 @@ type Cmd struct {
 	ContextBudget  int      `name:"context-budget" help:"Token budget of the standing context (pins, corrections, goals, tasks, the summary)." default:"${agent_context_budget}" placeholder:"N"`
 	RecallK        int      `name:"recall-k" help:"Memories recalled for each message (0: none)." default:"${agent_recall_k}" placeholder:"N"`
 	Summarizer     string   `help:"Who writes the conversation's summaries: model (the chat model) or extractive (offline)." enum:"model,extractive" default:"${agent_summarizer}"`
+	Extract        bool     `help:"After each message, extract facts from the user's turns with the chat model and reconcile them with the conversation's memories, in the background, as mira-proxy does (agent.extract). A session that ends waits up to 30 s for it; what is not done is taken up by the next session." default:"${agent_extract}" negatable:""`
 	PriceInput     float64  `name:"price-input" help:"Price of prompt tokens that miss the provider's cache, in US dollars per million, for /status." env:"MIRA_PRICE_INPUT" placeholder:"USD"`
 	PriceCached    float64  `name:"price-cached" help:"Price of cached prompt tokens, in US dollars per million (default: --price-input)." env:"MIRA_PRICE_CACHED" placeholder:"USD"`
 	PriceOutput    float64  `name:"price-output" help:"Price of completion tokens, in US dollars per million." env:"MIRA_PRICE_OUTPUT" placeholder:"USD"`
@@ -61,6 +64,7 @@ type agentSession struct {
 	root    string // the store's directory
 	agent   *agentloop.Agent
 	lib     *agentLibrary
+	extract *agentExtractor // nil: no extraction
 	code    *agentCode
 	policy  *tools.Policy
 	printer func(agentloop.Event)
@@ -70,6 +74,9 @@ type agentSession struct {
 	// ln is the line editor of an interactive session.
 	ln          *liner.State
 	interactive bool
+
+	// drain bounds endExtraction's wait (agentExtractDrain when zero).
+	drain time.Duration
 
 	noticeMu sync.Mutex
 	noticed  map[string]bool // the tools' notices already shown
@@ -105,13 +112,19 @@ func (c *Cmd) Run(ctx context.Context, o *cli.IO) error {
 		return err
 	}
 	if interactive {
-		return s.repl(ctx)
+		// Turns an earlier session left unread are taken up at once.
+		s.extract.kick()
+		err := s.repl(ctx)
+		s.endExtraction(ctx, err == nil)
+		return err
 	}
 	if slashOnly {
 		_, err := s.slash(ctx, text)
 		return err
 	}
-	return s.oneShot(ctx, text)
+	err = s.oneShot(ctx, text)
+	s.endExtraction(ctx, ctx.Err() == nil)
+	return err
 }
 
 // check validates the flags kong cannot.
@@ -200,6 +213,15 @@ func (c *Cmd) open(ctx context.Context, o *cli.IO, client *llm.Client, interacti
 			return nil, err
 		}
 	}
+	if c.Extract && client != nil {
+		// A client of its own, so that each round's commit records what
+		// that round cost.
+		chat, err := mira.NewChatModel(c.Model, o.Config(), o.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		s.extract = newAgentExtractor(m, chat, c.Conversation, o.Warnf)
+	}
 	enc := o.Config().Context.Encoding
 	cfg := agentloop.Config{
 		Store: m, Conversation: c.Conversation, Project: project, Model: model, Tools: reg,
@@ -274,7 +296,7 @@ func (s *agentSession) oneShot(ctx context.Context, text string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.cancel = cancel
-	_, err := s.agent.Send(ctx, text, s.printer)
+	_, err := s.send(ctx, text)
 	if errors.Is(err, agentloop.ErrMaxSteps) {
 		return err
 	}
@@ -282,6 +304,46 @@ func (s *agentSession) oneShot(ctx context.Context, text string) error {
 		return fmt.Errorf("message not answered: %w", err)
 	}
 	return nil
+}
+
+// send answers a message, then has its facts extracted in the background:
+// the answer never waits for them. A message the user interrupted is left
+// to the next round.
+func (s *agentSession) send(ctx context.Context, text string) (*agentloop.Answer, error) {
+	ans, err := s.agent.Send(ctx, text, s.printer)
+	if ctx.Err() == nil {
+		s.extract.kick()
+	}
+	return ans, err
+}
+
+// endExtraction ends the session's extraction. With wait, the rounds due
+// may finish, for up to agentExtractDrain (s.drain in tests) or until
+// Ctrl-C, SIGTERM or SIGHUP; without (the session was ended by a signal),
+// the round under way is cancelled at once. Either way what is not done
+// is not lost: its user turns stay unread (no extracted_at), and the next
+// session takes them up when it starts.
+func (s *agentSession) endExtraction(ctx context.Context, wait bool) {
+	x := s.extract
+	if x == nil {
+		return
+	}
+	pending := x.pending()
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cmp.Or(s.drain, agentExtractDrain))
+	defer cancel()
+	if wait {
+		sctx, stop := signal.NotifyContext(wctx, append([]os.Signal{os.Interrupt}, endSignals...)...)
+		defer stop()
+		wctx = sctx
+		if pending && s.interactive {
+			fmt.Fprintln(s.o.Err, "(extracting facts from the last messages; Ctrl-C leaves them to the next session)")
+		}
+	} else {
+		cancel()
+	}
+	if !x.close(wctx) && pending {
+		s.o.Warnf("warning: conversation %s: facts not extracted yet from the last messages; the next session takes them up (or mira-remember --extract --scope %s)", s.c.Conversation, s.c.Conversation)
+	}
 }
 
 // switchProject moves the session to the project of dir.

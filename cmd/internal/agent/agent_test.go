@@ -29,6 +29,9 @@ type agentEnv struct {
 	proj string
 	srv  *llmtest.Server
 	env  map[string]string
+	// extract leaves fact extraction on; the tests that script the
+	// model's replies one by one turn it off.
+	extract bool
 }
 
 func newAgentEnv(t *testing.T, replies ...llmtest.Reply) *agentEnv {
@@ -70,7 +73,11 @@ func (x *agentEnv) run(stdin string, args ...string) (int, string, string) {
 		Getenv: func(k string) string { return x.env[k] },
 		Getwd:  func() (string, error) { return x.proj, nil },
 	}
-	code := Main(append([]string{"--home", x.home}, args...), o)
+	pre := []string{"--home", x.home}
+	if !x.extract {
+		pre = append(pre, "--no-extract")
+	}
+	code := Main(append(pre, args...), o)
 	return code, out.String(), errb.String()
 }
 

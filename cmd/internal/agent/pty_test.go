@@ -130,7 +130,7 @@ func TestAgentREPLOnTerminal(t *testing.T) {
 		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
 	}
 
-	term := startTerminal(t, proj, env, "mira-agent")
+	term := startTerminal(t, proj, env, "mira-agent", "--no-extract")
 	term.expect("Type a message")
 	term.expect("> ")
 
@@ -207,7 +207,7 @@ func TestAgentREPLOnTerminal(t *testing.T) {
 
 	// A new session has the history: Up shows the last line of the last
 	// session; Ctrl-C twice at the prompt leaves.
-	term = startTerminal(t, proj, env, "mira-agent")
+	term = startTerminal(t, proj, env, "mira-agent", "--no-extract")
 	term.expect("10 turns in the buffer")
 	term.expect("> ")
 	term.typeIn("\x1b[A")

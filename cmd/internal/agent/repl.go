@@ -174,7 +174,7 @@ func (s *agentSession) repl(ctx context.Context) error {
 		current = cancel
 		mu.Unlock()
 		s.cancel = cancel
-		_, err = s.agent.Send(msg, line, s.printer)
+		_, err = s.send(msg, line)
 		mu.Lock()
 		current = nil
 		mu.Unlock()

@@ -55,6 +55,7 @@ func configVars(c *Config, getenv func(string) string) kong.Vars {
 		"agent_recall_k":         strconv.Itoa(cmpOrInt(c.Agent.RecallK, 5)),
 		"agent_effort":           or(c.Agent.Effort, "auto"),
 		"agent_summarizer":       or(c.Agent.Summarizer, "model"),
+		"agent_extract":          strconv.FormatBool(c.Agent.Extract == nil || *c.Agent.Extract),
 		"agent_allow":            strings.Join(c.Agent.Allow, ","),
 		"agent_allow_git_config": strconv.FormatBool(c.Agent.AllowGitConfig),
 		"max_entries":            strconv.Itoa(cmpOrInt(c.Summarize.MaxEntries, 500)),

@@ -16,7 +16,7 @@ type RecallCmd struct {
 	Common
 	Query   []string `arg:"" optional:"" help:"What to look for, in plain words. Without it, the newest memories matching the filters."`
 	K       int      `short:"k" help:"How many memories to return." default:"${recall_k}"`
-	Kind    []string `help:"Only these kinds (repeatable or comma-separated)." sep:","`
+	Kind    []string `help:"Only these kinds (repeatable or comma-separated). Tool calls and results stored as turns are left out unless turn is named." sep:","`
 	Scope   string   `short:"s" help:"Search this scope and global (default: every scope, favouring the current project)."`
 	Project string   `help:"Favour this project (default: detected from the working directory, or $MIRA_PROJECT)."`
 	Since   string   `help:"Only memories created at or after this time: RFC 3339, a date, or a duration ago such as 72h or 30d." placeholder:"WHEN"`
