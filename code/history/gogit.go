@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
@@ -128,7 +127,7 @@ func readGoGit(ctx context.Context, abs, since string, max int) ([]Commit, strin
 			Hash:    c.Hash.String(),
 			Author:  c.Author.Name,
 			Email:   c.Author.Email,
-			When:    time.Unix(c.Author.When.Unix(), 0),
+			When:    unixTime(c.Author.When.Unix()),
 			Subject: subject(c.Message),
 			Files:   files,
 			Renames: renames,

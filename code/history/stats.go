@@ -162,7 +162,7 @@ func (s *Stats) Newest() time.Time {
 	if s.added == 0 {
 		return time.Time{}
 	}
-	return time.Unix(s.newest, 0)
+	return unixTime(s.newest)
 }
 
 // Len returns the number of commits added.
@@ -383,18 +383,19 @@ func (s *Stats) forget(id int32) {
 
 // Cochange is a file that changed together with another.
 type Cochange struct {
-	Path   string
-	Count  int       // commits that changed both (within MaxFiles)
-	Weight float64   // their decayed, size-weighted sum
-	Last   time.Time // the newest of them
+	Path   string    `json:"path,omitempty"`
+	Count  int       `json:"count,omitempty"`  // commits that changed both (within MaxFiles)
+	Weight float64   `json:"weight,omitempty"` // their decayed, size-weighted sum
+	Last   time.Time `json:"last,omitzero"`    // the newest of them
 }
 
 // Expert is an author of a file.
 type Expert struct {
-	Author, Email string
-	Commits       int       // commits to the file
-	Weight        float64   // their decayed sum
-	Last          time.Time // the newest of them
+	Author  string    `json:"author,omitempty"`
+	Email   string    `json:"email,omitempty"`
+	Commits int       `json:"commits,omitempty"` // commits to the file
+	Weight  float64   `json:"weight,omitempty"`  // their decayed sum
+	Last    time.Time `json:"last,omitzero"`     // the newest of them
 }
 
 // FileStats is what is known of one file.
@@ -423,7 +424,7 @@ func (s *Stats) File(path string, now time.Time) (FileStats, bool) {
 	return FileStats{
 		Commits: int(f.commits),
 		Weight:  s.at(f.weight, s.ref(now)),
-		Last:    time.Unix(f.weight.last, 0),
+		Last:    unixTime(f.weight.last),
 		Gone:    f.gone,
 	}, true
 }
@@ -447,7 +448,7 @@ func (s *Stats) Cochange(path string, k int, now time.Time) []Cochange {
 			Path:   s.paths[p],
 			Count:  int(e.count),
 			Weight: s.at(e.weight, t),
-			Last:   time.Unix(e.weight.last, 0),
+			Last:   unixTime(e.weight.last),
 		})
 	}
 	slices.SortFunc(out, func(a, b Cochange) int {
@@ -481,7 +482,7 @@ func (s *Stats) Experts(path string, now time.Time) []Expert {
 			Email:   s.authors[a].email,
 			Commits: int(e.count),
 			Weight:  s.at(e.weight, t),
-			Last:    time.Unix(e.weight.last, 0),
+			Last:    unixTime(e.weight.last),
 		})
 	}
 	slices.SortFunc(out, func(a, b Expert) int {
@@ -517,7 +518,7 @@ func (s *Stats) Log(path string, k int) []Commit {
 			Hash:    rec.hash,
 			Author:  a.name,
 			Email:   a.email,
-			When:    time.Unix(rec.when, 0),
+			When:    unixTime(rec.when),
 			Subject: rec.subject,
 			Files:   files,
 		})
