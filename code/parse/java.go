@@ -16,21 +16,13 @@ var javaNotCalls = map[string]bool{
 
 func newJavaParser(src []byte) *javaParser {
 	toks, cs := cLikeLex(src, true)
-	p := &javaParser{src: src, toks: toks, f: &File{}, cs: cs, byEnd: make(map[int]int, len(cs)),
-		bodyOf: map[int]int{}, noRef: map[int]bool{}}
-	for i, c := range cs {
-		p.byEnd[c.eline] = i
-	}
-	return p
+	return &javaParser{scanned: newScanned(src, toks, cs), f: &File{}, bodyOf: map[int]int{}, noRef: map[int]bool{}}
 }
 
 type javaParser struct {
 	work   int // tokens looked at by the look-ahead helpers (TestScannersLinear)
-	src    []byte
-	toks   []tok
+	scanned
 	f      *File
-	cs     []comment
-	byEnd  map[int]int
 	stack  []jsScope // kinds: 'c' type body, 'e' enum body, 'f' method body, 'b' other
 	bodyOf map[int]int
 	noRef  map[int]bool // definition names and package and import statements
@@ -43,18 +35,6 @@ func parseJava(src []byte, refs bool) *File {
 		p.collectRefs()
 	}
 	return p.f
-}
-
-func (p *javaParser) op(i int, s string) bool {
-	return i >= 0 && i < len(p.toks) && p.toks[i].kind == tOp && p.toks[i].is(p.src, s)
-}
-
-func (p *javaParser) name(i int, s string) bool {
-	return i >= 0 && i < len(p.toks) && p.toks[i].kind == tName && p.toks[i].is(p.src, s)
-}
-
-func (p *javaParser) isName(i int) bool {
-	return i >= 0 && i < len(p.toks) && p.toks[i].kind == tName
 }
 
 // close returns the index after the bracket matching the one at i; '<' matches '>'.
@@ -134,7 +114,7 @@ func (p *javaParser) add(s Symbol, start, nameTok, sigEnd, end int) {
 		sigStart = start
 	}
 	s.Signature = oneLine(p.src[p.toks[sigStart].s:p.toks[sigEnd].e])
-	s.Doc = commentDoc(p.cs, p.byEnd, s.Line, javaDocText)
+	s.Doc = p.doc(s.Line, javaDocText)
 	p.noRef[nameTok] = true
 	p.f.Symbols = append(p.f.Symbols, s)
 }

@@ -34,12 +34,9 @@ type jsScope struct {
 }
 
 type jsParser struct {
-	src    []byte
-	toks   []tok
+	scanned
 	f      *File
 	refs   bool
-	cs     []comment
-	byEnd  map[int]int
 	stack  []jsScope
 	bodyOf map[int]int  // index of a '{' that opens a symbol's body -> the symbol
 	isDef  map[int]bool // indexes of tokens that name a definition
@@ -55,25 +52,9 @@ func parseJS(src []byte, refs bool) *File {
 
 func newJSParser(src []byte, refs bool) *jsParser {
 	toks, cs := jsLex(src)
-	p := &jsParser{src: src, toks: toks, f: &File{}, refs: refs, cs: cs,
-		byEnd: make(map[int]int, len(cs)), bodyOf: map[int]int{}, isDef: map[int]bool{}}
-	for i, c := range cs {
-		p.byEnd[c.eline] = i
-	}
+	p := &jsParser{scanned: newScanned(src, toks, cs), f: &File{}, refs: refs, bodyOf: map[int]int{}, isDef: map[int]bool{}}
 	p.match = matchBrackets(src, toks)
 	return p
-}
-
-func (p *jsParser) op(i int, s string) bool {
-	return i >= 0 && i < len(p.toks) && p.toks[i].kind == tOp && p.toks[i].is(p.src, s)
-}
-
-func (p *jsParser) name(i int, s string) bool {
-	return i >= 0 && i < len(p.toks) && p.toks[i].kind == tName && p.toks[i].is(p.src, s)
-}
-
-func (p *jsParser) isName(i int) bool {
-	return i >= 0 && i < len(p.toks) && p.toks[i].kind == tName
 }
 
 // close returns the index after the bracket matching the one at i.
@@ -299,7 +280,7 @@ func (p *jsParser) add(s Symbol, start, name, sigEnd, body, end int) {
 		}
 	}
 	s.Signature = oneLine(sig)
-	s.Doc = commentDoc(p.cs, p.byEnd, s.Line, jsDocText)
+	s.Doc = p.doc(s.Line, jsDocText)
 	if name >= 0 {
 		p.isDef[name] = true
 	}

@@ -49,21 +49,53 @@ func countLines(src []byte, i, j int) int {
 	return n
 }
 
-// commentDoc joins the comment block that ends on the line before line, markers
+// scanned is a source file as a scanner split it, with the look-ups its
+// parser makes.
+type scanned struct {
+	src   []byte
+	toks  []tok
+	cs    []comment
+	byEnd map[int]int // index in cs by last line
+}
+
+func newScanned(src []byte, toks []tok, cs []comment) scanned {
+	s := scanned{src: src, toks: toks, cs: cs, byEnd: make(map[int]int, len(cs))}
+	for i, c := range cs {
+		s.byEnd[c.eline] = i
+	}
+	return s
+}
+
+// op reports whether token i is the operator o.
+func (s *scanned) op(i int, o string) bool {
+	return i >= 0 && i < len(s.toks) && s.toks[i].kind == tOp && s.toks[i].is(s.src, o)
+}
+
+// name reports whether token i is the name n.
+func (s *scanned) name(i int, n string) bool {
+	return i >= 0 && i < len(s.toks) && s.toks[i].kind == tName && s.toks[i].is(s.src, n)
+}
+
+// isName reports whether token i is a name.
+func (s *scanned) isName(i int) bool {
+	return i >= 0 && i < len(s.toks) && s.toks[i].kind == tName
+}
+
+// doc joins the comment block that ends on the line before line, markers
 // stripped by strip, or "" when there is none.
-func commentDoc(cs []comment, byEnd map[int]int, line int, strip func(string) (string, bool)) string {
+func (s *scanned) doc(line int, strip func(string) (string, bool)) string {
 	var parts []string
 	for l := line - 1; l > 0; {
-		i, ok := byEnd[l]
+		i, ok := s.byEnd[l]
 		if !ok {
 			break
 		}
-		t, ok := strip(cs[i].text)
+		t, ok := strip(s.cs[i].text)
 		if !ok {
 			break
 		}
 		parts = append(parts, t)
-		l = cs[i].line - 1
+		l = s.cs[i].line - 1
 	}
 	if len(parts) == 0 {
 		return ""

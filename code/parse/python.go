@@ -212,10 +212,7 @@ type pyScope struct {
 func parsePython(p string, src []byte, refs bool) *File {
 	f := &File{Package: pyModule(p)}
 	toks, cs := pyLex(src)
-	byEnd := make(map[int]int, len(cs))
-	for i, c := range cs {
-		byEnd[c.eline] = i
-	}
+	sc := newScanned(src, toks, cs)
 	var stack []pyScope
 	lastEnd := 1
 	decoLine := 0    // first line of the decorators before a definition
@@ -308,7 +305,7 @@ func parsePython(p string, src []byte, refs bool) *File {
 			if deco > 0 {
 				from = deco
 			}
-			s.Doc = commentDoc(cs, byEnd, from, pyCommentText)
+			s.Doc = sc.doc(from, pyCommentText)
 			if refs && isClass {
 				for j := k + 2; j < colon; j++ {
 					if ln[j].kind == tName && !pyKeywords[ln[j].text(src)] && !(j+1 < len(ln) && ln[j+1].is(src, "(")) && !(j+1 < len(ln) && ln[j+1].is(src, "=")) {
@@ -338,7 +335,7 @@ func parsePython(p string, src []byte, refs bool) *File {
 				sig = sig[:i]
 			}
 			s.Signature = oneLine(sig)
-			s.Doc = commentDoc(cs, byEnd, first.line, pyCommentText)
+			s.Doc = sc.doc(first.line, pyCommentText)
 			f.Symbols = append(f.Symbols, s)
 		}
 	}

@@ -248,21 +248,13 @@ type rsScope struct {
 
 func newRustParser(p string, src []byte) *rsParser {
 	toks, cs := rsLex(src)
-	r := &rsParser{src: src, toks: toks, f: &File{Package: rsModule(p)}, cs: cs,
-		byEnd: make(map[int]int, len(cs)), bodyOf: map[int]int{}, isDef: map[int]bool{}}
-	for i, c := range cs {
-		r.byEnd[c.eline] = i
-	}
-	return r
+	return &rsParser{scanned: newScanned(src, toks, cs), f: &File{Package: rsModule(p)}, bodyOf: map[int]int{}, isDef: map[int]bool{}}
 }
 
 type rsParser struct {
 	work   int // tokens looked at by the look-ahead helpers (TestScannersLinear)
-	src    []byte
-	toks   []tok
+	scanned
 	f      *File
-	cs     []comment
-	byEnd  map[int]int
 	stack  []rsScope
 	bodyOf map[int]int
 	isDef  map[int]bool
@@ -275,18 +267,6 @@ func parseRust(p string, src []byte, refs bool) *File {
 		r.collectRefs()
 	}
 	return r.f
-}
-
-func (r *rsParser) op(i int, s string) bool {
-	return i >= 0 && i < len(r.toks) && r.toks[i].kind == tOp && r.toks[i].is(r.src, s)
-}
-
-func (r *rsParser) name(i int, s string) bool {
-	return i >= 0 && i < len(r.toks) && r.toks[i].kind == tName && r.toks[i].is(r.src, s)
-}
-
-func (r *rsParser) isName(i int) bool {
-	return i >= 0 && i < len(r.toks) && r.toks[i].kind == tName
 }
 
 // itemEnd scans an item header from i: it returns the index of the '{' opening the
@@ -375,7 +355,7 @@ func (r *rsParser) add(s Symbol, start, nameTok, sigEnd, end int) int {
 	}
 	sig := r.src[st.s:r.toks[sigEnd].e]
 	s.Signature = oneLine(sig)
-	s.Doc = commentDoc(r.cs, r.byEnd, r.attrStart(start), rsDocText)
+	s.Doc = r.doc(r.attrStart(start), rsDocText)
 	if nameTok >= 0 {
 		r.isDef[nameTok] = true
 	}
@@ -477,7 +457,7 @@ func (r *rsParser) open(i int) {
 		case KindModule:
 			sc.kind = 'n'
 			if s.Doc == "" && i+1 < len(r.toks) {
-				r.f.Symbols[sym].Doc = commentDoc(r.cs, r.byEnd, r.toks[i+1].line, rsInnerDocText)
+				r.f.Symbols[sym].Doc = r.doc(r.toks[i+1].line, rsInnerDocText)
 			}
 		case KindFunc, KindMethod:
 			sc.kind = 'f'
