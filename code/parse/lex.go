@@ -28,6 +28,10 @@ func isIdentStart(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // text is the source of a token.
@@ -161,3 +165,108 @@ func matchBrackets(src []byte, toks []tok) []int32 {
 // before it settles: real headers and statements are far shorter, and the bound
 // keeps broken files linear (TestScannersLinear).
 const lookAhead = 2048
+
+// lexer is what the hand-written scanners share while they split a
+// source: the line of the byte at hand, and the tokens and comments found
+// so far. A scanner's loop looks at the byte at hand, finds where the
+// token or comment it opens ends (skipComment, quotedEnd, identEnd, or
+// its language's own), and adds it with emit or addComment, which keep
+// the line count.
+type lexer struct {
+	src  []byte
+	line int
+	toks []tok
+	cs   []comment
+}
+
+func newLexer(src []byte) lexer {
+	return lexer{src: src, line: 1, toks: make([]tok, 0, len(src)/5)}
+}
+
+// emit adds the token src[i:j], which may span lines, and returns j.
+func (l *lexer) emit(kind byte, i, j int) int {
+	n := countLines(l.src, i, j)
+	l.toks = append(l.toks, tok{kind: kind, s: i, e: j, line: l.line, eline: l.line + n})
+	l.line += n
+	return j
+}
+
+// emitLine adds the token src[i:j], which holds no line break, and
+// returns j.
+func (l *lexer) emitLine(kind byte, i, j int) int {
+	l.toks = append(l.toks, tok{kind: kind, s: i, e: j, line: l.line, eline: l.line})
+	return j
+}
+
+// addComment adds the comment src[i:j] and returns j.
+func (l *lexer) addComment(i, j int) int {
+	n := countLines(l.src, i, j)
+	l.cs = append(l.cs, comment{line: l.line, eline: l.line + n, text: string(l.src[i:j])})
+	l.line += n
+	return j
+}
+
+// space steps over the blank or line break at src[i], counting lines,
+// and reports whether there was one.
+func (l *lexer) space(i int) bool {
+	switch l.src[i] {
+	case '\n':
+		l.line++
+	case ' ', '\t', '\r', '\f', '\v':
+	default:
+		return false
+	}
+	return true
+}
+
+// isCommentStart reports whether a "//" or "/*" comment opens at src[i].
+func isCommentStart(src []byte, i int) bool {
+	return src[i] == '/' && i+1 < len(src) && (src[i+1] == '/' || src[i+1] == '*')
+}
+
+// skipComment returns the index after the "//" or "/*" comment that opens
+// at src[i]; a block comment does not nest.
+func skipComment(src []byte, i int) int {
+	if src[i+1] == '/' {
+		for i += 2; i < len(src) && src[i] != '\n'; i++ {
+		}
+		return i
+	}
+	for i += 2; i+1 < len(src); i++ {
+		if src[i] == '*' && src[i+1] == '/' {
+			return i + 2
+		}
+	}
+	return len(src)
+}
+
+// quotedEnd returns the index after the string that the quote at src[i]
+// opens and the same quote closes. With escapes a backslash escapes the
+// byte after it; without multiline a line break ends the string (an
+// unterminated one) before it.
+func quotedEnd(src []byte, i int, escapes, multiline bool) int {
+	q := src[i]
+	for i++; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			if escapes {
+				i++
+			}
+		case '\n':
+			if !multiline {
+				return i
+			}
+		case q:
+			return i + 1
+		}
+	}
+	return len(src)
+}
+
+// identEnd returns the index after the identifier bytes from src[i].
+func identEnd(src []byte, i int) int {
+	for i < len(src) && isIdentByte(src[i]) {
+		i++
+	}
+	return i
+}

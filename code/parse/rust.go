@@ -39,17 +39,7 @@ func rsRawStringEnd(src []byte, i int) int {
 
 // rsStringEnd returns the index after the "…" string opening at src[i]; Rust strings
 // may span lines.
-func rsStringEnd(src []byte, i int) int {
-	for i++; i < len(src); i++ {
-		switch src[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(src)
-}
+func rsStringEnd(src []byte, i int) int { return quotedEnd(src, i, true, true) }
 
 // rsBlockCommentEnd returns the index after the block comment at src[i]; Rust block
 // comments nest.
@@ -104,43 +94,25 @@ func rsQuoteEnd(src []byte, i int) (int, bool) {
 // rsLex splits Rust source into tokens and comments. "::", "->" and "=>" are single
 // tokens; lifetimes are tLifetime tokens.
 func rsLex(src []byte) (toks []tok, cs []comment) {
-	line := 1
-	toks = make([]tok, 0, len(src)/5)
-	add := func(kind byte, i, j int) {
-		n := countLines(src, i, j)
-		toks = append(toks, tok{kind: kind, s: i, e: j, line: line, eline: line + n})
-		line += n
-	}
+	l := newLexer(src)
 	for i := 0; i < len(src); {
 		c := src[i]
 		switch {
-		case c == '\n':
-			line++
-			i++
-		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
+		case l.space(i):
 			i++
 		case c == '/' && i+1 < len(src) && src[i+1] == '/':
-			j := skipComment(src, i)
-			cs = append(cs, comment{line: line, eline: line, text: string(src[i:j])})
-			i = j
+			i = l.addComment(i, skipComment(src, i))
 		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			j := rsBlockCommentEnd(src, i)
-			n := countLines(src, i, j)
-			cs = append(cs, comment{line: line, eline: line + n, text: string(src[i:j])})
-			line += n
-			i = j
+			i = l.addComment(i, rsBlockCommentEnd(src, i))
 		case c == '"':
-			j := rsStringEnd(src, i)
-			add(tString, i, j)
-			i = j
+			i = l.emit(tString, i, rsStringEnd(src, i))
 		case c == '\'':
 			j, char := rsQuoteEnd(src, i)
 			if char {
-				add(tString, i, j)
+				i = l.emit(tString, i, j)
 			} else {
-				add(tLifetime, i, j)
+				i = l.emit(tLifetime, i, j)
 			}
-			i = j
 		case isIdentStart(c):
 			// String prefixes: b"…", c"…", r"…", r#"…"#, br"…", cr#"…"#, b'…'.
 			if c == 'b' || c == 'c' || c == 'r' {
@@ -150,39 +122,28 @@ func rsLex(src []byte) (toks []tok, cs []comment) {
 				}
 				if src[k] == 'r' {
 					if j := rsRawStringEnd(src, k); j >= 0 {
-						add(tString, i, j)
-						i = j
+						i = l.emit(tString, i, j)
 						continue
 					}
 				} else if k+1 < len(src) && src[k+1] == '"' {
-					j := rsStringEnd(src, k+1)
-					add(tString, i, j)
-					i = j
+					i = l.emit(tString, i, rsStringEnd(src, k+1))
 					continue
 				} else if c == 'b' && k+1 < len(src) && src[k+1] == '\'' {
 					j, _ := rsQuoteEnd(src, k+1)
-					add(tString, i, j)
-					i = j
+					i = l.emit(tString, i, j)
 					continue
 				}
 			}
-			j := i + 1
-			if c == 'r' && j+1 < len(src) && src[j] == '#' && isIdentStart(src[j+1]) {
+			if c == 'r' && i+2 < len(src) && src[i+1] == '#' && isIdentStart(src[i+2]) {
 				i += 2 // raw identifier r#name
-				j = i + 1
 			}
-			for j < len(src) && isIdentByte(src[j]) {
-				j++
-			}
-			add(tName, i, j)
-			i = j
+			i = l.emitLine(tName, i, identEnd(src, i+1))
 		case isDigit(c):
 			j := i + 1
 			for j < len(src) && (isIdentByte(src[j]) || src[j] == '.' && j+1 < len(src) && isDigit(src[j+1])) {
 				j++
 			}
-			add(tNumber, i, j)
-			i = j
+			i = l.emitLine(tNumber, i, j)
 		default:
 			n := 1
 			if i+1 < len(src) {
@@ -191,11 +152,10 @@ func rsLex(src []byte) (toks []tok, cs []comment) {
 					n = 2
 				}
 			}
-			add(tOp, i, i+n)
-			i += n
+			i = l.emitLine(tOp, i, i+n)
 		}
 	}
-	return toks, cs
+	return l.toks, l.cs
 }
 
 // rsModule is the module path of a file: "src/net/tcp.rs" is "net::tcp", "src/a/mod.rs"
