@@ -20,7 +20,7 @@ func newJavaParser(src []byte) *javaParser {
 }
 
 type javaParser struct {
-	work   int // tokens looked at by the look-ahead helpers (TestScannersLinear)
+	work int // tokens looked at by the look-ahead helpers (TestScannersLinear)
 	scanned
 	f      *File
 	stack  []jsScope // kinds: 'c' type body, 'e' enum body, 'f' method body, 'b' other

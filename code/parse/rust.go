@@ -212,7 +212,7 @@ func newRustParser(p string, src []byte) *rsParser {
 }
 
 type rsParser struct {
-	work   int // tokens looked at by the look-ahead helpers (TestScannersLinear)
+	work int // tokens looked at by the look-ahead helpers (TestScannersLinear)
 	scanned
 	f      *File
 	stack  []rsScope
