@@ -353,13 +353,7 @@ func (c *Code) Status(ctx context.Context) (CodeStatus, error) {
 // Symbols returns up to k definitions matching q (a name, part of one, or
 // words), best first; k is at least 1.
 func (c *Code) Symbols(ctx context.Context, q string, k int) ([]CodeSymbolHit, error) {
-	if err := atLeast("k", k, 1); err != nil {
-		return nil, err
-	}
-	if err := c.fresh(ctx); err != nil {
-		return nil, err
-	}
-	return c.ix.Symbols(q, k), nil
+	return answer(ctx, c, atLeast("k", k, 1), func() []CodeSymbolHit { return c.ix.Symbols(q, k) })
 }
 
 // Card describes one definition: ref is a name ("Execute"), a qualified
@@ -385,25 +379,13 @@ func (c *Code) Card(ctx context.Context, ref string, body bool) (CodeCard, error
 // Callers returns the call sites of sym and, up to depth levels (at least
 // 1), of its callers' callers.
 func (c *Code) Callers(ctx context.Context, sym string, depth int) ([]CodeEdge, error) {
-	if err := atLeast("depth", depth, 1); err != nil {
-		return nil, err
-	}
-	if err := c.fresh(ctx); err != nil {
-		return nil, err
-	}
-	return c.ix.Callers(sym, depth), nil
+	return answer(ctx, c, atLeast("depth", depth, 1), func() []CodeEdge { return c.ix.Callers(sym, depth) })
 }
 
 // Callees returns the calls sym makes and, up to depth levels (at least
 // 1), those its callees make.
 func (c *Code) Callees(ctx context.Context, sym string, depth int) ([]CodeEdge, error) {
-	if err := atLeast("depth", depth, 1); err != nil {
-		return nil, err
-	}
-	if err := c.fresh(ctx); err != nil {
-		return nil, err
-	}
-	return c.ix.Callees(sym, depth), nil
+	return answer(ctx, c, atLeast("depth", depth, 1), func() []CodeEdge { return c.ix.Callees(sym, depth) })
 }
 
 // Map returns the project's module tree and its central definitions,
@@ -508,33 +490,32 @@ func (c *Code) prepare(ctx context.Context, q *CodeQuery) (*linkSet, error) {
 // Cochange returns up to k files (k at least 1) that changed in the same
 // commits as path, strongest first.
 func (c *Code) Cochange(ctx context.Context, path string, k int) ([]CodeCochange, error) {
-	if err := atLeast("k", k, 1); err != nil {
-		return nil, err
-	}
-	if err := c.fresh(ctx); err != nil {
-		return nil, err
-	}
-	return c.ix.Cochange(c.rel(path), k), nil
+	return answer(ctx, c, atLeast("k", k, 1), func() []CodeCochange { return c.ix.Cochange(c.rel(path), k) })
 }
 
 // Experts returns the authors who changed path, most relevant first.
 func (c *Code) Experts(ctx context.Context, path string) ([]CodeExpert, error) {
-	if err := c.fresh(ctx); err != nil {
-		return nil, err
-	}
-	return c.ix.Experts(c.rel(path)), nil
+	return answer(ctx, c, nil, func() []CodeExpert { return c.ix.Experts(c.rel(path)) })
 }
 
 // Log returns up to k recent commits (k at least 1) touching a path or a
 // symbol's file, newest first.
 func (c *Code) Log(ctx context.Context, pathOrSymbol string, k int) ([]CodeCommit, error) {
-	if err := atLeast("k", k, 1); err != nil {
-		return nil, err
+	return answer(ctx, c, atLeast("k", k, 1), func() []CodeCommit { return c.ix.Log(c.rel(pathOrSymbol), k) })
+}
+
+// answer is a read: it refuses the call for bad (the check of its
+// arguments, nil when they are good), else brings the index up to date
+// and returns what ask finds in it.
+func answer[T any](ctx context.Context, c *Code, bad error, ask func() T) (T, error) {
+	var none T
+	if bad != nil {
+		return none, bad
 	}
 	if err := c.fresh(ctx); err != nil {
-		return nil, err
+		return none, err
 	}
-	return c.ix.Log(c.rel(pathOrSymbol), k), nil
+	return ask(), nil
 }
 
 // checkCodeQuery refuses a query of Touchpoints or Files that asks for
