@@ -133,8 +133,8 @@ func (p *javaParser) run() {
 		if len(p.stack) > 0 {
 			top = &p.stack[len(p.stack)-1]
 		}
-		if t.kind == tOp && t.e-t.s == 1 {
-			switch p.src[t.s] {
+		if c := p.punct(i); c != 0 {
+			switch c {
 			case '{':
 				sc := jsScope{kind: 'b', sym: -1}
 				if sym, ok := p.bodyOf[i]; ok {
@@ -152,9 +152,7 @@ func (p *javaParser) run() {
 				p.stack = append(p.stack, sc)
 			case '}':
 				if top != nil {
-					if top.sym >= 0 {
-						p.f.Symbols[top.sym].EndLine = max(t.line, p.f.Symbols[top.sym].Line)
-					}
+					p.f.end(top.sym, t.line)
 					p.stack = p.stack[:len(p.stack)-1]
 				}
 			case ';':
@@ -218,13 +216,11 @@ func (p *javaParser) memberStart(i int) bool {
 		return true
 	}
 	prev := p.toks[i-1]
-	if prev.kind == tOp && prev.e-prev.s == 1 {
-		switch p.src[prev.s] {
-		case '{', ';', '}', ',':
-			return true
-		case ')':
-			return prev.eline < p.toks[i].line // after an annotation's arguments
-		}
+	switch p.punct(i - 1) {
+	case '{', ';', '}', ',':
+		return true
+	case ')':
+		return prev.eline < p.toks[i].line // after an annotation's arguments
 	}
 	return prev.kind == tName && p.op(i-2, "@") || prev.kind == tName && p.op(i-3, "@") && p.op(i-2, ".")
 }

@@ -165,10 +165,7 @@ func (p *jsParser) stmtEnd(i int) int {
 		if j > i && (t.line > p.toks[j-1].eline && p.endsExpr(j-1) && !p.continues(j) || j >= i+lookAhead) {
 			return p.toks[j-1].eline
 		}
-		if t.kind != tOp || t.e-t.s != 1 {
-			continue
-		}
-		switch p.src[t.s] {
+		switch p.punct(j) {
 		case '(', '[', '{':
 			if p.match[j] < 0 {
 				return p.toks[len(p.toks)-1].eline
@@ -356,16 +353,14 @@ func (p *jsParser) run() {
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		top := p.top()
-		if t.kind == tOp && t.e-t.s == 1 {
-			switch src[t.s] {
+		if c := p.punct(i); c != 0 {
+			switch c {
 			case '{':
 				p.open(i)
 				continue
 			case '}':
 				if top != nil {
-					if top.sym >= 0 {
-						p.f.Symbols[top.sym].EndLine = max(t.line, p.f.Symbols[top.sym].Line)
-					}
+					p.f.end(top.sym, t.line)
 					p.stack = p.stack[:len(p.stack)-1]
 				}
 				continue
@@ -436,11 +431,9 @@ func (p *jsParser) memberStart(i int) bool {
 		return true
 	}
 	prev := p.toks[i-1]
-	if prev.kind == tOp && prev.e-prev.s == 1 {
-		switch p.src[prev.s] {
-		case '{', ';', '}', ',':
-			return true
-		}
+	switch p.punct(i - 1) {
+	case '{', ';', '}', ',':
+		return true
 	}
 	if prev.kind == tName && jsModifiers[prev.text(p.src)] {
 		return false

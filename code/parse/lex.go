@@ -80,6 +80,15 @@ func (s *scanned) name(i int, n string) bool {
 	return i >= 0 && i < len(s.toks) && s.toks[i].kind == tName && s.toks[i].is(s.src, n)
 }
 
+// punct returns the one-byte operator that token i is, or 0 for any
+// other token.
+func (s *scanned) punct(i int) byte {
+	if t := s.toks[i]; t.kind == tOp && t.e-t.s == 1 {
+		return s.src[t.s]
+	}
+	return 0
+}
+
 // isName reports whether token i is a name.
 func (s *scanned) isName(i int) bool {
 	return i >= 0 && i < len(s.toks) && s.toks[i].kind == tName
@@ -269,4 +278,12 @@ func identEnd(src []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// end closes the definition sym (none when negative) at the '}' on line:
+// it ends there, or on its own first line when that is later.
+func (f *File) end(sym, line int) {
+	if sym >= 0 {
+		f.Symbols[sym].EndLine = max(line, f.Symbols[sym].Line)
+	}
 }

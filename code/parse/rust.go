@@ -235,11 +235,7 @@ func (r *rsParser) itemEnd(i int, angles bool) int {
 	depth := 0
 	for ; i < len(r.toks); i++ {
 		r.work++
-		t := r.toks[i]
-		if t.kind != tOp || t.e-t.s != 1 {
-			continue
-		}
-		switch r.src[t.s] {
+		switch r.punct(i) {
 		case '(', '[':
 			depth++
 		case '<':
@@ -338,15 +334,13 @@ func (r *rsParser) run() {
 		if len(r.stack) > 0 {
 			top = &r.stack[len(r.stack)-1]
 		}
-		if t.kind == tOp && t.e-t.s == 1 {
-			switch r.src[t.s] {
+		if c := r.punct(i); c != 0 {
+			switch c {
 			case '{':
 				r.open(i)
 			case '}':
 				if top != nil {
-					if top.sym >= 0 {
-						r.f.Symbols[top.sym].EndLine = max(t.line, r.f.Symbols[top.sym].Line)
-					}
+					r.f.end(top.sym, t.line)
 					r.stack = r.stack[:len(r.stack)-1]
 				}
 			}
@@ -467,11 +461,7 @@ func (r *rsParser) memberEnd(i int) int {
 	depth := 0
 	for ; i < len(r.toks); i++ {
 		r.work++
-		t := r.toks[i]
-		if t.kind != tOp || t.e-t.s != 1 {
-			continue
-		}
-		switch r.src[t.s] {
+		switch r.punct(i) {
 		case '(', '[', '{', '<':
 			depth++
 		case ')', ']', '>':
@@ -606,11 +596,7 @@ func (r *rsParser) close(i int) int {
 	depth := 0
 	for ; i < len(r.toks); i++ {
 		r.work++
-		t := r.toks[i]
-		if t.kind != tOp || t.e-t.s != 1 {
-			continue
-		}
-		switch r.src[t.s] {
+		switch r.punct(i) {
 		case '(', '[', '{':
 			depth++
 		case ')', ']', '}':
