@@ -27,8 +27,8 @@ type CodeCmd struct {
 	Status      CodeStatusCmd      `cmd:"" help:"Files, definitions, references and languages indexed, the indexed commit, and files changed since."`
 	Symbols     CodeSymbolsCmd     `cmd:"" help:"Find definitions by name or words."`
 	Card        CodeCardCmd        `cmd:"" help:"Show a definition: path, signature, doc, the first lines (--body: all), and the memories that point at it."`
-	Callers     CodeCallersCmd     `cmd:"" help:"Show where a definition is called, and by whom (--depth levels)."`
-	Callees     CodeCalleesCmd     `cmd:"" help:"Show what a definition calls (--depth levels)."`
+	Callers     CodeEdgesCmd       `cmd:"" set:"edges=callers" help:"Show where a definition is called, and by whom (--depth levels)."`
+	Callees     CodeEdgesCmd       `cmd:"" set:"edges=callees" help:"Show what a definition calls (--depth levels)."`
 	Map         CodeMapCmd         `cmd:"" name:"map" help:"Print the module tree with its central definitions, under a token budget."`
 	Touchpoints CodeTouchpointsCmd `cmd:"" help:"Rank the definitions a task needs, with excerpts and reasons."`
 	Files       CodeFilesCmd       `cmd:"" help:"Rank the files a task needs."`
@@ -48,6 +48,7 @@ func (c *CodeCmd) AfterApply() error {
 		&c.Map.c, &c.Touchpoints.c, &c.Files.c, &c.Cochange.c, &c.Experts.c, &c.Log.c} {
 		*p = c
 	}
+	c.Callers.callers = true
 	return nil
 }
 
@@ -242,28 +243,19 @@ func writeIndented(b *strings.Builder, indent, line string) {
 	}
 }
 
-// CodeCallersCmd is mira-code callers.
-type CodeCallersCmd struct {
-	c      *CodeCmd `kong:"-"`
-	Symbol string   `arg:"" help:"A definition, as for card."`
-	Depth  int      `short:"d" help:"Levels of callers to follow." default:"1"`
+// CodeEdgesCmd is mira-code callers, and callees.
+type CodeEdgesCmd struct {
+	c       *CodeCmd `kong:"-"`
+	callers bool
+	Symbol  string `arg:"" help:"A definition, as for card."`
+	Depth   int    `short:"d" help:"Levels of ${edges} to follow." default:"1"`
 }
 
-func (x *CodeCallersCmd) run(ctx context.Context, o *IO) error {
+func (x *CodeEdgesCmd) run(ctx context.Context, o *IO) error {
 	return runCode(ctx, o, x.c, false, func(cd *mira.Code) ([]mira.CodeEdge, error) {
-		return cd.Callers(ctx, x.Symbol, x.Depth)
-	}, writeEdge)
-}
-
-// CodeCalleesCmd is mira-code callees.
-type CodeCalleesCmd struct {
-	c      *CodeCmd `kong:"-"`
-	Symbol string   `arg:"" help:"A definition, as for card."`
-	Depth  int      `short:"d" help:"Levels of callees to follow." default:"1"`
-}
-
-func (x *CodeCalleesCmd) run(ctx context.Context, o *IO) error {
-	return runCode(ctx, o, x.c, false, func(cd *mira.Code) ([]mira.CodeEdge, error) {
+		if x.callers {
+			return cd.Callers(ctx, x.Symbol, x.Depth)
+		}
 		return cd.Callees(ctx, x.Symbol, x.Depth)
 	}, writeEdge)
 }
