@@ -142,7 +142,7 @@ func codeSearchTool() *mcp.Tool {
 		func(p map[string]*jsonschema.Schema) {
 			p["query"].MinLength = ptr(1)
 			p["find"].Enum = enum("touchpoints", "files")
-			p["k"].Minimum, p["k"].Maximum = ptr(0.0), ptr(float64(maxCodeK))
+			between(p["k"], 0, maxCodeK)
 		}, readOnly)
 }
 
@@ -211,7 +211,7 @@ func codeSymbolTool() *mcp.Tool {
 		func(p map[string]*jsonschema.Schema) {
 			p["ref"].MinLength = ptr(1)
 			p["show"].Enum = enum("card", "callers", "callees")
-			p["depth"].Minimum, p["depth"].Maximum = ptr(0.0), ptr(float64(maxCodeDepth))
+			between(p["depth"], 0, maxCodeDepth)
 		}, readOnly)
 }
 
@@ -273,7 +273,7 @@ func codeMapTool() *mcp.Tool {
 		"The current project's module tree with its most central definitions, from its code index, "+
 			"within a token budget: a first look at a codebase before searching it.",
 		func(p map[string]*jsonschema.Schema) {
-			p["budget"].Minimum, p["budget"].Maximum = ptr(0.0), ptr(float64(maxCodeBudget))
+			between(p["budget"], 0, maxCodeBudget)
 		}, readOnly)
 }
 

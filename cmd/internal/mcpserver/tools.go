@@ -38,6 +38,11 @@ func tool[In, Out any](name, title, description string, fix func(props map[strin
 		InputSchema: plainSchema[In](fix), OutputSchema: plainSchema[Out](nil), Annotations: &hints}
 }
 
+// between bounds a number property from least to most.
+func between(p *jsonschema.Schema, least, most float64) {
+	p.Minimum, p.Maximum = &least, &most
+}
+
 // readOnly are the hints of a tool that changes nothing.
 var readOnly = mcp.ToolAnnotations{ReadOnlyHint: true}
 
@@ -168,7 +173,7 @@ func recallTool() *mcp.Tool {
 		"Search the user's long-term memory and return the most relevant memories, best first, each with its id, kind, scope, date and text. "+
 			"Hybrid search (keywords and meaning), favouring recent memories and the current project. Call it before answering anything that may depend on what was decided or learned before.",
 		func(p map[string]*jsonschema.Schema) {
-			p["k"].Minimum, p["k"].Maximum = ptr(1.0), ptr(float64(maxK))
+			between(p["k"], 1, maxK)
 			p["kinds"].Items.Enum = enum(mem.Kinds...)
 			p["mode"].Enum = enum(mira.RecallModes...)
 			p["min_score"].Minimum = ptr(0.0)
@@ -208,7 +213,7 @@ func listTool() *mcp.Tool {
 		"List the newest memories, optionally of one kind (e.g. the open tasks, the latest decisions) or one scope, newest first.",
 		func(p map[string]*jsonschema.Schema) {
 			p["kind"].Enum = enum(mem.Kinds...)
-			p["limit"].Minimum, p["limit"].Maximum = ptr(1.0), ptr(float64(maxK))
+			between(p["limit"], 1, maxK)
 		}, readOnly)
 }
 
@@ -290,8 +295,8 @@ func contextTool() *mcp.Tool {
 			"Stable parts come first so prompt caches keep hitting.",
 		func(p map[string]*jsonschema.Schema) {
 			p["mode"].Enum = enum(string(plan.ModeOff), string(plan.ModeLight), string(plan.ModeHeavy))
-			p["budget"].Minimum, p["budget"].Maximum = ptr(100.0), ptr(200000.0)
-			p["k"].Minimum, p["k"].Maximum = ptr(1.0), ptr(float64(maxK))
+			between(p["budget"], 100, 200000)
+			between(p["k"], 1, maxK)
 		}, readOnly)
 }
 
