@@ -145,8 +145,8 @@ func (d *differ) trees(a, b plumbing.Hash, base string) error {
 			name := base + string(x.Name)
 			if !x.Dir() {
 				d.change(name, x, y)
-			} else if d.enters(name + "/") {
-				err = d.trees(x.Hash, y.Hash, name+"/")
+			} else if dir := name + "/"; d.enters(dir) {
+				err = d.trees(x.Hash, y.Hash, dir)
 			}
 		}
 		if err != nil {
@@ -178,7 +178,8 @@ func (d *differ) whole(e Entry, base string, old bool) error {
 		}
 		return nil
 	}
-	if !d.enters(name + "/") {
+	dir := name + "/"
+	if !d.enters(dir) {
 		return nil
 	}
 	w, err := d.walk(e.Hash)
@@ -190,7 +191,7 @@ func (d *differ) whole(e Entry, base string, old bool) error {
 		if err != nil || !ok {
 			return err
 		}
-		if err := d.whole(c, name+"/", old); err != nil {
+		if err := d.whole(c, dir, old); err != nil {
 			return err
 		}
 	}
