@@ -129,10 +129,7 @@ func javaDocText(s string) (string, bool) {
 func (p *javaParser) run() {
 	for i := 0; i < len(p.toks); i++ {
 		t := p.toks[i]
-		var top *jsScope
-		if len(p.stack) > 0 {
-			top = &p.stack[len(p.stack)-1]
-		}
+		top := last(p.stack)
 		if c := p.punct(i); c != 0 {
 			switch c {
 			case '{':
@@ -212,14 +209,11 @@ func (p *javaParser) run() {
 // memberStart reports whether token i begins a declaration in a type body or at the
 // top level: after '{', ';', '}' or an annotation.
 func (p *javaParser) memberStart(i int) bool {
-	if i == 0 {
+	if p.startsItem(i) {
 		return true
 	}
 	prev := p.toks[i-1]
-	switch p.punct(i - 1) {
-	case '{', ';', '}', ',':
-		return true
-	case ')':
+	if p.punct(i-1) == ')' {
 		return prev.eline < p.toks[i].line // after an annotation's arguments
 	}
 	return prev.kind == tName && p.op(i-2, "@") || prev.kind == tName && p.op(i-3, "@") && p.op(i-2, ".")

@@ -245,12 +245,7 @@ func (p *jsParser) push(sc jsScope) {
 	p.stack = append(p.stack, sc)
 }
 
-func (p *jsParser) top() *jsScope {
-	if len(p.stack) == 0 {
-		return nil
-	}
-	return &p.stack[len(p.stack)-1]
-}
+func (p *jsParser) top() *jsScope { return last(p.stack) }
 
 // add records a symbol that starts at token start and is named by token name; body
 // is the index of the '{' opening its body, or -1 with end its last line.
@@ -427,14 +422,10 @@ func (p *jsParser) run() {
 // memberStart reports whether token i begins a member of a class, interface, enum
 // or object literal: it follows '{', ';', '}' or ',' or begins a line.
 func (p *jsParser) memberStart(i int) bool {
-	if i == 0 {
+	if p.startsItem(i) {
 		return true
 	}
 	prev := p.toks[i-1]
-	switch p.punct(i - 1) {
-	case '{', ';', '}', ',':
-		return true
-	}
 	if prev.kind == tName && jsModifiers[prev.text(p.src)] {
 		return false
 	}

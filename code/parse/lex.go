@@ -89,6 +89,27 @@ func (s *scanned) punct(i int) byte {
 	return 0
 }
 
+// startsItem reports whether token i is the first of the file or follows
+// '{', ';', '}' or ',': where a member or statement may begin.
+func (s *scanned) startsItem(i int) bool {
+	if i == 0 {
+		return true
+	}
+	switch s.punct(i - 1) {
+	case '{', ';', '}', ',':
+		return true
+	}
+	return false
+}
+
+// last is the top of a stack, nil when it is empty.
+func last[T any](stack []T) *T {
+	if len(stack) == 0 {
+		return nil
+	}
+	return &stack[len(stack)-1]
+}
+
 // isName reports whether token i is a name.
 func (s *scanned) isName(i int) bool {
 	return i >= 0 && i < len(s.toks) && s.toks[i].kind == tName

@@ -330,10 +330,7 @@ var rsItemModifiers = map[string]bool{
 func (r *rsParser) run() {
 	for i := 0; i < len(r.toks); i++ {
 		t := r.toks[i]
-		var top *rsScope
-		if len(r.stack) > 0 {
-			top = &r.stack[len(r.stack)-1]
-		}
+		top := last(r.stack)
 		if c := r.punct(i); c != 0 {
 			switch c {
 			case '{':
