@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/miramem/mira/code"
 	plan "github.com/miramem/mira/ctx"
@@ -29,6 +30,7 @@ type (
 	CodeQuery      = code.Query
 	CodeStats      = code.Stats
 	CodeStatus     = code.Status
+	CodeLang       = code.Lang
 	CodeCochange   = code.Cochange
 	CodeExpert     = code.Expert
 	CodeCommit     = code.Commit
@@ -236,8 +238,10 @@ func gitDirs(dir string) (gitDir, common string) {
 	}
 }
 
-// Update brings the index up to date now.
+// Update brings the index up to date now; its stats say what it did and
+// how long it took.
 func (c *Code) Update(ctx context.Context) (CodeStats, error) {
+	start := time.Now()
 	c.updMu.Lock()
 	defer c.updMu.Unlock()
 	var g uint64
@@ -245,7 +249,9 @@ func (c *Code) Update(ctx context.Context) (CodeStats, error) {
 		c.watch.Sync(ctx)
 		g = c.watch.Gen()
 	}
-	return c.updateLocked(ctx, g)
+	st, err := c.updateLocked(ctx, g)
+	st.Took = time.Since(start)
+	return st, err
 }
 
 // updateLocked runs an update; g is the watcher's generation it takes in.
@@ -346,12 +352,9 @@ func (c *Code) Status(ctx context.Context) (CodeStatus, error) {
 }
 
 // Symbols returns up to k definitions matching q (a name, part of one, or
-// words), best first.
+// words), best first; k is at least 1.
 func (c *Code) Symbols(ctx context.Context, q string, k int) ([]CodeSymbolHit, error) {
-	if err := c.fresh(ctx); err != nil {
-		return nil, err
-	}
-	return c.ix.Symbols(q, k), nil
+	return answer(ctx, c, atLeast("k", k, 1), func() []CodeSymbolHit { return c.ix.Symbols(q, k) })
 }
 
 // Card describes one definition: ref is a name ("Execute"), a qualified
@@ -374,27 +377,24 @@ func (c *Code) Card(ctx context.Context, ref string, body bool) (CodeCard, error
 	return card, nil
 }
 
-// Callers returns the call sites of sym and, up to depth levels, of its
-// callers' callers.
+// Callers returns the call sites of sym and, up to depth levels (at least
+// 1), of its callers' callers.
 func (c *Code) Callers(ctx context.Context, sym string, depth int) ([]CodeEdge, error) {
-	if err := c.fresh(ctx); err != nil {
-		return nil, err
-	}
-	return c.ix.Callers(sym, depth), nil
+	return answer(ctx, c, atLeast("depth", depth, 1), func() []CodeEdge { return c.ix.Callers(sym, depth) })
 }
 
-// Callees returns the calls sym makes and, up to depth levels, those its
-// callees make.
+// Callees returns the calls sym makes and, up to depth levels (at least
+// 1), those its callees make.
 func (c *Code) Callees(ctx context.Context, sym string, depth int) ([]CodeEdge, error) {
-	if err := c.fresh(ctx); err != nil {
-		return nil, err
-	}
-	return c.ix.Callees(sym, depth), nil
+	return answer(ctx, c, atLeast("depth", depth, 1), func() []CodeEdge { return c.ix.Callees(sym, depth) })
 }
 
 // Map returns the project's module tree and its central definitions,
-// fitted under budget tokens of the options' encoding.
+// fitted under budget tokens (at least 1) of the options' encoding.
 func (c *Code) Map(ctx context.Context, budget int) (CodeMap, error) {
+	if err := atLeast("budget", budget, 1); err != nil {
+		return CodeMap{}, err
+	}
 	count, err := c.counter()
 	if err != nil {
 		return CodeMap{}, err
@@ -455,9 +455,12 @@ func whyMemories(ms []string) []string {
 	return why
 }
 
-// prepare makes the index fresh and completes q: its tokenizer, and the
-// boosts of the memories that point at code.
+// prepare checks q, makes the index fresh and completes q: its
+// tokenizer, and the boosts of the memories that point at code.
 func (c *Code) prepare(ctx context.Context, q *CodeQuery) (*linkSet, error) {
+	if err := checkCodeQuery(*q); err != nil {
+		return nil, err
+	}
 	if q.Count == nil && q.Budget > 0 {
 		count, err := c.counter()
 		if err != nil {
@@ -485,30 +488,57 @@ func (c *Code) prepare(ctx context.Context, q *CodeQuery) (*linkSet, error) {
 	return ls, nil
 }
 
-// Cochange returns up to k files that changed in the same commits as
-// path, strongest first.
+// Cochange returns up to k files (k at least 1) that changed in the same
+// commits as path, strongest first.
 func (c *Code) Cochange(ctx context.Context, path string, k int) ([]CodeCochange, error) {
-	if err := c.fresh(ctx); err != nil {
-		return nil, err
-	}
-	return c.ix.Cochange(c.rel(path), k), nil
+	return answer(ctx, c, atLeast("k", k, 1), func() []CodeCochange { return c.ix.Cochange(c.rel(path), k) })
 }
 
 // Experts returns the authors who changed path, most relevant first.
 func (c *Code) Experts(ctx context.Context, path string) ([]CodeExpert, error) {
-	if err := c.fresh(ctx); err != nil {
-		return nil, err
-	}
-	return c.ix.Experts(c.rel(path)), nil
+	return answer(ctx, c, nil, func() []CodeExpert { return c.ix.Experts(c.rel(path)) })
 }
 
-// Log returns up to k recent commits touching a path or a symbol's file,
-// newest first.
+// Log returns up to k recent commits (k at least 1) touching a path or a
+// symbol's file, newest first.
 func (c *Code) Log(ctx context.Context, pathOrSymbol string, k int) ([]CodeCommit, error) {
-	if err := c.fresh(ctx); err != nil {
-		return nil, err
+	return answer(ctx, c, atLeast("k", k, 1), func() []CodeCommit { return c.ix.Log(c.rel(pathOrSymbol), k) })
+}
+
+// answer is a read: it refuses the call for bad (the check of its
+// arguments, nil when they are good), else brings the index up to date
+// and returns what ask finds in it.
+func answer[T any](ctx context.Context, c *Code, bad error, ask func() T) (T, error) {
+	var none T
+	if bad != nil {
+		return none, bad
 	}
-	return c.ix.Log(c.rel(pathOrSymbol), k), nil
+	if err := c.fresh(ctx); err != nil {
+		return none, err
+	}
+	return ask(), nil
+}
+
+// checkCodeQuery refuses a query of Touchpoints or Files that asks for
+// nothing: no text, a negative K or Budget (0 is the default for both).
+func checkCodeQuery(q CodeQuery) error {
+	switch {
+	case strings.TrimSpace(q.Text) == "":
+		return invalidField("text", errors.New("is empty: say what the task is"))
+	case q.K < 0:
+		return invalidField("k", errors.New("must be at least 1"))
+	case q.Budget < 0:
+		return invalidField("budget", errors.New("must be at least 0"))
+	}
+	return nil
+}
+
+// atLeast refuses a count below least, naming its field.
+func atLeast(field string, n, least int) error {
+	if n < least {
+		return invalidField(field, fmt.Errorf("must be at least %d", least))
+	}
+	return nil
 }
 
 // Rel returns path as the index names files: slash-separated and relative

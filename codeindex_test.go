@@ -1,6 +1,7 @@
 package mira
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -106,6 +107,41 @@ func TestCodeFreshBeforeEachRead(t *testing.T) {
 				t.Error("Card(Discount) still finds a definition whose file was removed")
 			}
 		})
+	}
+}
+
+// TestCodeRefusesBadCounts: a count that asks for nothing is refused
+// before the index is read, as an *InvalidError naming its field, and
+// the index is not updated for it.
+func TestCodeRefusesBadCounts(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, shop)
+	c := openCode(t, root, CodeOptions{})
+	ctx := t.Context()
+	for _, tc := range []struct {
+		field string
+		call  func() error
+	}{
+		{"k", func() error { _, err := c.Symbols(ctx, "price", 0); return err }},
+		{"depth", func() error { _, err := c.Callers(ctx, "Cents", 0); return err }},
+		{"depth", func() error { _, err := c.Callees(ctx, "Total", -1); return err }},
+		{"budget", func() error { _, err := c.Map(ctx, 0); return err }},
+		{"k", func() error { _, err := c.Touchpoints(ctx, CodeQuery{Text: "prices", K: -1}); return err }},
+		{"budget", func() error { _, err := c.Touchpoints(ctx, CodeQuery{Text: "prices", Budget: -1}); return err }},
+		{"text", func() error { _, err := c.Files(ctx, CodeQuery{Text: " \n"}); return err }},
+		{"k", func() error { _, err := c.Cochange(ctx, "price/price.go", 0); return err }},
+		{"k", func() error { _, err := c.Log(ctx, "price/price.go", 0); return err }},
+	} {
+		var inv *InvalidError
+		if err := tc.call(); !errors.As(err, &inv) || inv.Field != tc.field {
+			t.Errorf("error %v, want an *InvalidError about %s", err, tc.field)
+		}
+	}
+	if n := c.updates.Load(); n != 0 {
+		t.Errorf("%d updates for refused calls, want 0", n)
+	}
+	if _, err := c.Touchpoints(ctx, CodeQuery{Text: "prices"}); err != nil {
+		t.Errorf("Touchpoints with K 0 (the default): %v", err)
 	}
 }
 

@@ -12,7 +12,11 @@
 // another format instead of trusting it.
 package code
 
-import "time"
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
 
 // Options says which project to index and where the index lives.
 type Options struct {
@@ -35,37 +39,42 @@ type Options struct {
 
 // Stats says what an Update did.
 type Stats struct {
-	Files     int // files indexed after the update
-	Added     int // new files parsed
-	Changed   int // changed files re-parsed
-	Removed   int // files dropped
-	Unchanged int // files whose stat or hash showed no change
-	Skipped   int // files left out (binary, too large, unreadable)
-	Commits   int // commits read from the history
+	Files     int `json:"files,omitempty"`     // files indexed after the update
+	Added     int `json:"added,omitempty"`     // new files parsed
+	Changed   int `json:"changed,omitempty"`   // changed files re-parsed
+	Removed   int `json:"removed,omitempty"`   // files dropped
+	Unchanged int `json:"unchanged,omitempty"` // files whose stat or hash showed no change
+	Skipped   int `json:"skipped,omitempty"`   // files left out (binary, too large, unreadable)
+	Commits   int `json:"commits,omitempty"`   // commits read from the history
 
-	Walk    time.Duration // finding and statting files
-	Parse   time.Duration // reading and parsing changed files (definitions and references)
-	Graph   time.Duration // resolving references into the call graph
-	History time.Duration // reading and adding the git history
-	Save    time.Duration // writing the index
+	// The times are written to JSON in milliseconds (see MarshalJSON).
+	Walk    time.Duration `json:"walk_ms,omitempty"`    // finding and statting files
+	Parse   time.Duration `json:"parse_ms,omitempty"`   // reading and parsing changed files (definitions and references)
+	Graph   time.Duration `json:"graph_ms,omitempty"`   // resolving references into the call graph
+	History time.Duration `json:"history_ms,omitempty"` // reading and adding the git history
+	Save    time.Duration `json:"save_ms,omitempty"`    // writing the index
+	Took    time.Duration `json:"took_ms,omitempty"`    // the whole update, filled by the mira package
 }
 
 // Status describes an index.
 type Status struct {
-	Root, Dir string
-	Files     int
-	Symbols   int
-	Refs      int
-	Languages map[string]Lang // by language ("" = plain text)
-	Skipped   map[string]int  // files left out, by reason: "binary", "too large", "unreadable"
-	Head      string          // the commit whose history is indexed; "" = none
-	Updated   time.Time       // when the index was last updated; zero = never
-	Stale     []string        // files changed, added or deleted on disk since (slash paths, sorted)
+	Root      string          `json:"root,omitempty"`
+	Dir       string          `json:"dir,omitempty"`
+	Files     int             `json:"files,omitempty"`
+	Symbols   int             `json:"symbols,omitempty"`
+	Refs      int             `json:"refs,omitempty"`
+	Languages map[string]Lang `json:"languages,omitempty"` // by language ("" = plain text)
+	Skipped   map[string]int  `json:"skipped,omitempty"`   // files left out, by reason: "binary", "too large", "unreadable"
+	Head      string          `json:"head,omitempty"`      // the commit whose history is indexed; "" = none
+	Updated   time.Time       `json:"updated,omitzero"`    // when the index was last updated; zero = never (JSON: RFC 3339, UTC, seconds)
+	Stale     []string        `json:"stale,omitempty"`     // files changed, added or deleted on disk since (slash paths, sorted)
 }
 
 // Lang counts a language's files, definitions and references.
 type Lang struct {
-	Files, Symbols, Refs int
+	Files   int `json:"files,omitempty"`
+	Symbols int `json:"symbols,omitempty"`
+	Refs    int `json:"refs,omitempty"`
 }
 
 // Query asks for the code relevant to a request.
@@ -81,57 +90,104 @@ type Query struct {
 
 // Card describes a definition.
 type Card struct {
-	Kind, Name, Parent string
-	Module             string // Go package directory, Python dotted module, JS file, Rust mod path
-	Path, Lang         string // slash path relative to the root
-	Line, EndLine      int
-	Signature, Doc     string
-	Snippet            string   // up to 5 lines; with body the whole definition
-	Memories           []string // filled by the mira package: memories that point here
-	Stale              bool     // the file changed on disk since it was indexed
+	Kind      string   `json:"kind,omitempty"`
+	Name      string   `json:"name,omitempty"`
+	Parent    string   `json:"parent,omitempty"`
+	Module    string   `json:"module,omitempty"` // Go package directory, Python dotted module, JS file, Rust mod path
+	Path      string   `json:"path,omitempty"`   // slash path relative to the root
+	Lang      string   `json:"lang,omitempty"`
+	Line      int      `json:"line,omitempty"`
+	EndLine   int      `json:"end_line,omitempty"`
+	Signature string   `json:"signature,omitempty"`
+	Doc       string   `json:"doc,omitempty"`
+	Snippet   string   `json:"snippet,omitempty"`  // up to 5 lines; with body the whole definition
+	Memories  []string `json:"memories,omitempty"` // filled by the mira package: memories that point here
+	Stale     bool     `json:"stale,omitempty"`    // the file changed on disk since it was indexed
 }
 
 // Touchpoint is a definition relevant to a query.
 type Touchpoint struct {
 	Card
-	Excerpt string // up to 30 lines around the definition
-	Score   float64
-	Why     []string // why it was retrieved
+	Excerpt string   `json:"excerpt,omitempty"` // up to 30 lines around the definition
+	Score   float64  `json:"score,omitempty"`
+	Why     []string `json:"why,omitempty"` // why it was retrieved
 }
 
 // FileHit is a file relevant to a query.
 type FileHit struct {
-	Path  string
-	Score float64
-	Why   []string
-	Stale bool
+	Path  string   `json:"path,omitempty"`
+	Score float64  `json:"score,omitempty"`
+	Why   []string `json:"why,omitempty"`
+	Stale bool     `json:"stale,omitempty"`
 }
 
 // SymbolHit is a definition matching a search.
 type SymbolHit struct {
 	Card
-	Score float64
+	Score float64 `json:"score,omitempty"`
 }
 
 // Edge is a call site: From calls To at Path:Line, Depth levels from the
 // symbol asked about (1 = direct).
 type Edge struct {
-	From, To Card
-	Path     string
-	Line     int
-	Depth    int
+	From  Card   `json:"from"`
+	To    Card   `json:"to"`
+	Path  string `json:"path,omitempty"`
+	Line  int    `json:"line,omitempty"`
+	Depth int    `json:"depth,omitempty"`
 }
 
 // Map is the project's module tree, as text fitted to a budget and as data.
 type Map struct {
-	Text    string
-	Tokens  int
-	Modules []Module
+	Text    string   `json:"text,omitempty"`
+	Tokens  int      `json:"tokens,omitempty"`
+	Modules []Module `json:"modules,omitempty"`
 }
 
 // Module is a directory of the project with its most central definitions.
 type Module struct {
-	Path    string
-	Files   int
-	Symbols []Card
+	Path    string `json:"path,omitempty"`
+	Files   int    `json:"files,omitempty"`
+	Symbols []Card `json:"symbols,omitempty"`
+}
+
+// MarshalJSON writes the stats with their times in whole milliseconds.
+func (s Stats) MarshalJSON() ([]byte, error) {
+	type plain Stats
+	ms := func(d time.Duration) int64 { return d.Milliseconds() }
+	return marshalJSON(struct {
+		plain
+		Walk    int64 `json:"walk_ms,omitempty"`
+		Parse   int64 `json:"parse_ms,omitempty"`
+		Graph   int64 `json:"graph_ms,omitempty"`
+		History int64 `json:"history_ms,omitempty"`
+		Save    int64 `json:"save_ms,omitempty"`
+		Took    int64 `json:"took_ms,omitempty"`
+	}{plain(s), ms(s.Walk), ms(s.Parse), ms(s.Graph), ms(s.History), ms(s.Save), ms(s.Took)})
+}
+
+// MarshalJSON writes the status with its time in RFC 3339, in UTC and
+// whole seconds.
+func (s Status) MarshalJSON() ([]byte, error) {
+	type plain Status
+	var updated string
+	if !s.Updated.IsZero() {
+		updated = s.Updated.UTC().Format(time.RFC3339)
+	}
+	return marshalJSON(struct {
+		plain
+		Updated string `json:"updated,omitempty"`
+	}{plain(s), updated})
+}
+
+// marshalJSON is json.Marshal without escaping HTML: a path or a
+// signature keeps its < and &.
+func marshalJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Why the git command, when it is there: listing the files every
@@ -293,7 +292,7 @@ func parseLog(r *bufio.Reader, shallow map[string]bool, max int) ([]Commit, erro
 			Hash:    f[0],
 			Author:  f[1],
 			Email:   f[2],
-			When:    time.Unix(sec, 0),
+			When:    unixTime(sec),
 			Subject: strings.TrimSpace(f[4]),
 			Files:   files,
 			Renames: renames,

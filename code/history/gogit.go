@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
@@ -117,7 +116,7 @@ func readGoGit(ctx context.Context, abs, since string, max int) ([]Commit, strin
 			return false, err
 		}
 		var d changes
-		if err := w.diff(&d, a, b, ""); err != nil {
+		if err := w.diff(&d, a, b); err != nil {
 			return false, fmt.Errorf("diff commit %s: %w", c.Hash, err)
 		}
 		if len(d.added)+len(d.removed)+len(d.changed) == 0 && prefix != "" {
@@ -128,7 +127,7 @@ func readGoGit(ctx context.Context, abs, since string, max int) ([]Commit, strin
 			Hash:    c.Hash.String(),
 			Author:  c.Author.Name,
 			Email:   c.Author.Email,
-			When:    time.Unix(c.Author.When.Unix(), 0),
+			When:    unixTime(c.Author.When.Unix()),
 			Subject: subject(c.Message),
 			Files:   files,
 			Renames: renames,
@@ -533,97 +532,16 @@ func exactRenames(removed, added []fileAt) []Rename {
 	return out
 }
 
-// diff compares the trees a and b (zero for empty) found at base. Both
-// entry lists are in git's tree order, where a directory sorts as its
-// name followed by "/", so one merge pass pairs them up; a file and a
-// directory of the same name never pair (a removal and an addition).
-func (w *walker) diff(d *changes, a, b plumbing.Hash, base string) error {
-	if a == b {
-		return nil
-	}
-	ra, err := w.rawTree(a)
-	if err != nil {
-		return err
-	}
-	rb, err := w.rawTree(b)
-	if err != nil {
-		return err
-	}
-	ta, tb := gittree.NewWalk(ra), gittree.NewWalk(rb)
-	x, okA, err := ta.Next()
-	if err != nil {
-		return fmt.Errorf("read tree %s: %w", a, err)
-	}
-	y, okB, err := tb.Next()
-	if err != nil {
-		return fmt.Errorf("read tree %s: %w", b, err)
-	}
-	for okA || okB {
-		c := 0
+// diff lists what differs between the trees a and b (zero for empty).
+func (w *walker) diff(d *changes, a, b plumbing.Hash) error {
+	return gittree.Diff(a, b, w.rawTree, nil, func(p string, old, new gittree.Entry) {
 		switch {
-		case !okB:
-			c = -1
-		case !okA:
-			c = 1
+		case old.Mode == 0:
+			d.added = append(d.added, fileAt{p, new.Hash, new.Mode})
+		case new.Mode == 0:
+			d.removed = append(d.removed, fileAt{p, old.Hash, old.Mode})
 		default:
-			c = gittree.Compare(x, y)
+			d.changed = append(d.changed, p)
 		}
-		switch {
-		case c < 0:
-			if err := w.whole(&d.removed, x, base); err != nil {
-				return err
-			}
-		case c > 0:
-			if err := w.whole(&d.added, y, base); err != nil {
-				return err
-			}
-		case x.Hash != y.Hash || x.Mode != y.Mode:
-			name := base + string(x.Name)
-			if x.Dir() {
-				if err := w.diff(d, x.Hash, y.Hash, name+"/"); err != nil {
-					return err
-				}
-			} else {
-				d.changed = append(d.changed, name)
-			}
-		}
-		if c <= 0 {
-			if x, okA, err = ta.Next(); err != nil {
-				return fmt.Errorf("read tree %s: %w", a, err)
-			}
-		}
-		if c >= 0 {
-			if y, okB, err = tb.Next(); err != nil {
-				return fmt.Errorf("read tree %s: %w", b, err)
-			}
-		}
-	}
-	return nil
-}
-
-// whole lists an entry present on one side only: a file, or every file
-// below a directory.
-func (w *walker) whole(to *[]fileAt, e gittree.Entry, base string) error {
-	name := base + string(e.Name)
-	if !e.Dir() {
-		*to = append(*to, fileAt{name, e.Hash, e.Mode})
-		return nil
-	}
-	raw, err := w.rawTree(e.Hash)
-	if err != nil {
-		return err
-	}
-	t := gittree.NewWalk(raw)
-	for {
-		c, ok, err := t.Next()
-		if err != nil {
-			return fmt.Errorf("read tree %s: %w", e.Hash, err)
-		}
-		if !ok {
-			return nil
-		}
-		if err := w.whole(to, c, name+"/"); err != nil {
-			return err
-		}
-	}
+	})
 }

@@ -29,27 +29,34 @@ var (
 
 // Commit is one non-merge commit and the paths it changed.
 type Commit struct {
-	Hash    string
-	Author  string
-	Email   string
-	When    time.Time // author date
-	Subject string
+	Hash    string    `json:"hash,omitempty"`
+	Author  string    `json:"author,omitempty"`
+	Email   string    `json:"email,omitempty"`
+	When    time.Time `json:"when,omitzero"` // author date, in UTC
+	Subject string    `json:"subject,omitempty"`
 	// Files are the paths the commit added, changed or removed,
 	// slash-separated and relative to the root given to Read, sorted.
 	// A file renamed without change is listed under its new name only.
-	Files []string
+	Files []string `json:"files,omitempty"`
 	// Renames are the files of Files that were moved without a change
 	// of content (same blob, old path removed and new path added in the
 	// same commit). Renames with edits appear as a removal and an
 	// addition: finding them would mean reading and comparing file
 	// contents.
-	Renames []Rename
+	Renames []Rename `json:"renames,omitempty"`
 	// Removed are the files of Files that the commit deleted.
-	Removed []string
+	Removed []string `json:"removed,omitempty"`
 }
 
 // Rename is a file moved from one path to another.
-type Rename struct{ From, To string }
+type Rename struct {
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+}
+
+// unixTime is a time of the history: whole seconds, in UTC, so that it
+// reads the same on every machine.
+func unixTime(sec int64) time.Time { return time.Unix(sec, 0).UTC() }
 
 // Read returns the commits reachable from HEAD and not from since (""
 // for all), newest first, at most max of them (0 for no limit), and the

@@ -162,7 +162,7 @@ func (s *Stats) Newest() time.Time {
 	if s.added == 0 {
 		return time.Time{}
 	}
-	return time.Unix(s.newest, 0)
+	return unixTime(s.newest)
 }
 
 // Len returns the number of commits added.
@@ -323,27 +323,39 @@ func (s *Stats) bump(m map[int32]*pairStats, key int32, c float64, when int64, b
 // prune keeps the bound heaviest entries of m (weights as of the newest
 // commit; then the most counted; then the first seen).
 func (s *Stats) prune(m map[int32]*pairStats, bound int) {
-	type kv struct {
-		k int32
-		w float64
-		n int32
+	for _, x := range s.ranked(m, s.newest, nil, cmp.Compare[int32])[bound:] {
+		delete(m, x.key)
 	}
-	all := make([]kv, 0, len(m))
+}
+
+// weighed is an entry of a file's partners or authors as of a time.
+type weighed struct {
+	key    int32
+	count  int
+	weight float64
+	last   int64
+}
+
+// ranked returns the entries of m that keep accepts (all for nil keep)
+// weighed as of t, heaviest first, then the most counted, then as tie
+// orders their keys.
+func (s *Stats) ranked(m map[int32]*pairStats, t int64, keep func(int32) bool, tie func(a, b int32) int) []weighed {
+	out := make([]weighed, 0, len(m))
 	for k, e := range m {
-		all = append(all, kv{k, s.at(e.weight, s.newest), e.count})
+		if keep == nil || keep(k) {
+			out = append(out, weighed{k, int(e.count), s.at(e.weight, t), e.weight.last})
+		}
 	}
-	slices.SortFunc(all, func(a, b kv) int {
-		if c := cmp.Compare(b.w, a.w); c != 0 {
+	slices.SortFunc(out, func(a, b weighed) int {
+		if c := cmp.Compare(b.weight, a.weight); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(b.n, a.n); c != 0 {
+		if c := cmp.Compare(b.count, a.count); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.k, b.k)
+		return tie(a.key, b.key)
 	})
-	for _, x := range all[bound:] {
-		delete(m, x.k)
-	}
+	return out
 }
 
 // unref forgets a commit once no file's log holds it.
@@ -383,18 +395,19 @@ func (s *Stats) forget(id int32) {
 
 // Cochange is a file that changed together with another.
 type Cochange struct {
-	Path   string
-	Count  int       // commits that changed both (within MaxFiles)
-	Weight float64   // their decayed, size-weighted sum
-	Last   time.Time // the newest of them
+	Path   string    `json:"path,omitempty"`
+	Count  int       `json:"count,omitempty"`  // commits that changed both (within MaxFiles)
+	Weight float64   `json:"weight,omitempty"` // their decayed, size-weighted sum
+	Last   time.Time `json:"last,omitzero"`    // the newest of them
 }
 
 // Expert is an author of a file.
 type Expert struct {
-	Author, Email string
-	Commits       int       // commits to the file
-	Weight        float64   // their decayed sum
-	Last          time.Time // the newest of them
+	Author  string    `json:"author,omitempty"`
+	Email   string    `json:"email,omitempty"`
+	Commits int       `json:"commits,omitempty"` // commits to the file
+	Weight  float64   `json:"weight,omitempty"`  // their decayed sum
+	Last    time.Time `json:"last,omitzero"`     // the newest of them
 }
 
 // FileStats is what is known of one file.
@@ -423,7 +436,7 @@ func (s *Stats) File(path string, now time.Time) (FileStats, bool) {
 	return FileStats{
 		Commits: int(f.commits),
 		Weight:  s.at(f.weight, s.ref(now)),
-		Last:    time.Unix(f.weight.last, 0),
+		Last:    unixTime(f.weight.last),
 		Gone:    f.gone,
 	}, true
 }
@@ -437,30 +450,15 @@ func (s *Stats) Cochange(path string, k int, now time.Time) []Cochange {
 	if !ok {
 		return nil
 	}
-	t := s.ref(now)
-	var out []Cochange
-	for p, e := range s.files[id].partners {
-		if s.files[p].gone {
-			continue
-		}
-		out = append(out, Cochange{
-			Path:   s.paths[p],
-			Count:  int(e.count),
-			Weight: s.at(e.weight, t),
-			Last:   time.Unix(e.weight.last, 0),
-		})
+	ws := s.ranked(s.files[id].partners, s.ref(now),
+		func(p int32) bool { return !s.files[p].gone },
+		func(a, b int32) int { return strings.Compare(s.paths[a], s.paths[b]) })
+	if k > 0 && len(ws) > k {
+		ws = ws[:k]
 	}
-	slices.SortFunc(out, func(a, b Cochange) int {
-		if c := cmp.Compare(b.Weight, a.Weight); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.Count, a.Count); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Path, b.Path)
-	})
-	if k > 0 && len(out) > k {
-		out = out[:k]
+	var out []Cochange
+	for _, w := range ws {
+		out = append(out, Cochange{Path: s.paths[w.key], Count: w.count, Weight: w.weight, Last: unixTime(w.last)})
 	}
 	return out
 }
@@ -473,26 +471,13 @@ func (s *Stats) Experts(path string, now time.Time) []Expert {
 	if !ok {
 		return nil
 	}
-	t := s.ref(now)
+	ws := s.ranked(s.files[id].authors, s.ref(now), nil,
+		func(a, b int32) int { return strings.Compare(s.authors[a].email, s.authors[b].email) })
 	var out []Expert
-	for a, e := range s.files[id].authors {
-		out = append(out, Expert{
-			Author:  s.authors[a].name,
-			Email:   s.authors[a].email,
-			Commits: int(e.count),
-			Weight:  s.at(e.weight, t),
-			Last:    time.Unix(e.weight.last, 0),
-		})
+	for _, w := range ws {
+		a := s.authors[w.key]
+		out = append(out, Expert{Author: a.name, Email: a.email, Commits: w.count, Weight: w.weight, Last: unixTime(w.last)})
 	}
-	slices.SortFunc(out, func(a, b Expert) int {
-		if c := cmp.Compare(b.Weight, a.Weight); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.Commits, a.Commits); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Email, b.Email)
-	})
 	return out
 }
 
@@ -517,7 +502,7 @@ func (s *Stats) Log(path string, k int) []Commit {
 			Hash:    rec.hash,
 			Author:  a.name,
 			Email:   a.email,
-			When:    time.Unix(rec.when, 0),
+			When:    unixTime(rec.when),
 			Subject: rec.subject,
 			Files:   files,
 		})

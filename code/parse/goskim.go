@@ -14,10 +14,6 @@ type goSkim struct {
 	doRef bool
 }
 
-func isIdentByte(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
-}
-
 var goKeywords = map[string]bool{
 	"break": true, "case": true, "chan": true, "const": true, "continue": true, "default": true,
 	"defer": true, "else": true, "fallthrough": true, "for": true, "func": true, "go": true,
@@ -26,39 +22,12 @@ var goKeywords = map[string]bool{
 	"var": true,
 }
 
-// skipQuoted returns the index after the literal that opens at src[i] with quote q.
-// Interpreted strings and runes stop at a newline, as the Go scanner does.
-func skipQuoted(src []byte, i int, q byte) int {
-	for i++; i < len(src); i++ {
-		switch src[i] {
-		case '\\':
-			if q != '`' {
-				i++
-			}
-		case '\n':
-			if q != '`' {
-				return i
-			}
-		case q:
-			return i + 1
-		}
-	}
-	return len(src)
-}
-
-// skipComment returns the index after the comment that opens at src[i] ("//" or "/*").
-func skipComment(src []byte, i int) int {
-	if src[i+1] == '/' {
-		for i += 2; i < len(src) && src[i] != '\n'; i++ {
-		}
-		return i
-	}
-	for i += 2; i+1 < len(src); i++ {
-		if src[i] == '*' && src[i+1] == '/' {
-			return i + 2
-		}
-	}
-	return len(src)
+// goQuotedEnd returns the index after the string, raw string or rune that
+// opens at src[i]. Interpreted strings and runes stop at a newline, as the
+// Go scanner does.
+func goQuotedEnd(src []byte, i int) int {
+	raw := src[i] == '`'
+	return quotedEnd(src, i, !raw, raw)
 }
 
 // run scans the file and returns the source to hand to go/parser.
@@ -73,28 +42,17 @@ func (s *goSkim) run() []byte {
 		case c == '\n':
 			line++
 			i++
-		case c == '/' && i+1 < len(src) && (src[i+1] == '/' || src[i+1] == '*'):
+		case isCommentStart(src, i):
 			j := skipComment(src, i)
-			for _, b := range src[i:j] {
-				if b == '\n' {
-					line++
-				}
-			}
+			line += countLines(src, i, j)
 			i = j
 		case c == '"' || c == '`' || c == '\'':
-			j := skipQuoted(src, i, c)
-			for _, b := range src[i:j] {
-				if b == '\n' {
-					line++
-				}
-			}
+			j := goQuotedEnd(src, i)
+			line += countLines(src, i, j)
 			i = j
 			typeKw = false
 		case isIdentByte(c):
-			j := i + 1
-			for j < len(src) && isIdentByte(src[j]) {
-				j++
-			}
+			j := identEnd(src, i+1)
 			if depth == 0 {
 				w := string(src[i:j])
 				typeKw = w == "struct" || w == "interface"
@@ -161,20 +119,15 @@ func (s *goSkim) body(open, line int) (int, int) {
 			s.out[i] = ' '
 			i++
 			continue
-		case c == '/' && i+1 < len(src) && (src[i+1] == '/' || src[i+1] == '*'):
-			j := skipComment(src, i)
-			i = s.blank(i, j, &line)
+		case isCommentStart(src, i):
+			i = s.blank(i, skipComment(src, i), &line)
 			continue
 		case c == '"' || c == '`' || c == '\'':
-			j := skipQuoted(src, i, c)
-			i = s.blank(i, j, &line)
+			i = s.blank(i, goQuotedEnd(src, i), &line)
 			prevDot, lastIdent = false, ""
 			continue
 		case isIdentByte(c):
-			j := i + 1
-			for j < len(src) && isIdentByte(src[j]) {
-				j++
-			}
+			j := identEnd(src, i+1)
 			name := string(src[i:j])
 			if s.doRef && (c < '0' || c > '9') && !goKeywords[name] {
 				k := j

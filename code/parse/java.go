@@ -16,21 +16,13 @@ var javaNotCalls = map[string]bool{
 
 func newJavaParser(src []byte) *javaParser {
 	toks, cs := cLikeLex(src, true)
-	p := &javaParser{src: src, toks: toks, f: &File{}, cs: cs, byEnd: make(map[int]int, len(cs)),
-		bodyOf: map[int]int{}, noRef: map[int]bool{}}
-	for i, c := range cs {
-		p.byEnd[c.eline] = i
-	}
-	return p
+	return &javaParser{scanned: newScanned(src, toks, cs), f: &File{}, bodyOf: map[int]int{}, noRef: map[int]bool{}}
 }
 
 type javaParser struct {
-	work   int // tokens looked at by the look-ahead helpers (TestScannersLinear)
-	src    []byte
-	toks   []tok
+	work int // tokens looked at by the look-ahead helpers (TestScannersLinear)
+	scanned
 	f      *File
-	cs     []comment
-	byEnd  map[int]int
 	stack  []jsScope // kinds: 'c' type body, 'e' enum body, 'f' method body, 'b' other
 	bodyOf map[int]int
 	noRef  map[int]bool // definition names and package and import statements
@@ -43,18 +35,6 @@ func parseJava(src []byte, refs bool) *File {
 		p.collectRefs()
 	}
 	return p.f
-}
-
-func (p *javaParser) op(i int, s string) bool {
-	return i >= 0 && i < len(p.toks) && p.toks[i].kind == tOp && p.toks[i].is(p.src, s)
-}
-
-func (p *javaParser) name(i int, s string) bool {
-	return i >= 0 && i < len(p.toks) && p.toks[i].kind == tName && p.toks[i].is(p.src, s)
-}
-
-func (p *javaParser) isName(i int) bool {
-	return i >= 0 && i < len(p.toks) && p.toks[i].kind == tName
 }
 
 // close returns the index after the bracket matching the one at i; '<' matches '>'.
@@ -134,7 +114,7 @@ func (p *javaParser) add(s Symbol, start, nameTok, sigEnd, end int) {
 		sigStart = start
 	}
 	s.Signature = oneLine(p.src[p.toks[sigStart].s:p.toks[sigEnd].e])
-	s.Doc = commentDoc(p.cs, p.byEnd, s.Line, javaDocText)
+	s.Doc = p.doc(s.Line, javaDocText)
 	p.noRef[nameTok] = true
 	p.f.Symbols = append(p.f.Symbols, s)
 }
@@ -149,12 +129,9 @@ func javaDocText(s string) (string, bool) {
 func (p *javaParser) run() {
 	for i := 0; i < len(p.toks); i++ {
 		t := p.toks[i]
-		var top *jsScope
-		if len(p.stack) > 0 {
-			top = &p.stack[len(p.stack)-1]
-		}
-		if t.kind == tOp && t.e-t.s == 1 {
-			switch p.src[t.s] {
+		top := last(p.stack)
+		if c := p.punct(i); c != 0 {
+			switch c {
 			case '{':
 				sc := jsScope{kind: 'b', sym: -1}
 				if sym, ok := p.bodyOf[i]; ok {
@@ -172,9 +149,7 @@ func (p *javaParser) run() {
 				p.stack = append(p.stack, sc)
 			case '}':
 				if top != nil {
-					if top.sym >= 0 {
-						p.f.Symbols[top.sym].EndLine = max(t.line, p.f.Symbols[top.sym].Line)
-					}
+					p.f.end(top.sym, t.line)
 					p.stack = p.stack[:len(p.stack)-1]
 				}
 			case ';':
@@ -234,17 +209,12 @@ func (p *javaParser) run() {
 // memberStart reports whether token i begins a declaration in a type body or at the
 // top level: after '{', ';', '}' or an annotation.
 func (p *javaParser) memberStart(i int) bool {
-	if i == 0 {
+	if p.startsItem(i) {
 		return true
 	}
 	prev := p.toks[i-1]
-	if prev.kind == tOp && prev.e-prev.s == 1 {
-		switch p.src[prev.s] {
-		case '{', ';', '}', ',':
-			return true
-		case ')':
-			return prev.eline < p.toks[i].line // after an annotation's arguments
-		}
+	if p.punct(i-1) == ')' {
+		return prev.eline < p.toks[i].line // after an annotation's arguments
 	}
 	return prev.kind == tName && p.op(i-2, "@") || prev.kind == tName && p.op(i-3, "@") && p.op(i-2, ".")
 }

@@ -34,12 +34,9 @@ type jsScope struct {
 }
 
 type jsParser struct {
-	src    []byte
-	toks   []tok
+	scanned
 	f      *File
 	refs   bool
-	cs     []comment
-	byEnd  map[int]int
 	stack  []jsScope
 	bodyOf map[int]int  // index of a '{' that opens a symbol's body -> the symbol
 	isDef  map[int]bool // indexes of tokens that name a definition
@@ -55,25 +52,9 @@ func parseJS(src []byte, refs bool) *File {
 
 func newJSParser(src []byte, refs bool) *jsParser {
 	toks, cs := jsLex(src)
-	p := &jsParser{src: src, toks: toks, f: &File{}, refs: refs, cs: cs,
-		byEnd: make(map[int]int, len(cs)), bodyOf: map[int]int{}, isDef: map[int]bool{}}
-	for i, c := range cs {
-		p.byEnd[c.eline] = i
-	}
+	p := &jsParser{scanned: newScanned(src, toks, cs), f: &File{}, refs: refs, bodyOf: map[int]int{}, isDef: map[int]bool{}}
 	p.match = matchBrackets(src, toks)
 	return p
-}
-
-func (p *jsParser) op(i int, s string) bool {
-	return i >= 0 && i < len(p.toks) && p.toks[i].kind == tOp && p.toks[i].is(p.src, s)
-}
-
-func (p *jsParser) name(i int, s string) bool {
-	return i >= 0 && i < len(p.toks) && p.toks[i].kind == tName && p.toks[i].is(p.src, s)
-}
-
-func (p *jsParser) isName(i int) bool {
-	return i >= 0 && i < len(p.toks) && p.toks[i].kind == tName
 }
 
 // close returns the index after the bracket matching the one at i.
@@ -184,10 +165,7 @@ func (p *jsParser) stmtEnd(i int) int {
 		if j > i && (t.line > p.toks[j-1].eline && p.endsExpr(j-1) && !p.continues(j) || j >= i+lookAhead) {
 			return p.toks[j-1].eline
 		}
-		if t.kind != tOp || t.e-t.s != 1 {
-			continue
-		}
-		switch p.src[t.s] {
+		switch p.punct(j) {
 		case '(', '[', '{':
 			if p.match[j] < 0 {
 				return p.toks[len(p.toks)-1].eline
@@ -267,12 +245,7 @@ func (p *jsParser) push(sc jsScope) {
 	p.stack = append(p.stack, sc)
 }
 
-func (p *jsParser) top() *jsScope {
-	if len(p.stack) == 0 {
-		return nil
-	}
-	return &p.stack[len(p.stack)-1]
-}
+func (p *jsParser) top() *jsScope { return last(p.stack) }
 
 // add records a symbol that starts at token start and is named by token name; body
 // is the index of the '{' opening its body, or -1 with end its last line.
@@ -299,7 +272,7 @@ func (p *jsParser) add(s Symbol, start, name, sigEnd, body, end int) {
 		}
 	}
 	s.Signature = oneLine(sig)
-	s.Doc = commentDoc(p.cs, p.byEnd, s.Line, jsDocText)
+	s.Doc = p.doc(s.Line, jsDocText)
 	if name >= 0 {
 		p.isDef[name] = true
 	}
@@ -375,16 +348,14 @@ func (p *jsParser) run() {
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		top := p.top()
-		if t.kind == tOp && t.e-t.s == 1 {
-			switch src[t.s] {
+		if c := p.punct(i); c != 0 {
+			switch c {
 			case '{':
 				p.open(i)
 				continue
 			case '}':
 				if top != nil {
-					if top.sym >= 0 {
-						p.f.Symbols[top.sym].EndLine = max(t.line, p.f.Symbols[top.sym].Line)
-					}
+					p.f.end(top.sym, t.line)
 					p.stack = p.stack[:len(p.stack)-1]
 				}
 				continue
@@ -451,16 +422,10 @@ func (p *jsParser) run() {
 // memberStart reports whether token i begins a member of a class, interface, enum
 // or object literal: it follows '{', ';', '}' or ',' or begins a line.
 func (p *jsParser) memberStart(i int) bool {
-	if i == 0 {
+	if p.startsItem(i) {
 		return true
 	}
 	prev := p.toks[i-1]
-	if prev.kind == tOp && prev.e-prev.s == 1 {
-		switch p.src[prev.s] {
-		case '{', ';', '}', ',':
-			return true
-		}
-	}
 	if prev.kind == tName && jsModifiers[prev.text(p.src)] {
 		return false
 	}

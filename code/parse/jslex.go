@@ -9,20 +9,7 @@ var jsRegexAfter = map[string]bool{
 
 // jsQuotedEnd returns the index after the '…' or "…" string opening at src[i]; an
 // unterminated string ends at the line's end.
-func jsQuotedEnd(src []byte, i int) int {
-	q := src[i]
-	for i++; i < len(src); i++ {
-		switch src[i] {
-		case '\\':
-			i++
-		case '\n':
-			return i
-		case q:
-			return i + 1
-		}
-	}
-	return len(src)
-}
+func jsQuotedEnd(src []byte, i int) int { return quotedEnd(src, i, true, false) }
 
 // jsTemplateEnd returns the index after the template literal opening at src[i],
 // skipping the expressions in ${…} with their own strings and templates.
@@ -61,7 +48,7 @@ func jsExprEnd(src []byte, i int) int {
 			i = jsTemplateEnd(src, i)
 			continue
 		case '/':
-			if i+1 < len(src) && (src[i+1] == '/' || src[i+1] == '*') {
+			if isCommentStart(src, i) {
 				i = skipComment(src, i)
 				continue
 			}
@@ -105,13 +92,12 @@ func jsLex(src []byte) (toks []tok, cs []comment) { return cLikeLex(src, false) 
 // cLikeLex is jsLex, or with java the lexer for Java: no regular expressions or
 // template literals, but text blocks ("""…""").
 func cLikeLex(src []byte, java bool) (toks []tok, cs []comment) {
-	line := 1
-	toks = make([]tok, 0, len(src)/5)
+	l := newLexer(src)
 	regexOK := func() bool {
-		if len(toks) == 0 {
+		if len(l.toks) == 0 {
 			return true
 		}
-		t := toks[len(toks)-1]
+		t := l.toks[len(l.toks)-1]
 		switch t.kind {
 		case tName:
 			return jsRegexAfter[string(src[t.s:t.e])]
@@ -124,26 +110,16 @@ func cLikeLex(src []byte, java bool) (toks []tok, cs []comment) {
 	for i := 0; i < len(src); {
 		c := src[i]
 		switch {
-		case c == '\n':
-			line++
+		case l.space(i):
 			i++
-		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
-			i++
-		case c == '/' && i+1 < len(src) && (src[i+1] == '/' || src[i+1] == '*'):
-			j := skipComment(src, i)
-			n := countLines(src, i, j)
-			cs = append(cs, comment{line: line, eline: line + n, text: string(src[i:j])})
-			line += n
-			i = j
+		case isCommentStart(src, i):
+			i = l.addComment(i, skipComment(src, i))
 		case c == '/' && !java && regexOK():
-			j := jsRegexEnd(src, i)
-			if j < 0 {
-				toks = append(toks, tok{kind: tOp, s: i, e: i + 1, line: line, eline: line})
-				i++
-				continue
+			if j := jsRegexEnd(src, i); j >= 0 {
+				i = l.emitLine(tString, i, j)
+			} else {
+				i = l.emitLine(tOp, i, i+1)
 			}
-			toks = append(toks, tok{kind: tString, s: i, e: j, line: line, eline: line})
-			i = j
 		case c == '\'' || c == '"' || c == '`' && !java:
 			var j int
 			switch {
@@ -154,24 +130,19 @@ func cLikeLex(src []byte, java bool) (toks []tok, cs []comment) {
 			default:
 				j = jsQuotedEnd(src, i)
 			}
-			n := countLines(src, i, j)
-			toks = append(toks, tok{kind: tString, s: i, e: j, line: line, eline: line + n})
-			line += n
-			i = j
+			i = l.emit(tString, i, j)
 		case isIdentStart(c) || c == '$' || c == '#' && i+1 < len(src) && isIdentStart(src[i+1]):
 			j := i + 1
 			for j < len(src) && (isIdentByte(src[j]) || src[j] == '$') {
 				j++
 			}
-			toks = append(toks, tok{kind: tName, s: i, e: j, line: line, eline: line})
-			i = j
+			i = l.emitLine(tName, i, j)
 		case isDigit(c) || c == '.' && i+1 < len(src) && isDigit(src[i+1]):
 			j := i + 1
 			for j < len(src) && (isIdentByte(src[j]) || src[j] == '.') {
 				j++
 			}
-			toks = append(toks, tok{kind: tNumber, s: i, e: j, line: line, eline: line})
-			i = j
+			i = l.emitLine(tNumber, i, j)
 		default:
 			n := 1
 			if i+1 < len(src) {
@@ -182,11 +153,10 @@ func cLikeLex(src []byte, java bool) (toks []tok, cs []comment) {
 					n = 3
 				}
 			}
-			toks = append(toks, tok{kind: tOp, s: i, e: i + n, line: line, eline: line})
-			i += n
+			i = l.emitLine(tOp, i, i+n)
 		}
 	}
-	return toks, cs
+	return l.toks, l.cs
 }
 
 // javaTextBlockEnd returns the index after the Java text block opening at src[i].

@@ -78,16 +78,21 @@ func pyStringEnd(src []byte, i int, fstr bool) int {
 // pyLex splits Python source into tokens, with a tNewline at the end of each logical
 // line (brackets and backslashes join lines), and collects the comments.
 func pyLex(src []byte) (toks []tok, cs []comment) {
-	line, depth := 1, 0
-	toks = make([]tok, 0, len(src)/5)
+	l := newLexer(src)
+	depth := 0
+	endLine := func(i int) { // a tNewline token, never two in a row
+		if len(l.toks) > 0 && l.toks[len(l.toks)-1].kind != tNewline {
+			l.emitLine(tNewline, i, i)
+		}
+	}
 	for i := 0; i < len(src); {
 		c := src[i]
 		switch {
 		case c == '\n':
-			if depth == 0 && len(toks) > 0 && toks[len(toks)-1].kind != tNewline {
-				toks = append(toks, tok{kind: tNewline, s: i, e: i, line: line, eline: line})
+			if depth == 0 {
+				endLine(i)
 			}
-			line++
+			l.line++
 			i++
 		case c == ' ' || c == '\t' || c == '\r' || c == '\f':
 			i++
@@ -97,7 +102,7 @@ func pyLex(src []byte) (toks []tok, cs []comment) {
 				i++
 			}
 			if i < len(src) && src[i] == '\n' {
-				line++
+				l.line++
 				i++
 			}
 		case c == '#':
@@ -105,38 +110,24 @@ func pyLex(src []byte) (toks []tok, cs []comment) {
 			for j < len(src) && src[j] != '\n' {
 				j++
 			}
-			cs = append(cs, comment{line: line, eline: line, text: string(src[i:j])})
-			i = j
+			i = l.addComment(i, j)
 		case c == '"' || c == '\'':
-			j := pyStringEnd(src, i, false)
-			n := countLines(src, i, j)
-			toks = append(toks, tok{kind: tString, s: i, e: j, line: line, eline: line + n})
-			line += n
-			i = j
+			i = l.emit(tString, i, pyStringEnd(src, i, false))
 		case isIdentStart(c):
-			j := i + 1
-			for j < len(src) && isIdentByte(src[j]) {
-				j++
-			}
+			j := identEnd(src, i+1)
 			if j < len(src) && (src[j] == '"' || src[j] == '\'') && pyStringPrefix(string(src[i:j])) {
 				f := strings.ContainsAny(string(src[i:j]), "fFtT")
-				k := pyStringEnd(src, j, f)
-				n := countLines(src, i, k)
-				toks = append(toks, tok{kind: tString, s: i, e: k, line: line, eline: line + n})
-				line += n
-				i = k
+				i = l.emit(tString, i, pyStringEnd(src, j, f))
 				continue
 			}
-			toks = append(toks, tok{kind: tName, s: i, e: j, line: line, eline: line})
-			i = j
+			i = l.emitLine(tName, i, j)
 		case isDigit(c) || c == '.' && i+1 < len(src) && isDigit(src[i+1]):
 			j := i + 1
 			for j < len(src) && (isIdentByte(src[j]) || src[j] == '.' ||
 				(src[j] == '+' || src[j] == '-') && (src[j-1] == 'e' || src[j-1] == 'E')) {
 				j++
 			}
-			toks = append(toks, tok{kind: tNumber, s: i, e: j, line: line, eline: line})
-			i = j
+			i = l.emitLine(tNumber, i, j)
 		default:
 			switch c {
 			case '(', '[', '{':
@@ -146,14 +137,11 @@ func pyLex(src []byte) (toks []tok, cs []comment) {
 					depth--
 				}
 			}
-			toks = append(toks, tok{kind: tOp, s: i, e: i + 1, line: line, eline: line})
-			i++
+			i = l.emitLine(tOp, i, i+1)
 		}
 	}
-	if len(toks) > 0 && toks[len(toks)-1].kind != tNewline {
-		toks = append(toks, tok{kind: tNewline, s: len(src), e: len(src), line: line, eline: line})
-	}
-	return toks, cs
+	endLine(len(src))
+	return l.toks, l.cs
 }
 
 // pyModule is the dotted module name of a path: "pkg/sub/mod.py" is "pkg.sub.mod",
@@ -212,10 +200,7 @@ type pyScope struct {
 func parsePython(p string, src []byte, refs bool) *File {
 	f := &File{Package: pyModule(p)}
 	toks, cs := pyLex(src)
-	byEnd := make(map[int]int, len(cs))
-	for i, c := range cs {
-		byEnd[c.eline] = i
-	}
+	sc := newScanned(src, toks, cs)
 	var stack []pyScope
 	lastEnd := 1
 	decoLine := 0    // first line of the decorators before a definition
@@ -308,7 +293,7 @@ func parsePython(p string, src []byte, refs bool) *File {
 			if deco > 0 {
 				from = deco
 			}
-			s.Doc = commentDoc(cs, byEnd, from, pyCommentText)
+			s.Doc = sc.doc(from, pyCommentText)
 			if refs && isClass {
 				for j := k + 2; j < colon; j++ {
 					if ln[j].kind == tName && !pyKeywords[ln[j].text(src)] && !(j+1 < len(ln) && ln[j+1].is(src, "(")) && !(j+1 < len(ln) && ln[j+1].is(src, "=")) {
@@ -338,7 +323,7 @@ func parsePython(p string, src []byte, refs bool) *File {
 				sig = sig[:i]
 			}
 			s.Signature = oneLine(sig)
-			s.Doc = commentDoc(cs, byEnd, first.line, pyCommentText)
+			s.Doc = sc.doc(first.line, pyCommentText)
 			f.Symbols = append(f.Symbols, s)
 		}
 	}

@@ -39,17 +39,7 @@ func rsRawStringEnd(src []byte, i int) int {
 
 // rsStringEnd returns the index after the "…" string opening at src[i]; Rust strings
 // may span lines.
-func rsStringEnd(src []byte, i int) int {
-	for i++; i < len(src); i++ {
-		switch src[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(src)
-}
+func rsStringEnd(src []byte, i int) int { return quotedEnd(src, i, true, true) }
 
 // rsBlockCommentEnd returns the index after the block comment at src[i]; Rust block
 // comments nest.
@@ -104,43 +94,25 @@ func rsQuoteEnd(src []byte, i int) (int, bool) {
 // rsLex splits Rust source into tokens and comments. "::", "->" and "=>" are single
 // tokens; lifetimes are tLifetime tokens.
 func rsLex(src []byte) (toks []tok, cs []comment) {
-	line := 1
-	toks = make([]tok, 0, len(src)/5)
-	add := func(kind byte, i, j int) {
-		n := countLines(src, i, j)
-		toks = append(toks, tok{kind: kind, s: i, e: j, line: line, eline: line + n})
-		line += n
-	}
+	l := newLexer(src)
 	for i := 0; i < len(src); {
 		c := src[i]
 		switch {
-		case c == '\n':
-			line++
-			i++
-		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
+		case l.space(i):
 			i++
 		case c == '/' && i+1 < len(src) && src[i+1] == '/':
-			j := skipComment(src, i)
-			cs = append(cs, comment{line: line, eline: line, text: string(src[i:j])})
-			i = j
+			i = l.addComment(i, skipComment(src, i))
 		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			j := rsBlockCommentEnd(src, i)
-			n := countLines(src, i, j)
-			cs = append(cs, comment{line: line, eline: line + n, text: string(src[i:j])})
-			line += n
-			i = j
+			i = l.addComment(i, rsBlockCommentEnd(src, i))
 		case c == '"':
-			j := rsStringEnd(src, i)
-			add(tString, i, j)
-			i = j
+			i = l.emit(tString, i, rsStringEnd(src, i))
 		case c == '\'':
 			j, char := rsQuoteEnd(src, i)
 			if char {
-				add(tString, i, j)
+				i = l.emit(tString, i, j)
 			} else {
-				add(tLifetime, i, j)
+				i = l.emit(tLifetime, i, j)
 			}
-			i = j
 		case isIdentStart(c):
 			// String prefixes: b"…", c"…", r"…", r#"…"#, br"…", cr#"…"#, b'…'.
 			if c == 'b' || c == 'c' || c == 'r' {
@@ -150,39 +122,28 @@ func rsLex(src []byte) (toks []tok, cs []comment) {
 				}
 				if src[k] == 'r' {
 					if j := rsRawStringEnd(src, k); j >= 0 {
-						add(tString, i, j)
-						i = j
+						i = l.emit(tString, i, j)
 						continue
 					}
 				} else if k+1 < len(src) && src[k+1] == '"' {
-					j := rsStringEnd(src, k+1)
-					add(tString, i, j)
-					i = j
+					i = l.emit(tString, i, rsStringEnd(src, k+1))
 					continue
 				} else if c == 'b' && k+1 < len(src) && src[k+1] == '\'' {
 					j, _ := rsQuoteEnd(src, k+1)
-					add(tString, i, j)
-					i = j
+					i = l.emit(tString, i, j)
 					continue
 				}
 			}
-			j := i + 1
-			if c == 'r' && j+1 < len(src) && src[j] == '#' && isIdentStart(src[j+1]) {
+			if c == 'r' && i+2 < len(src) && src[i+1] == '#' && isIdentStart(src[i+2]) {
 				i += 2 // raw identifier r#name
-				j = i + 1
 			}
-			for j < len(src) && isIdentByte(src[j]) {
-				j++
-			}
-			add(tName, i, j)
-			i = j
+			i = l.emitLine(tName, i, identEnd(src, i+1))
 		case isDigit(c):
 			j := i + 1
 			for j < len(src) && (isIdentByte(src[j]) || src[j] == '.' && j+1 < len(src) && isDigit(src[j+1])) {
 				j++
 			}
-			add(tNumber, i, j)
-			i = j
+			i = l.emitLine(tNumber, i, j)
 		default:
 			n := 1
 			if i+1 < len(src) {
@@ -191,11 +152,10 @@ func rsLex(src []byte) (toks []tok, cs []comment) {
 					n = 2
 				}
 			}
-			add(tOp, i, i+n)
-			i += n
+			i = l.emitLine(tOp, i, i+n)
 		}
 	}
-	return toks, cs
+	return l.toks, l.cs
 }
 
 // rsModule is the module path of a file: "src/net/tcp.rs" is "net::tcp", "src/a/mod.rs"
@@ -248,21 +208,13 @@ type rsScope struct {
 
 func newRustParser(p string, src []byte) *rsParser {
 	toks, cs := rsLex(src)
-	r := &rsParser{src: src, toks: toks, f: &File{Package: rsModule(p)}, cs: cs,
-		byEnd: make(map[int]int, len(cs)), bodyOf: map[int]int{}, isDef: map[int]bool{}}
-	for i, c := range cs {
-		r.byEnd[c.eline] = i
-	}
-	return r
+	return &rsParser{scanned: newScanned(src, toks, cs), f: &File{Package: rsModule(p)}, bodyOf: map[int]int{}, isDef: map[int]bool{}}
 }
 
 type rsParser struct {
-	work   int // tokens looked at by the look-ahead helpers (TestScannersLinear)
-	src    []byte
-	toks   []tok
+	work int // tokens looked at by the look-ahead helpers (TestScannersLinear)
+	scanned
 	f      *File
-	cs     []comment
-	byEnd  map[int]int
 	stack  []rsScope
 	bodyOf map[int]int
 	isDef  map[int]bool
@@ -277,29 +229,13 @@ func parseRust(p string, src []byte, refs bool) *File {
 	return r.f
 }
 
-func (r *rsParser) op(i int, s string) bool {
-	return i >= 0 && i < len(r.toks) && r.toks[i].kind == tOp && r.toks[i].is(r.src, s)
-}
-
-func (r *rsParser) name(i int, s string) bool {
-	return i >= 0 && i < len(r.toks) && r.toks[i].kind == tName && r.toks[i].is(r.src, s)
-}
-
-func (r *rsParser) isName(i int) bool {
-	return i >= 0 && i < len(r.toks) && r.toks[i].kind == tName
-}
-
 // itemEnd scans an item header from i: it returns the index of the '{' opening the
 // body, or of the ';' ending the item, at bracket depth 0 ('<' counts as a bracket).
 func (r *rsParser) itemEnd(i int, angles bool) int {
 	depth := 0
 	for ; i < len(r.toks); i++ {
 		r.work++
-		t := r.toks[i]
-		if t.kind != tOp || t.e-t.s != 1 {
-			continue
-		}
-		switch r.src[t.s] {
+		switch r.punct(i) {
 		case '(', '[':
 			depth++
 		case '<':
@@ -375,7 +311,7 @@ func (r *rsParser) add(s Symbol, start, nameTok, sigEnd, end int) int {
 	}
 	sig := r.src[st.s:r.toks[sigEnd].e]
 	s.Signature = oneLine(sig)
-	s.Doc = commentDoc(r.cs, r.byEnd, r.attrStart(start), rsDocText)
+	s.Doc = r.doc(r.attrStart(start), rsDocText)
 	if nameTok >= 0 {
 		r.isDef[nameTok] = true
 	}
@@ -394,19 +330,14 @@ var rsItemModifiers = map[string]bool{
 func (r *rsParser) run() {
 	for i := 0; i < len(r.toks); i++ {
 		t := r.toks[i]
-		var top *rsScope
-		if len(r.stack) > 0 {
-			top = &r.stack[len(r.stack)-1]
-		}
-		if t.kind == tOp && t.e-t.s == 1 {
-			switch r.src[t.s] {
+		top := last(r.stack)
+		if c := r.punct(i); c != 0 {
+			switch c {
 			case '{':
 				r.open(i)
 			case '}':
 				if top != nil {
-					if top.sym >= 0 {
-						r.f.Symbols[top.sym].EndLine = max(t.line, r.f.Symbols[top.sym].Line)
-					}
+					r.f.end(top.sym, t.line)
 					r.stack = r.stack[:len(r.stack)-1]
 				}
 			}
@@ -477,7 +408,7 @@ func (r *rsParser) open(i int) {
 		case KindModule:
 			sc.kind = 'n'
 			if s.Doc == "" && i+1 < len(r.toks) {
-				r.f.Symbols[sym].Doc = commentDoc(r.cs, r.byEnd, r.toks[i+1].line, rsInnerDocText)
+				r.f.Symbols[sym].Doc = r.doc(r.toks[i+1].line, rsInnerDocText)
 			}
 		case KindFunc, KindMethod:
 			sc.kind = 'f'
@@ -527,11 +458,7 @@ func (r *rsParser) memberEnd(i int) int {
 	depth := 0
 	for ; i < len(r.toks); i++ {
 		r.work++
-		t := r.toks[i]
-		if t.kind != tOp || t.e-t.s != 1 {
-			continue
-		}
-		switch r.src[t.s] {
+		switch r.punct(i) {
 		case '(', '[', '{', '<':
 			depth++
 		case ')', ']', '>':
@@ -666,11 +593,7 @@ func (r *rsParser) close(i int) int {
 	depth := 0
 	for ; i < len(r.toks); i++ {
 		r.work++
-		t := r.toks[i]
-		if t.kind != tOp || t.e-t.s != 1 {
-			continue
-		}
-		switch r.src[t.s] {
+		switch r.punct(i) {
 		case '(', '[', '{':
 			depth++
 		case ')', ']', '}':

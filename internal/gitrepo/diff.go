@@ -32,12 +32,11 @@ func (r *Repo) Diff(from, to, prefix string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
 	}
-	d := differ{r: r, prefix: prefix}
-	if err := d.trees(a, b, ""); err != nil {
+	paths, err := r.changedPaths(a, b, prefix)
+	if err != nil {
 		return nil, fmt.Errorf("diff %s..%s: %w", short(from), short(to), err)
 	}
-	sort.Strings(d.paths)
-	return d.paths, nil
+	return paths, nil
 }
 
 func short(h string) string {
@@ -67,126 +66,22 @@ func (r *Repo) commitTree(s string) (plumbing.Hash, error) {
 	return c.TreeHash, nil
 }
 
-type differ struct {
-	r      *Repo
-	prefix string
-	paths  []string
-}
-
-// wants reports whether a file path is under the prefix.
-func (d *differ) wants(p string) bool { return strings.HasPrefix(p, d.prefix) }
-
-// reaches reports whether the directory dir (ending in "/") may hold paths
-// under the prefix.
-func (d *differ) reaches(dir string) bool {
-	return strings.HasPrefix(dir, d.prefix) || strings.HasPrefix(d.prefix, dir)
-}
-
-// trees compares the trees a and b (zero for empty) found at base. Both
-// entry lists are in git's tree order, where a directory sorts as its name
-// followed by "/", so one merge pass pairs them up; a file and a directory
-// of the same name never pair, which reports a type change as a deletion
-// and an addition.
-//
-// The trees are walked in their encoded form: a store's entry directories
-// hold thousands of files each, and decoding such a tree into entries took
-// most of a diff's time.
-func (d *differ) trees(a, b plumbing.Hash, base string) error {
-	if a == b {
-		return nil
-	}
-	ra, err := d.r.rawTree(a)
+// changedPaths returns, sorted, the slash paths of the files that differ
+// between the trees a and b (zero for empty) and start with prefix. Only
+// the directories that may hold such paths are read.
+func (r *Repo) changedPaths(a, b plumbing.Hash, prefix string) ([]string, error) {
+	var paths []string
+	reaches := func(dir string) bool { return strings.HasPrefix(dir, prefix) || strings.HasPrefix(prefix, dir) }
+	err := gittree.Diff(a, b, r.rawTree, reaches, func(p string, _, _ gittree.Entry) {
+		if strings.HasPrefix(p, prefix) {
+			paths = append(paths, p)
+		}
+	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	rb, err := d.r.rawTree(b)
-	if err != nil {
-		return err
-	}
-	ta, tb := gittree.NewWalk(ra), gittree.NewWalk(rb)
-	x, okA, err := ta.Next()
-	if err != nil {
-		return fmt.Errorf("read tree %s: %w", a, err)
-	}
-	y, okB, err := tb.Next()
-	if err != nil {
-		return fmt.Errorf("read tree %s: %w", b, err)
-	}
-	for okA || okB {
-		c := 0
-		switch {
-		case !okB:
-			c = -1
-		case !okA:
-			c = 1
-		default:
-			c = gittree.Compare(x, y)
-		}
-		switch {
-		case c < 0:
-			if err := d.whole(x, base); err != nil {
-				return err
-			}
-		case c > 0:
-			if err := d.whole(y, base); err != nil {
-				return err
-			}
-		case x.Hash != y.Hash || x.Mode != y.Mode:
-			name := base + string(x.Name)
-			if x.Dir() {
-				if d.reaches(name + "/") {
-					if err := d.trees(x.Hash, y.Hash, name+"/"); err != nil {
-						return err
-					}
-				}
-			} else if d.wants(name) {
-				d.paths = append(d.paths, name)
-			}
-		}
-		if c <= 0 {
-			if x, okA, err = ta.Next(); err != nil {
-				return fmt.Errorf("read tree %s: %w", a, err)
-			}
-		}
-		if c >= 0 {
-			if y, okB, err = tb.Next(); err != nil {
-				return fmt.Errorf("read tree %s: %w", b, err)
-			}
-		}
-	}
-	return nil
-}
-
-// whole reports an entry present on one side only: a file, or every file
-// below a directory.
-func (d *differ) whole(e gittree.Entry, base string) error {
-	name := base + string(e.Name)
-	if !e.Dir() {
-		if d.wants(name) {
-			d.paths = append(d.paths, name)
-		}
-		return nil
-	}
-	if !d.reaches(name + "/") {
-		return nil
-	}
-	raw, err := d.r.rawTree(e.Hash)
-	if err != nil {
-		return err
-	}
-	w := gittree.NewWalk(raw)
-	for {
-		c, ok, err := w.Next()
-		if err != nil {
-			return fmt.Errorf("read tree %s: %w", e.Hash, err)
-		}
-		if !ok {
-			return nil
-		}
-		if err := d.whole(c, name+"/"); err != nil {
-			return err
-		}
-	}
+	sort.Strings(paths)
+	return paths, nil
 }
 
 // rawTree returns the encoded entries of a tree object (none for the zero

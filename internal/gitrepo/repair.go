@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -81,17 +80,16 @@ func (r *Repo) repairIndex(indexPath string) error {
 		}
 		parentTree = p.TreeHash
 	}
-	d := differ{r: r}
-	if err := d.trees(parentTree, c.TreeHash, ""); err != nil {
+	paths, err := r.changedPaths(parentTree, c.TreeHash, "")
+	if err != nil {
 		return fmt.Errorf("repair index: %w", err)
 	}
-	sort.Strings(d.paths)
 	root, err := r.tree(c.TreeHash)
 	if err != nil {
 		return fmt.Errorf("repair index: read tree %s: %w", c.TreeHash, err)
 	}
-	chs := make([]*change, 0, len(d.paths))
-	for _, p := range d.paths {
+	chs := make([]*change, 0, len(paths))
+	for _, p := range paths {
 		ch := &change{path: p, sub: p}
 		e, err := root.FindEntry(p)
 		switch {

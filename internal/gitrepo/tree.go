@@ -90,12 +90,11 @@ func (r *Repo) DiffTrees(a, b string) ([]string, error) {
 		}
 		*x.h = h
 	}
-	d := differ{r: r}
-	if err := d.trees(ha, hb, ""); err != nil {
+	paths, err := r.changedPaths(ha, hb, "")
+	if err != nil {
 		return nil, fmt.Errorf("diff trees %s..%s: %w", short(a), short(b), err)
 	}
-	sort.Strings(d.paths)
-	return d.paths, nil
+	return paths, nil
 }
 
 // File is a file recorded in a tree: its blob and mode.

@@ -102,3 +102,69 @@ func FuzzWalk(f *testing.F) {
 		t.Fatal("more entries than bytes")
 	})
 }
+
+// TestDiff: files added, removed and changed (content or mode) are
+// reported with their sides, a directory on one side only file by file,
+// a file that became a directory as a removal and additions, unchanged
+// subtrees and those enter refuses are not read.
+func TestDiff(t *testing.T) {
+	objs := map[plumbing.Hash][]byte{}
+	tree := func(entries ...object.TreeEntry) plumbing.Hash {
+		slices.SortFunc(entries, func(a, b object.TreeEntry) int {
+			return Compare(Entry{Name: []byte(a.Name), Mode: uint32(a.Mode)}, Entry{Name: []byte(b.Name), Mode: uint32(b.Mode)})
+		})
+		b := encode(t, entries)
+		h := plumbing.ComputeHash(plumbing.TreeObject, b)
+		objs[h] = b
+		return h
+	}
+	blob := func(s string) plumbing.Hash { return plumbing.ComputeHash(plumbing.BlobObject, []byte(s)) }
+	file := func(name, body string) object.TreeEntry {
+		return object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: blob(body)}
+	}
+	dir := func(name string, h plumbing.Hash) object.TreeEntry {
+		return object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h}
+	}
+	same := tree(file("x.go", "x"))
+	old := tree(file("a.go", "1"), file("b.go", "2"), file("c", "3"), dir("same", same),
+		dir("gone", tree(file("g1", "g"), dir("sub", tree(file("g2", "h"))))), dir("skip", tree(file("s", "1"))))
+	new := tree(file("a.go", "1"), object.TreeEntry{Name: "b.go", Mode: filemode.Executable, Hash: blob("2")},
+		dir("c", tree(file("d", "4"))), dir("same", same), file("new.go", "5"), dir("skip", tree(file("s", "2"))))
+	var read []plumbing.Hash
+	readTree := func(h plumbing.Hash) ([]byte, error) {
+		if h.IsZero() {
+			return nil, nil
+		}
+		read = append(read, h)
+		return objs[h], nil
+	}
+	var got []string
+	err := Diff(old, new, readTree, func(dir string) bool { return dir != "skip/" }, func(p string, o, n Entry) {
+		switch {
+		case o.Mode == 0:
+			got = append(got, "+"+p)
+		case n.Mode == 0:
+			got = append(got, "-"+p)
+		default:
+			got = append(got, "~"+p)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"~b.go", "-c", "+c/d", "-gone/g1", "-gone/sub/g2", "+new.go"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Diff = %q, want %q", got, want)
+	}
+	if slices.Contains(read, same) {
+		t.Error("an unchanged subtree was read")
+	}
+	got = nil
+	if err := Diff(plumbing.ZeroHash, same, readTree, nil, func(p string, o, n Entry) { got = append(got, p) }); err != nil || !slices.Equal(got, []string{"x.go"}) {
+		t.Errorf("Diff from the empty tree = %q, %v; want [x.go]", got, err)
+	}
+	objs[same] = []byte("100644 x.go")
+	if err := Diff(plumbing.ZeroHash, same, readTree, nil, func(string, Entry, Entry) {}); err == nil {
+		t.Error("a malformed tree gave no error")
+	}
+}

@@ -1,16 +1,15 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/miramem/mira"
 	"github.com/miramem/mira/mem"
@@ -28,8 +27,8 @@ type CodeCmd struct {
 	Status      CodeStatusCmd      `cmd:"" help:"Files, definitions, references and languages indexed, the indexed commit, and files changed since."`
 	Symbols     CodeSymbolsCmd     `cmd:"" help:"Find definitions by name or words."`
 	Card        CodeCardCmd        `cmd:"" help:"Show a definition: path, signature, doc, the first lines (--body: all), and the memories that point at it."`
-	Callers     CodeCallersCmd     `cmd:"" help:"Show where a definition is called, and by whom (--depth levels)."`
-	Callees     CodeCalleesCmd     `cmd:"" help:"Show what a definition calls (--depth levels)."`
+	Callers     CodeEdgesCmd       `cmd:"" set:"edges=callers" help:"Show where a definition is called, and by whom (--depth levels)."`
+	Callees     CodeEdgesCmd       `cmd:"" set:"edges=callees" help:"Show what a definition calls (--depth levels)."`
 	Map         CodeMapCmd         `cmd:"" name:"map" help:"Print the module tree with its central definitions, under a token budget."`
 	Touchpoints CodeTouchpointsCmd `cmd:"" help:"Rank the definitions a task needs, with excerpts and reasons."`
 	Files       CodeFilesCmd       `cmd:"" help:"Rank the files a task needs."`
@@ -49,6 +48,7 @@ func (c *CodeCmd) AfterApply() error {
 		&c.Map.c, &c.Touchpoints.c, &c.Files.c, &c.Cochange.c, &c.Experts.c, &c.Log.c} {
 		*p = c
 	}
+	c.Callers.callers = true
 	return nil
 }
 
@@ -99,29 +99,44 @@ func (c *CodeCmd) openCode(ctx context.Context, o *IO, memory bool) (*mira.Code,
 	}, nil
 }
 
+// codeFlags are mira-code's flags by the names the library gives the
+// arguments of its code queries.
+var codeFlags = map[string]string{"k": "-k", "depth": "--depth", "budget": "--budget"}
+
+// runCode opens the index, asks it, and prints the answer: JSONL, or for
+// a person with text, one item at a time.
+func runCode[T any](ctx context.Context, o *IO, c *CodeCmd, memory bool, ask func(*mira.Code) ([]T, error), text func(*strings.Builder, styler, T)) error {
+	cd, done, err := c.openCode(ctx, o, memory)
+	if err != nil {
+		return err
+	}
+	defer done()
+	items, err := ask(cd)
+	if err != nil {
+		return asFlag(err, codeFlags)
+	}
+	return writeCode(o, c.Output, items, text)
+}
+
+// one is a single answer as a list of answers.
+func one[T any](v T, err error) ([]T, error) { return []T{v}, err }
+
 // CodeIndexCmd is mira-code index.
 type CodeIndexCmd struct {
 	c *CodeCmd `kong:"-"`
 }
 
 func (x *CodeIndexCmd) run(ctx context.Context, o *IO) error {
-	cd, done, err := x.c.openCode(ctx, o, false)
-	if err != nil {
-		return err
-	}
-	defer done()
-	start := time.Now()
-	st, err := cd.Update(ctx)
-	if err != nil {
-		return fmt.Errorf("cannot update the code index: %w", err)
-	}
-	took := time.Since(start)
-	if !o.textOutput(x.c.Output) {
-		return writeJSONL(o, []any{codeJSON(st, "took", took)})
-	}
-	_, err = fmt.Fprintf(o.Out, "%d files indexed (%d added, %d changed, %d removed, %d skipped), %d commits read, in %s\n",
-		st.Files, st.Added, st.Changed, st.Removed, st.Skipped, st.Commits, took.Round(time.Millisecond))
-	return err
+	return runCode(ctx, o, x.c, false, func(cd *mira.Code) ([]mira.CodeStats, error) {
+		st, err := cd.Update(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("cannot update the code index: %w", err)
+		}
+		return []mira.CodeStats{st}, nil
+	}, func(b *strings.Builder, _ styler, st mira.CodeStats) {
+		fmt.Fprintf(b, "%d files indexed (%d added, %d changed, %d removed, %d skipped), %d commits read, in %s\n",
+			st.Files, st.Added, st.Changed, st.Removed, st.Skipped, st.Commits, st.Took.Round(time.Millisecond))
+	})
 }
 
 // CodeStatusCmd is mira-code status.
@@ -130,44 +145,35 @@ type CodeStatusCmd struct {
 }
 
 func (x *CodeStatusCmd) run(ctx context.Context, o *IO) error {
-	cd, done, err := x.c.openCode(ctx, o, false)
-	if err != nil {
-		return err
-	}
-	defer done()
-	s, err := cd.Status(ctx)
-	if err != nil {
-		return err
-	}
-	if !o.textOutput(x.c.Output) {
-		return writeJSONL(o, []any{codeJSON(s)})
-	}
-	var b strings.Builder
+	return runCode(ctx, o, x.c, false, func(cd *mira.Code) ([]mira.CodeStatus, error) {
+		return one(cd.Status(ctx))
+	}, writeStatus)
+}
+
+// writeStatus prints the index's status for a person.
+func writeStatus(b *strings.Builder, _ styler, s mira.CodeStatus) {
 	updated := "never (the next query builds it)"
 	if !s.Updated.IsZero() {
 		updated = time.Since(s.Updated).Round(time.Second).String() + " ago"
 	}
-	fmt.Fprintf(&b, "root:      %s\n", esc(s.Root))
-	fmt.Fprintf(&b, "index:     %s\n", esc(s.Dir))
-	fmt.Fprintf(&b, "files:     %d (%d definitions, %d references)\n", s.Files, s.Symbols, s.Refs)
+	fmt.Fprintf(b, "root:      %s\n", esc(s.Root))
+	fmt.Fprintf(b, "index:     %s\n", esc(s.Dir))
+	fmt.Fprintf(b, "files:     %d (%d definitions, %d references)\n", s.Files, s.Symbols, s.Refs)
 	langs := make([]string, 0, len(s.Languages))
 	for _, name := range sortedKeys(s.Languages) {
-		l := s.Languages[name]
-		langs = append(langs, fmt.Sprintf("%s %d", cmpStr(name, "text"), l.Files))
+		langs = append(langs, fmt.Sprintf("%s %d", cmp.Or(name, "text"), s.Languages[name].Files))
 	}
-	fmt.Fprintf(&b, "languages: %s\n", strings.Join(langs, ", "))
+	fmt.Fprintf(b, "languages: %s\n", strings.Join(langs, ", "))
 	if len(s.Skipped) > 0 {
 		var sk []string
 		for _, why := range sortedKeys(s.Skipped) {
 			sk = append(sk, fmt.Sprintf("%d %s", s.Skipped[why], why))
 		}
-		fmt.Fprintf(&b, "skipped:   %s\n", strings.Join(sk, ", "))
+		fmt.Fprintf(b, "skipped:   %s\n", strings.Join(sk, ", "))
 	}
-	fmt.Fprintf(&b, "commit:    %s\n", cmpStr(s.Head, "none"))
-	fmt.Fprintf(&b, "updated:   %s\n", updated)
-	fmt.Fprintf(&b, "stale:     %s (changed on disk since; the next query takes them in)\n", files(len(s.Stale)))
-	_, err = io.WriteString(o.Out, b.String())
-	return err
+	fmt.Fprintf(b, "commit:    %s\n", cmp.Or(s.Head, "none"))
+	fmt.Fprintf(b, "updated:   %s\n", updated)
+	fmt.Fprintf(b, "stale:     %s (changed on disk since; the next query takes them in)\n", files(len(s.Stale)))
 }
 
 // CodeSymbolsCmd is mira-code symbols.
@@ -178,23 +184,11 @@ type CodeSymbolsCmd struct {
 }
 
 func (x *CodeSymbolsCmd) run(ctx context.Context, o *IO) error {
-	if x.K < 1 {
-		return usagef("-k: must be at least 1")
-	}
-	cd, done, err := x.c.openCode(ctx, o, false)
-	if err != nil {
-		return err
-	}
-	defer done()
-	hits, err := cd.Symbols(ctx, strings.Join(x.Query, " "), x.K)
-	if err != nil {
-		return err
-	}
-	return writeCode(o, x.c.Output, hits, func(b *strings.Builder, st styler, h mira.CodeSymbolHit) {
+	return runCode(ctx, o, x.c, false, func(cd *mira.Code) ([]mira.CodeSymbolHit, error) {
+		return cd.Symbols(ctx, strings.Join(x.Query, " "), x.K)
+	}, func(b *strings.Builder, st styler, h mira.CodeSymbolHit) {
 		fmt.Fprintf(b, "%s  %s  %s%s\n", st.place(h.Path, h.Line), st.dim(h.Kind), st.bold(qualified(h.Card)), st.stale(h.Stale))
-		if h.Signature != "" {
-			fmt.Fprintf(b, "    %s\n", esc(h.Signature))
-		}
+		writeIndented(b, "    ", esc(h.Signature))
 	})
 }
 
@@ -206,20 +200,14 @@ type CodeCardCmd struct {
 }
 
 func (x *CodeCardCmd) run(ctx context.Context, o *IO) error {
-	cd, done, err := x.c.openCode(ctx, o, true)
-	if err != nil {
-		return err
-	}
-	defer done()
-	card, err := cd.Card(ctx, x.Ref, x.Body)
-	if err != nil {
-		if ctx.Err() != nil {
-			return err
+	return runCode(ctx, o, x.c, true, func(cd *mira.Code) ([]mira.CodeCard, error) {
+		card, err := cd.Card(ctx, x.Ref, x.Body)
+		if err != nil && ctx.Err() == nil {
+			// The reference names nothing the index holds: the input's fault.
+			return nil, &UsageError{fmt.Errorf("card: %w", err)}
 		}
-		// The reference names nothing the index holds: the input's fault.
-		return &UsageError{fmt.Errorf("card: %w", err)}
-	}
-	return writeCode(o, x.c.Output, []mira.CodeCard{card}, func(b *strings.Builder, st styler, c mira.CodeCard) {
+		return []mira.CodeCard{card}, err
+	}, func(b *strings.Builder, st styler, c mira.CodeCard) {
 		writeCard(b, st, c, "")
 	})
 }
@@ -231,12 +219,10 @@ func writeCard(b *strings.Builder, st styler, c mira.CodeCard, indent string) {
 		span += fmt.Sprintf("-%d", c.EndLine)
 	}
 	fmt.Fprintf(b, "%s%s  %s  %s%s\n", indent, st.bold(qualified(c)), st.dim(c.Kind), st.cyan(esc(span)), st.stale(c.Stale))
-	if c.Signature != "" {
-		fmt.Fprintf(b, "%s    %s\n", indent, esc(c.Signature))
-	}
+	writeIndented(b, indent+"    ", esc(c.Signature))
 	if c.Doc != "" {
 		for _, l := range strings.Split(mem.Escape(c.Doc, true), "\n") {
-			fmt.Fprintf(b, "%s    %s\n", indent, st.dim("// "+l))
+			writeIndented(b, indent+"    ", st.dim("// "+l))
 		}
 	}
 	if c.Snippet != "" {
@@ -246,54 +232,38 @@ func writeCard(b *strings.Builder, st styler, c mira.CodeCard, indent string) {
 		}
 	}
 	for _, m := range c.Memories {
-		fmt.Fprintf(b, "%s    %s %s\n", indent, st.yellow("memory"), esc(m))
+		writeIndented(b, indent+"    ", st.yellow("memory")+" "+esc(m))
 	}
 }
 
-// CodeCallersCmd is mira-code callers.
-type CodeCallersCmd struct {
-	c      *CodeCmd `kong:"-"`
-	Symbol string   `arg:"" help:"A definition, as for card."`
-	Depth  int      `short:"d" help:"Levels of callers to follow." default:"1"`
+// writeIndented prints a line after indent, unless it is empty.
+func writeIndented(b *strings.Builder, indent, line string) {
+	if line != "" {
+		b.WriteString(indent + line + "\n")
+	}
 }
 
-func (x *CodeCallersCmd) run(ctx context.Context, o *IO) error {
-	return runEdges(ctx, o, x.c, x.Symbol, x.Depth, true)
+// CodeEdgesCmd is mira-code callers, and callees.
+type CodeEdgesCmd struct {
+	c       *CodeCmd `kong:"-"`
+	callers bool
+	Symbol  string `arg:"" help:"A definition, as for card."`
+	Depth   int    `short:"d" help:"Levels of ${edges} to follow." default:"1"`
 }
 
-// CodeCalleesCmd is mira-code callees.
-type CodeCalleesCmd struct {
-	c      *CodeCmd `kong:"-"`
-	Symbol string   `arg:"" help:"A definition, as for card."`
-	Depth  int      `short:"d" help:"Levels of callees to follow." default:"1"`
+func (x *CodeEdgesCmd) run(ctx context.Context, o *IO) error {
+	return runCode(ctx, o, x.c, false, func(cd *mira.Code) ([]mira.CodeEdge, error) {
+		if x.callers {
+			return cd.Callers(ctx, x.Symbol, x.Depth)
+		}
+		return cd.Callees(ctx, x.Symbol, x.Depth)
+	}, writeEdge)
 }
 
-func (x *CodeCalleesCmd) run(ctx context.Context, o *IO) error {
-	return runEdges(ctx, o, x.c, x.Symbol, x.Depth, false)
-}
-
-func runEdges(ctx context.Context, o *IO, c *CodeCmd, sym string, depth int, callers bool) error {
-	if depth < 1 {
-		return usagef("--depth: must be at least 1")
-	}
-	cd, done, err := c.openCode(ctx, o, false)
-	if err != nil {
-		return err
-	}
-	defer done()
-	var edges []mira.CodeEdge
-	if callers {
-		edges, err = cd.Callers(ctx, sym, depth)
-	} else {
-		edges, err = cd.Callees(ctx, sym, depth)
-	}
-	if err != nil {
-		return err
-	}
-	return writeCode(o, c.Output, edges, func(b *strings.Builder, st styler, e mira.CodeEdge) {
-		indent := strings.Repeat("  ", max(e.Depth-1, 0))
-		fmt.Fprintf(b, "%s%s  %s → %s%s\n", indent, st.place(e.Path, e.Line), st.bold(qualified(e.From)), st.bold(qualified(e.To)), st.stale(e.From.Stale))
-	})
+// writeEdge prints a call site for a person, indented by its depth.
+func writeEdge(b *strings.Builder, st styler, e mira.CodeEdge) {
+	indent := strings.Repeat("  ", max(e.Depth-1, 0))
+	fmt.Fprintf(b, "%s%s  %s → %s%s\n", indent, st.place(e.Path, e.Line), st.bold(qualified(e.From)), st.bold(qualified(e.To)), st.stale(e.From.Stale))
 }
 
 // CodeMapCmd is mira-code map.
@@ -303,23 +273,11 @@ type CodeMapCmd struct {
 }
 
 func (x *CodeMapCmd) run(ctx context.Context, o *IO) error {
-	if x.Budget < 1 {
-		return usagef("--budget: must be at least 1")
-	}
-	cd, done, err := x.c.openCode(ctx, o, false)
-	if err != nil {
-		return err
-	}
-	defer done()
-	m, err := cd.Map(ctx, x.Budget)
-	if err != nil {
-		return err
-	}
-	if !o.textOutput(x.c.Output) {
-		return writeJSONL(o, []any{codeJSON(m)})
-	}
-	_, err = io.WriteString(o.Out, mem.Escape(strings.TrimRight(m.Text, "\n"), true)+"\n")
-	return err
+	return runCode(ctx, o, x.c, false, func(cd *mira.Code) ([]mira.CodeMap, error) {
+		return one(cd.Map(ctx, x.Budget))
+	}, func(b *strings.Builder, _ styler, m mira.CodeMap) {
+		b.WriteString(mem.Escape(strings.TrimRight(m.Text, "\n"), true) + "\n")
+	})
 }
 
 // CodeTouchpointsCmd is mira-code touchpoints.
@@ -337,59 +295,14 @@ func (x *CodeTouchpointsCmd) run(ctx context.Context, o *IO) error {
 	if err != nil {
 		return err
 	}
-	cd, done, err := x.c.openCode(ctx, o, true)
-	if err != nil {
-		return err
-	}
-	defer done()
-	for _, f := range x.File {
-		q.Files = append(q.Files, cd.Rel(f))
-	}
-	tps, err := cd.Touchpoints(ctx, q)
-	if err != nil {
-		return err
-	}
-	return writeCode(o, x.c.Output, tps, func(b *strings.Builder, st styler, t mira.CodeTouchpoint) {
+	return runCode(ctx, o, x.c, true, func(cd *mira.Code) ([]mira.CodeTouchpoint, error) {
+		return cd.Touchpoints(ctx, withFiles(q, cd, x.File))
+	}, func(b *strings.Builder, st styler, t mira.CodeTouchpoint) {
 		fmt.Fprintf(b, "%s  %s  %s  %s%s\n", st.place(t.Path, t.Line), st.bold(qualified(t.Card)), st.dim(t.Kind),
 			st.dim(fmt.Sprintf("score %.3f", t.Score)), st.stale(t.Stale))
-		if t.Signature != "" {
-			fmt.Fprintf(b, "    %s\n", esc(t.Signature))
-		}
-		for _, w := range t.Why {
-			if x.Explain || strings.HasPrefix(w, "memory") {
-				fmt.Fprintf(b, "    %s\n", st.dim("· "+esc(w)))
-			}
-		}
+		writeIndented(b, "    ", esc(t.Signature))
+		writeWhy(b, st, t.Why, x.Explain)
 	})
-}
-
-// codeQuery makes the query of touchpoints and files from the arguments,
-// else from standard input.
-func codeQuery(o *IO, args []string, k, budget int, explain bool) (mira.CodeQuery, error) {
-	if k < 1 {
-		return mira.CodeQuery{}, usagef("-k: must be at least 1")
-	}
-	if budget < 0 {
-		return mira.CodeQuery{}, usagef("--budget: must be at least 0")
-	}
-	text := strings.Join(args, " ")
-	if len(args) == 0 {
-		if o.InTTY {
-			return mira.CodeQuery{}, usagef("no task: give it as arguments or on standard input")
-		}
-		b, err := io.ReadAll(io.LimitReader(o.In, maxLine+1))
-		if err != nil {
-			return mira.CodeQuery{}, fmt.Errorf("<stdin>: %w", err)
-		}
-		if len(b) > maxLine {
-			return mira.CodeQuery{}, usagef("<stdin>: longer than %s", mem.ByteSize(maxLine))
-		}
-		text = string(b)
-	}
-	if strings.TrimSpace(text) == "" {
-		return mira.CodeQuery{}, usagef("no task: the text is empty")
-	}
-	return mira.CodeQuery{Text: text, K: k, Budget: budget, Explain: explain}, nil
 }
 
 // CodeFilesCmd is mira-code files.
@@ -406,26 +319,54 @@ func (x *CodeFilesCmd) run(ctx context.Context, o *IO) error {
 	if err != nil {
 		return err
 	}
-	cd, done, err := x.c.openCode(ctx, o, true)
-	if err != nil {
-		return err
+	return runCode(ctx, o, x.c, true, func(cd *mira.Code) ([]mira.CodeFileHit, error) {
+		return cd.Files(ctx, withFiles(q, cd, x.File))
+	}, func(b *strings.Builder, st styler, h mira.CodeFileHit) {
+		fmt.Fprintf(b, "%s  %s%s\n", st.dim(fmt.Sprintf("%.3f", h.Score)), st.cyan(esc(h.Path)), st.stale(h.Stale))
+		writeWhy(b, st, h.Why, x.Explain)
+	})
+}
+
+// codeQuery makes the query of touchpoints and files from the arguments,
+// else from standard input.
+func codeQuery(o *IO, args []string, k, budget int, explain bool) (mira.CodeQuery, error) {
+	if k == 0 {
+		k = -1 // for the library 0 is the default; -k 0 asks for nothing
 	}
-	defer done()
-	for _, f := range x.File {
+	q := mira.CodeQuery{Text: strings.Join(args, " "), K: k, Budget: budget, Explain: explain}
+	if len(args) == 0 {
+		if o.InTTY {
+			return q, usagef("no task: give it as arguments or on standard input")
+		}
+		b, err := io.ReadAll(io.LimitReader(o.In, maxLine+1))
+		if err != nil {
+			return q, fmt.Errorf("<stdin>: %w", err)
+		}
+		if len(b) > maxLine {
+			return q, usagef("<stdin>: longer than %s", mem.ByteSize(maxLine))
+		}
+		q.Text = string(b)
+	}
+	return q, nil
+}
+
+// withFiles adds the files named on the command line to q, as the index
+// names them.
+func withFiles(q mira.CodeQuery, cd *mira.Code, files []string) mira.CodeQuery {
+	for _, f := range files {
 		q.Files = append(q.Files, cd.Rel(f))
 	}
-	hits, err := cd.Files(ctx, q)
-	if err != nil {
-		return err
-	}
-	return writeCode(o, x.c.Output, hits, func(b *strings.Builder, st styler, h mira.CodeFileHit) {
-		fmt.Fprintf(b, "%s  %s%s\n", st.dim(fmt.Sprintf("%.3f", h.Score)), st.cyan(esc(h.Path)), st.stale(h.Stale))
-		for _, w := range h.Why {
-			if x.Explain || strings.HasPrefix(w, "memory") {
-				fmt.Fprintf(b, "    %s\n", st.dim("· "+esc(w)))
-			}
+	return q
+}
+
+// writeWhy prints the reasons of a result: with explain all of them,
+// else those of the memories that point at it.
+func writeWhy(b *strings.Builder, st styler, why []string, explain bool) {
+	for _, w := range why {
+		if explain || strings.HasPrefix(w, "memory") {
+			writeIndented(b, "    ", st.dim("· "+esc(w)))
 		}
-	})
+	}
 }
 
 // CodeCochangeCmd is mira-code cochange.
@@ -436,19 +377,9 @@ type CodeCochangeCmd struct {
 }
 
 func (x *CodeCochangeCmd) run(ctx context.Context, o *IO) error {
-	if x.K < 1 {
-		return usagef("-k: must be at least 1")
-	}
-	cd, done, err := x.c.openCode(ctx, o, false)
-	if err != nil {
-		return err
-	}
-	defer done()
-	cs, err := cd.Cochange(ctx, x.Path, x.K)
-	if err != nil {
-		return err
-	}
-	return writeCode(o, x.c.Output, cs, func(b *strings.Builder, st styler, c mira.CodeCochange) {
+	return runCode(ctx, o, x.c, false, func(cd *mira.Code) ([]mira.CodeCochange, error) {
+		return cd.Cochange(ctx, x.Path, x.K)
+	}, func(b *strings.Builder, st styler, c mira.CodeCochange) {
 		fmt.Fprintf(b, "%s  %s  %s  %s\n", st.dim(fmt.Sprintf("%.3f", c.Weight)), st.cyan(esc(c.Path)),
 			plural(c.Count, "commit"), st.dim("last "+day(c.Last)))
 	})
@@ -461,16 +392,9 @@ type CodeExpertsCmd struct {
 }
 
 func (x *CodeExpertsCmd) run(ctx context.Context, o *IO) error {
-	cd, done, err := x.c.openCode(ctx, o, false)
-	if err != nil {
-		return err
-	}
-	defer done()
-	es, err := cd.Experts(ctx, x.Path)
-	if err != nil {
-		return err
-	}
-	return writeCode(o, x.c.Output, es, func(b *strings.Builder, st styler, e mira.CodeExpert) {
+	return runCode(ctx, o, x.c, false, func(cd *mira.Code) ([]mira.CodeExpert, error) {
+		return cd.Experts(ctx, x.Path)
+	}, func(b *strings.Builder, st styler, e mira.CodeExpert) {
 		fmt.Fprintf(b, "%s  %s <%s>  %s  %s\n", st.dim(fmt.Sprintf("%.3f", e.Weight)), st.bold(esc(e.Author)), esc(e.Email),
 			plural(e.Commits, "commit"), st.dim("last "+day(e.Last)))
 	})
@@ -484,19 +408,9 @@ type CodeLogCmd struct {
 }
 
 func (x *CodeLogCmd) run(ctx context.Context, o *IO) error {
-	if x.K < 1 {
-		return usagef("-k: must be at least 1")
-	}
-	cd, done, err := x.c.openCode(ctx, o, false)
-	if err != nil {
-		return err
-	}
-	defer done()
-	cs, err := cd.Log(ctx, x.Ref, x.K)
-	if err != nil {
-		return err
-	}
-	return writeCode(o, x.c.Output, cs, func(b *strings.Builder, st styler, c mira.CodeCommit) {
+	return runCode(ctx, o, x.c, false, func(cd *mira.Code) ([]mira.CodeCommit, error) {
+		return cd.Log(ctx, x.Ref, x.K)
+	}, func(b *strings.Builder, st styler, c mira.CodeCommit) {
 		fmt.Fprintf(b, "%s  %s  %s  %s\n", st.yellow(shortHash(c.Hash)), st.dim(day(c.When)), esc(c.Author), esc(c.Subject))
 	})
 }
@@ -504,11 +418,13 @@ func (x *CodeLogCmd) run(ctx context.Context, o *IO) error {
 // writeCode prints results as JSONL, or for a person with text.
 func writeCode[T any](o *IO, mode string, items []T, text func(*strings.Builder, styler, T)) error {
 	if !o.textOutput(mode) {
-		vs := make([]any, len(items))
-		for i, it := range items {
-			vs[i] = codeJSON(it)
+		w := newRecordWriter(o.Out)
+		for _, it := range items {
+			if err := w.Write(it); err != nil {
+				return err
+			}
 		}
-		return writeJSONL(o, vs)
+		return w.Flush()
 	}
 	var b strings.Builder
 	st := styler{color: o.Color()}
@@ -517,16 +433,6 @@ func writeCode[T any](o *IO, mode string, items []T, text func(*strings.Builder,
 	}
 	_, err := io.WriteString(o.Out, b.String())
 	return err
-}
-
-func writeJSONL(o *IO, vs []any) error {
-	w := newRecordWriter(o.Out)
-	for _, v := range vs {
-		if err := w.Write(v); err != nil {
-			return err
-		}
-	}
-	return w.Flush()
 }
 
 // styler colours text for a terminal that takes colours.
@@ -585,126 +491,4 @@ func shortHash(h string) string {
 	return h
 }
 
-func cmpStr(s, dflt string) string {
-	if s == "" {
-		return dflt
-	}
-	return s
-}
-
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
-
-// codeJSON turns a result of the code index into its JSONL form: the
-// same fields in snake_case (an embedded card's fields at the top), with
-// empty ones left out; extra pairs of name and value are added.
-func codeJSON(v any, extra ...any) map[string]any {
-	m, _ := jsonValue(reflect.ValueOf(v)).(map[string]any)
-	if m == nil {
-		m = map[string]any{}
-	}
-	for i := 0; i+1 < len(extra); i += 2 {
-		name := extra[i].(string)
-		switch x := extra[i+1].(type) {
-		case time.Duration:
-			m[name+"_ms"] = x.Milliseconds()
-		default:
-			m[name] = x
-		}
-	}
-	return m
-}
-
-var timeType = reflect.TypeFor[time.Time]()
-
-func jsonValue(v reflect.Value) any {
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			return nil
-		}
-		return jsonValue(v.Elem())
-	case reflect.Struct:
-		if v.Type() == timeType {
-			t := v.Interface().(time.Time)
-			if t.IsZero() {
-				return nil
-			}
-			return t.UTC().Format(time.RFC3339)
-		}
-		m := map[string]any{}
-		addFields(m, v)
-		return m
-	case reflect.Slice, reflect.Array:
-		if v.Len() == 0 {
-			return nil
-		}
-		out := make([]any, v.Len())
-		for i := range out {
-			out[i] = jsonValue(v.Index(i))
-		}
-		return out
-	case reflect.Map:
-		if v.Len() == 0 {
-			return nil
-		}
-		out := map[string]any{}
-		it := v.MapRange()
-		for it.Next() {
-			out[fmt.Sprint(it.Key().Interface())] = jsonValue(it.Value())
-		}
-		return out
-	case reflect.Int64:
-		if v.Type() == reflect.TypeFor[time.Duration]() {
-			return time.Duration(v.Int()).Milliseconds()
-		}
-	}
-	if v.CanInterface() {
-		return v.Interface()
-	}
-	return nil
-}
-
-// addFields adds a struct's exported fields to m, those of an embedded
-// struct in place.
-func addFields(m map[string]any, v reflect.Value) {
-	t := v.Type()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		fv := v.Field(i)
-		if f.Anonymous && fv.Kind() == reflect.Struct {
-			addFields(m, fv)
-			continue
-		}
-		if fv.Kind() == reflect.Func {
-			continue
-		}
-		x := jsonValue(fv)
-		if x == nil || x == "" || x == false {
-			continue
-		}
-		name := snakeCase(f.Name)
-		if f.Type.Kind() == reflect.Int64 && f.Type == reflect.TypeFor[time.Duration]() {
-			name += "_ms"
-		}
-		m[name] = x
-	}
-}
-
-// snakeCase turns a Go field name into a JSON one: EndLine → end_line.
-func snakeCase(s string) string {
-	var b strings.Builder
-	rs := []rune(s)
-	for i, r := range rs {
-		if unicode.IsUpper(r) {
-			if i > 0 && (unicode.IsLower(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsUpper(rs[i-1])) {
-				b.WriteByte('_')
-			}
-			r = unicode.ToLower(r)
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}

@@ -41,30 +41,51 @@ func TestCodeTextEscapes(t *testing.T) {
 
 // TestCodeJSON: results are JSON lines with snake_case fields, an
 // embedded card's fields at the top level, empty fields left out, RFC
-// 3339 times and durations in milliseconds.
+// 3339 times in UTC and durations in milliseconds.
 func TestCodeJSON(t *testing.T) {
-	when := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	when := time.Date(2026, 11, 27, 11, 0, 0, 0, time.FixedZone("CET", 3600))
 	tp := mira.CodeTouchpoint{Card: mira.CodeCard{Kind: "func", Name: "Total", Parent: "Cart", Path: "cart/cart.go", Line: 9, EndLine: 15},
 		Score: 1.5, Why: []string{"memory X: decision: cents"}}
-	got := roundTrip(t, codeJSON(tp))
+	got := roundTrip(t, tp)
 	want := map[string]any{"kind": "func", "name": "Total", "parent": "Cart", "path": "cart/cart.go", "line": 9.0, "end_line": 15.0,
 		"score": 1.5, "why": []any{"memory X: decision: cents"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("touchpoint: diff (-want +got)\n%s", diff)
 	}
-	got = roundTrip(t, codeJSON(mira.CodeCommit{Hash: "abc", When: when, Files: []string{"a.go"}}))
+	got = roundTrip(t, mira.CodeCommit{Hash: "abc", When: when.UTC(), Files: []string{"a.go"}})
 	want = map[string]any{"hash": "abc", "when": "2026-11-27T10:00:00Z", "files": []any{"a.go"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("commit: diff (-want +got)\n%s", diff)
 	}
-	got = roundTrip(t, codeJSON(mira.CodeStats{Files: 2, Walk: 1500 * time.Microsecond}, "took", 3*time.Second))
-	if got["walk_ms"] != 1.0 || got["took_ms"] != 3000.0 || got["files"] != 2.0 {
-		t.Errorf("stats: %v", got)
+	got = roundTrip(t, mira.CodeStats{Files: 2, Walk: 1500 * time.Microsecond, Took: 3 * time.Second})
+	want = map[string]any{"files": 2.0, "walk_ms": 1.0, "took_ms": 3000.0}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stats: diff (-want +got)\n%s", diff)
 	}
-	for in, want := range map[string]string{"EndLine": "end_line", "Path": "path", "HTTPServer": "http_server", "ID": "id"} {
-		if got := snakeCase(in); got != want {
-			t.Errorf("snakeCase(%q) = %q, want %q", in, got, want)
-		}
+	got = roundTrip(t, mira.CodeStatus{Root: "/p&q", Files: 3, Languages: map[string]mira.CodeLang{"go": {Files: 3}, "": {Files: 1}},
+		Updated: time.Date(2026, 11, 27, 11, 0, 0, 123456789, time.FixedZone("CET", 3600))})
+	want = map[string]any{"root": "/p&q", "files": 3.0, "languages": map[string]any{"go": map[string]any{"files": 3.0}, "": map[string]any{"files": 1.0}},
+		"updated": "2026-11-27T10:00:00Z"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("status: diff (-want +got)\n%s", diff)
+	}
+	got = roundTrip(t, mira.CodeEdge{From: mira.CodeCard{Name: "A"}, To: mira.CodeCard{}, Depth: 1})
+	want = map[string]any{"from": map[string]any{"name": "A"}, "to": map[string]any{}, "depth": 1.0}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("edge: diff (-want +got)\n%s", diff)
+	}
+}
+
+// TestCodeJSONKeepsHTML: a value that marshals itself is written as it
+// is, so it must not escape what a path or a signature holds.
+func TestCodeJSONKeepsHTML(t *testing.T) {
+	var out bytes.Buffer
+	o := &IO{Out: &out, Err: &out}
+	if err := writeCode(o, "jsonl", []mira.CodeStatus{{Root: "/a&b<c>"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := out.String(), `{"root":"/a&b<c>"}`+"\n"; got != want {
+		t.Errorf("status line = %q, want %q", got, want)
 	}
 }
 

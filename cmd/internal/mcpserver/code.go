@@ -135,27 +135,19 @@ type CodeSearchOut struct {
 }
 
 func codeSearchTool() *mcp.Tool {
-	return &mcp.Tool{
-		Name:  "code_search",
-		Title: "Search code",
-		Description: "Find the code a task needs in the current project, from its code index (definitions, call graph, " +
-			"git history, and memories that point at code): the definitions to look at (touchpoints) or the files. " +
+	return tool[CodeSearchIn, CodeSearchOut]("code_search", "Search code",
+		"Find the code a task needs in the current project, from its code index (definitions, call graph, "+
+			"git history, and memories that point at code): the definitions to look at (touchpoints) or the files. "+
 			"Use it before grepping or reading whole files.",
-		InputSchema: plainSchema[CodeSearchIn](func(p map[string]*jsonschema.Schema) {
+		func(p map[string]*jsonschema.Schema) {
 			p["query"].MinLength = ptr(1)
 			p["find"].Enum = enum("touchpoints", "files")
-			p["k"].Minimum, p["k"].Maximum = ptr(0.0), ptr(float64(maxCodeK))
-		}),
-		OutputSchema: plainSchema[CodeSearchOut](nil),
-		Annotations:  &mcp.ToolAnnotations{Title: "Search code", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}
+			between(p["k"], 0, maxCodeK)
+		}, readOnly)
 }
 
 func (s *server) codeSearch(ctx context.Context, in CodeSearchIn) (*mcp.CallToolResult, CodeSearchOut, error) {
 	var out CodeSearchOut
-	if in.Query == "" {
-		return nil, out, errors.New("query is empty: say what the task is")
-	}
 	code, err := s.code.open(ctx)
 	if err != nil {
 		return nil, out, err
@@ -213,19 +205,14 @@ type CodeSymbolOut struct {
 }
 
 func codeSymbolTool() *mcp.Tool {
-	return &mcp.Tool{
-		Name:  "code_symbol",
-		Title: "Show a definition",
-		Description: "Show one definition of the current project from its code index: its card (signature, doc, place, " +
+	return tool[CodeSymbolIn, CodeSymbolOut]("code_symbol", "Show a definition",
+		"Show one definition of the current project from its code index: its card (signature, doc, place, "+
 			"and with body its whole source), its callers or its callees.",
-		InputSchema: plainSchema[CodeSymbolIn](func(p map[string]*jsonschema.Schema) {
+		func(p map[string]*jsonschema.Schema) {
 			p["ref"].MinLength = ptr(1)
 			p["show"].Enum = enum("card", "callers", "callees")
-			p["depth"].Minimum, p["depth"].Maximum = ptr(0.0), ptr(float64(maxCodeDepth))
-		}),
-		OutputSchema: plainSchema[CodeSymbolOut](nil),
-		Annotations:  &mcp.ToolAnnotations{Title: "Show a definition", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}
+			between(p["depth"], 0, maxCodeDepth)
+		}, readOnly)
 }
 
 func (s *server) codeSymbol(ctx context.Context, in CodeSymbolIn) (*mcp.CallToolResult, CodeSymbolOut, error) {
@@ -282,17 +269,12 @@ type CodeMapOut struct {
 }
 
 func codeMapTool() *mcp.Tool {
-	return &mcp.Tool{
-		Name:  "code_map",
-		Title: "Map of the code",
-		Description: "The current project's module tree with its most central definitions, from its code index, " +
+	return tool[CodeMapIn, CodeMapOut]("code_map", "Map of the code",
+		"The current project's module tree with its most central definitions, from its code index, "+
 			"within a token budget: a first look at a codebase before searching it.",
-		InputSchema: plainSchema[CodeMapIn](func(p map[string]*jsonschema.Schema) {
-			p["budget"].Minimum, p["budget"].Maximum = ptr(0.0), ptr(float64(maxCodeBudget))
-		}),
-		OutputSchema: plainSchema[CodeMapOut](nil),
-		Annotations:  &mcp.ToolAnnotations{Title: "Map of the code", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}
+		func(p map[string]*jsonschema.Schema) {
+			between(p["budget"], 0, maxCodeBudget)
+		}, readOnly)
 }
 
 func (s *server) codeMap(ctx context.Context, in CodeMapIn) (*mcp.CallToolResult, CodeMapOut, error) {

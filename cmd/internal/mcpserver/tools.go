@@ -28,6 +28,24 @@ type RememberIn struct {
 	Replace string   `json:"replace,omitempty" jsonschema:"id of a memory this one corrects or updates: the old one is kept in history as replaced"`
 }
 
+// tool declares a tool taking In and returning Out: fix refines the
+// input schema where Go types cannot say it (nil: nothing to refine), and
+// hints are its annotations, to which it adds its title and that it
+// reaches nothing outside the memory and the project.
+func tool[In, Out any](name, title, description string, fix func(props map[string]*jsonschema.Schema), hints mcp.ToolAnnotations) *mcp.Tool {
+	hints.Title, hints.OpenWorldHint = title, ptr(false)
+	return &mcp.Tool{Name: name, Title: title, Description: description,
+		InputSchema: plainSchema[In](fix), OutputSchema: plainSchema[Out](nil), Annotations: &hints}
+}
+
+// between bounds a number property from least to most.
+func between(p *jsonschema.Schema, least, most float64) {
+	p.Minimum, p.Maximum = &least, &most
+}
+
+// readOnly are the hints of a tool that changes nothing.
+var readOnly = mcp.ToolAnnotations{ReadOnlyHint: true}
+
 // plainSchema is schema with plain types for optional fields: the
 // inferred ["null", "array"] of a slice or a pointer made the MCP
 // Inspector send an array as a string, and hosts backed by Gemini refuse
@@ -92,21 +110,16 @@ type RememberOut struct {
 }
 
 func rememberTool() *mcp.Tool {
-	return &mcp.Tool{
-		Name:  "remember",
-		Title: "Remember",
-		Description: "Store one durable memory in the user's long-term memory (a Markdown file committed to git). " +
-			"Use it for facts, preferences, decisions, corrections, goals and tasks worth keeping beyond this conversation. " +
+	return tool[RememberIn, RememberOut]("remember", "Remember",
+		"Store one durable memory in the user's long-term memory (a Markdown file committed to git). "+
+			"Use it for facts, preferences, decisions, corrections, goals and tasks worth keeping beyond this conversation. "+
 			"Exact duplicates are not stored twice; text that looks like a credential is refused.",
-		InputSchema: plainSchema[RememberIn](func(p map[string]*jsonschema.Schema) {
+		func(p map[string]*jsonschema.Schema) {
 			p["text"].MinLength = ptr(1)
 			p["kind"].Enum = enum(memoryKinds...)
 			p["pin"].Enum = enum(mem.PinSticky, mem.PinLeased)
 			limitTags(p["tags"])
-		}),
-		OutputSchema: plainSchema[RememberOut](nil),
-		Annotations:  &mcp.ToolAnnotations{Title: "Remember", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
-	}
+		}, mcp.ToolAnnotations{DestructiveHint: ptr(false)})
 }
 
 func (s *server) remember(ctx context.Context, in RememberIn) (*mcp.CallToolResult, RememberOut, error) {
@@ -156,20 +169,15 @@ type RecallOut struct {
 }
 
 func recallTool() *mcp.Tool {
-	return &mcp.Tool{
-		Name:  "recall",
-		Title: "Recall",
-		Description: "Search the user's long-term memory and return the most relevant memories, best first, each with its id, kind, scope, date and text. " +
+	return tool[RecallIn, RecallOut]("recall", "Recall",
+		"Search the user's long-term memory and return the most relevant memories, best first, each with its id, kind, scope, date and text. "+
 			"Hybrid search (keywords and meaning), favouring recent memories and the current project. Call it before answering anything that may depend on what was decided or learned before.",
-		InputSchema: plainSchema[RecallIn](func(p map[string]*jsonschema.Schema) {
-			p["k"].Minimum, p["k"].Maximum = ptr(1.0), ptr(float64(maxK))
+		func(p map[string]*jsonschema.Schema) {
+			between(p["k"], 1, maxK)
 			p["kinds"].Items.Enum = enum(mem.Kinds...)
 			p["mode"].Enum = enum(mira.RecallModes...)
 			p["min_score"].Minimum = ptr(0.0)
-		}),
-		OutputSchema: plainSchema[RecallOut](nil),
-		Annotations:  &mcp.ToolAnnotations{Title: "Recall", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}
+		}, readOnly)
 }
 
 func (s *server) recall(ctx context.Context, in RecallIn) (*mcp.CallToolResult, RecallOut, error) {
@@ -201,17 +209,12 @@ type ListIn struct {
 }
 
 func listTool() *mcp.Tool {
-	return &mcp.Tool{
-		Name:        "list",
-		Title:       "List recent memories",
-		Description: "List the newest memories, optionally of one kind (e.g. the open tasks, the latest decisions) or one scope, newest first.",
-		InputSchema: plainSchema[ListIn](func(p map[string]*jsonschema.Schema) {
+	return tool[ListIn, RecallOut]("list", "List recent memories",
+		"List the newest memories, optionally of one kind (e.g. the open tasks, the latest decisions) or one scope, newest first.",
+		func(p map[string]*jsonschema.Schema) {
 			p["kind"].Enum = enum(mem.Kinds...)
-			p["limit"].Minimum, p["limit"].Maximum = ptr(1.0), ptr(float64(maxK))
-		}),
-		OutputSchema: plainSchema[RecallOut](nil),
-		Annotations:  &mcp.ToolAnnotations{Title: "List recent memories", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}
+			between(p["limit"], 1, maxK)
+		}, readOnly)
 }
 
 func (s *server) list(ctx context.Context, in ListIn) (*mcp.CallToolResult, RecallOut, error) {
@@ -237,18 +240,13 @@ type ForgetOut struct {
 }
 
 func forgetTool() *mcp.Tool {
-	return &mcp.Tool{
-		Name:  "forget",
-		Title: "Forget",
-		Description: "Forget memories by id: they leave every recall and context, and stay only in the store's git history as tombstones. " +
+	return tool[ForgetIn, ForgetOut]("forget", "Forget",
+		"Forget memories by id: they leave every recall and context, and stay only in the store's git history as tombstones. "+
 			"Use it when the user asks to forget something or a memory is wrong (to correct one, prefer remember with replace). All ids or none.",
-		InputSchema: plainSchema[ForgetIn](func(p map[string]*jsonschema.Schema) {
+		func(p map[string]*jsonschema.Schema) {
 			p["ids"].MinItems = ptr(1)
 			p["ids"].MaxItems = ptr(maxK)
-		}),
-		OutputSchema: plainSchema[ForgetOut](nil),
-		Annotations:  &mcp.ToolAnnotations{Title: "Forget", DestructiveHint: ptr(true), IdempotentHint: false, OpenWorldHint: ptr(false)},
-	}
+		}, mcp.ToolAnnotations{DestructiveHint: ptr(true)})
 }
 
 func (s *server) forget(ctx context.Context, in ForgetIn) (*mcp.CallToolResult, ForgetOut, error) {
@@ -291,20 +289,15 @@ type ContextOut struct {
 }
 
 func contextTool() *mcp.Tool {
-	return &mcp.Tool{
-		Name:  "context",
-		Title: "Context block",
-		Description: "Build the memory block to put at the top of a prompt, under a token budget: pinned memories, open corrections, goals and tasks, the latest conversation summary, " +
-			"and the memories most relevant to the query; with a query, in a project whose code is indexed, also the code map and the definitions the query needs. " +
+	return tool[ContextIn, ContextOut]("context", "Context block",
+		"Build the memory block to put at the top of a prompt, under a token budget: pinned memories, open corrections, goals and tasks, the latest conversation summary, "+
+			"and the memories most relevant to the query; with a query, in a project whose code is indexed, also the code map and the definitions the query needs. "+
 			"Stable parts come first so prompt caches keep hitting.",
-		InputSchema: plainSchema[ContextIn](func(p map[string]*jsonschema.Schema) {
+		func(p map[string]*jsonschema.Schema) {
 			p["mode"].Enum = enum(string(plan.ModeOff), string(plan.ModeLight), string(plan.ModeHeavy))
-			p["budget"].Minimum, p["budget"].Maximum = ptr(100.0), ptr(200000.0)
-			p["k"].Minimum, p["k"].Maximum = ptr(1.0), ptr(float64(maxK))
-		}),
-		OutputSchema: plainSchema[ContextOut](nil),
-		Annotations:  &mcp.ToolAnnotations{Title: "Context block", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}
+			between(p["budget"], 100, 200000)
+			between(p["k"], 1, maxK)
+		}, readOnly)
 }
 
 func (s *server) context(ctx context.Context, in ContextIn) (*mcp.CallToolResult, ContextOut, error) {
@@ -362,16 +355,11 @@ type PinOut struct {
 }
 
 func pinTool() *mcp.Tool {
-	return &mcp.Tool{
-		Name:        "pin",
-		Title:       "Pin or unpin",
-		Description: "Pin a memory into every context (sticky, or leased until a time), or unpin it. Use it for rules the user wants applied always.",
-		InputSchema: plainSchema[PinIn](func(p map[string]*jsonschema.Schema) {
+	return tool[PinIn, PinOut]("pin", "Pin or unpin",
+		"Pin a memory into every context (sticky, or leased until a time), or unpin it. Use it for rules the user wants applied always.",
+		func(p map[string]*jsonschema.Schema) {
 			p["pin"].Enum = enum(mem.PinSticky, mem.PinLeased, "none")
-		}),
-		OutputSchema: plainSchema[PinOut](nil),
-		Annotations:  &mcp.ToolAnnotations{Title: "Pin or unpin", DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
-	}
+		}, mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true})
 }
 
 func (s *server) pin(ctx context.Context, in PinIn) (*mcp.CallToolResult, PinOut, error) {
