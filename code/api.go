@@ -43,11 +43,29 @@ type Stats struct {
 	Skipped   int // files left out (binary, too large, unreadable)
 	Commits   int // commits read from the history
 
+	// Wall time of each part of the update.
 	Walk    time.Duration // finding and statting files
-	Parse   time.Duration // reading and parsing changed files (definitions and references)
-	Graph   time.Duration // resolving references into the call graph
+	Parse   time.Duration // reading, hashing and parsing changed files (their definitions; the parsers find the references in the same pass)
+	Graph   time.Duration // interning the references, and resolving them into the call graph when the update was large (see Phases)
+	Rank    time.Duration // splitting, stemming and counting the changed files' words into the ranking model
 	History time.Duration // reading and adding the git history
 	Save    time.Duration // writing the index
+
+	// Phases groups the same times as a build's phases, in this order:
+	// "definitions" (Walk and Parse), "references" (Graph), "ranking"
+	// (Rank), "history" and "save", each with the process's CPU time over
+	// it (zero where the system does not say). The phases run one after
+	// the other, each on every core. An update that changed more than a
+	// few hundred files resolves the call graph before it returns;
+	// a smaller one leaves that to the first query that needs it.
+	Phases []Phase
+}
+
+// Phase is one phase of an Update: its wall time, and the CPU time the
+// process used meanwhile.
+type Phase struct {
+	Name      string
+	Wall, CPU time.Duration
 }
 
 // Status describes an index.

@@ -24,7 +24,7 @@ type CodeCmd struct {
 	NoMemory    bool   `name:"no-memory" help:"Leave memories out: cards list none, and none raises the code it names."`
 	Encoding    string `short:"e" help:"Tokenizer for --budget and the map: o200k_base or cl100k_base." default:"${encoding}"`
 
-	Index       CodeIndexCmd       `cmd:"" help:"Build or update the index now (every query does this by itself)."`
+	Index       CodeIndexCmd       `cmd:"" help:"Build or update the index now (every query does this by itself), and print the time of each phase: definitions, references, ranking, history, save."`
 	Status      CodeStatusCmd      `cmd:"" help:"Files, definitions, references and languages indexed, the indexed commit, and files changed since."`
 	Symbols     CodeSymbolsCmd     `cmd:"" help:"Find definitions by name or words."`
 	Card        CodeCardCmd        `cmd:"" help:"Show a definition: path, signature, doc, the first lines (--body: all), and the memories that point at it."`
@@ -119,9 +119,17 @@ func (x *CodeIndexCmd) run(ctx context.Context, o *IO) error {
 	if !o.textOutput(x.c.Output) {
 		return writeJSONL(o, []any{codeJSON(st, "took", took)})
 	}
-	_, err = fmt.Fprintf(o.Out, "%d files indexed (%d added, %d changed, %d removed, %d skipped), %d commits read, in %s\n",
-		st.Files, st.Added, st.Changed, st.Removed, st.Skipped, st.Commits, took.Round(time.Millisecond))
-	return err
+	if _, err = fmt.Fprintf(o.Out, "%d files indexed (%d added, %d changed, %d removed, %d skipped), %d commits read, in %s\n",
+		st.Files, st.Added, st.Changed, st.Removed, st.Skipped, st.Commits, took.Round(time.Millisecond)); err != nil {
+		return err
+	}
+	// The phases, wall time and the process's CPU time over each.
+	for _, p := range st.Phases {
+		if _, err = fmt.Fprintf(o.Out, "  %-12s %9s wall %9s CPU\n", p.Name, p.Wall.Round(time.Millisecond), p.CPU.Round(time.Millisecond)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CodeStatusCmd is mira-code status.
