@@ -35,3 +35,45 @@ func TestPreparedEqualsPut(t *testing.T) {
 		t.Fatalf("prepared model differs from Put's: %d bytes against %d", len(b), len(a))
 	}
 }
+
+// A Preparer that starts its numbers again while files it prepared
+// before wait to be merged, and files merged out of the order they were
+// prepared in: the model is still the one Put gives, byte for byte.
+func TestPreparedAcrossForgetting(t *testing.T) {
+	defer func(n int) { maxIdentCache = n }(maxIdentCache)
+	maxIdentCache = 8 // forget every file or two
+	docs := tiny()
+	for range 3 {
+		docs = append(docs, docs...)
+	}
+	serial := New()
+	merged := New()
+	preps := []*Preparer{NewPreparer(), NewPreparer()}
+	var ready []*Prepared
+	for i, d := range docs {
+		ready = append(ready, preps[i%2].prepare(d))
+	}
+	// Merged newest first within each group of three, against Put in
+	// the same order.
+	var order []int
+	for i := 0; i < len(ready); i += 3 {
+		for j := min(i+2, len(ready)-1); j >= i; j-- {
+			order = append(order, j)
+		}
+	}
+	for _, i := range order {
+		serial.put(docs[i])
+		merged.PutPrepared(ready[i])
+	}
+	a, err := serial.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := merged.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a, b) {
+		t.Fatalf("prepared model differs from Put's: %d bytes against %d", len(b), len(a))
+	}
+}
