@@ -327,16 +327,18 @@ type identRec struct {
 // once; PutPrepared remembers the model's numbers for a Preparer's, so
 // that merging looks no string up twice either.
 type Preparer struct {
-	ident  map[string]uint32 // identifier -> index in idents
-	idents []identRec
-	arena  []uint32               // the identifiers' terms, numbered in words
-	front  [1 << frontBits]uint32 // hash of an identifier -> 1 + index in idents
-	dict   map[string]uint32      // term -> number
-	words  []string               // number -> term
-	names  map[string]uint32      // symbol and used name -> number; "" is 0
-	nameL  []string               // number -> name
-	gen    uint32                 // bumped each time the numbers above start again
-	b      bag
+	ident   map[string]uint32 // identifier -> index in idents
+	idents  []identRec
+	arena   []uint32               // the identifiers' terms, numbered in words
+	front   [1 << frontBits]uint32 // hash of an identifier -> 1 + index in idents
+	dict    map[string]uint32      // term -> number
+	parts   map[string]uint32      // lower-case part of an identifier -> its stem's number, or noTerm
+	scratch []byte
+	words   []string          // number -> term
+	names   map[string]uint32 // symbol and used name -> number; "" is 0
+	nameL   []string          // number -> name
+	gen     uint32            // bumped each time the numbers above start again
+	b       bag
 
 	// Marks of the file being prepared, by term and by name number,
 	// valid where the stamp is the file's: no map per file.
@@ -373,6 +375,7 @@ func (p *Preparer) forget() {
 	p.arena = nil
 	p.front = [1 << frontBits]uint32{}
 	p.dict = map[string]uint32{}
+	p.parts = map[string]uint32{}
 	p.words = nil
 	p.names = map[string]uint32{"": 0}
 	p.nameL = []string{""}
@@ -464,7 +467,7 @@ func (p *Preparer) lookup(id []byte) (uint32, uint32) {
 	if !ok {
 		key := string(id)
 		off := uint32(len(p.arena))
-		terms(key, text.Stem, func(t string) { p.arena = append(p.arena, p.term(t)) })
+		p.terms(key)
 		i = uint32(len(p.idents))
 		p.idents = append(p.idents, identRec{key: key, off: off, n: uint32(len(p.arena)) - off})
 		p.ident[key] = i
@@ -472,6 +475,61 @@ func (p *Preparer) lookup(id []byte) (uint32, uint32) {
 	*slot = i + 1
 	r := &p.idents[i]
 	return r.off, r.n
+}
+
+// noTerm marks a part of an identifier that is no term: short, or a stop
+// word.
+const noTerm = ^uint32(0)
+
+// terms appends the terms of a new identifier to the arena, as the
+// function terms gives them. An ASCII identifier's parts are lower-cased
+// in place and each part's stem is remembered, so that what is computed
+// for an identifier the Preparer never met is a few lookups, with no
+// allocation but for a new part or term.
+func (p *Preparer) terms(key string) {
+	for i := 0; i < len(key); i++ {
+		if key[i] >= 0x80 {
+			terms(key, text.Stem, func(t string) { p.arena = append(p.arena, p.term(t)) })
+			return
+		}
+	}
+	w := p.scratch[:0]
+	n := 0
+	splitBounds(key, func(a, b int) {
+		n++
+		at := len(w)
+		for i := a; i < b; i++ {
+			c := key[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			w = append(w, c)
+		}
+		part := w[at:]
+		if len(part) < 2 {
+			return
+		}
+		t, ok := p.parts[string(part)]
+		if !ok {
+			s := string(part)
+			t = noTerm
+			if !stopWords[s] {
+				t = p.term(text.Stem(s))
+			}
+			p.parts[s] = t
+		}
+		if t != noTerm {
+			p.arena = append(p.arena, t)
+		}
+	})
+	if n > 1 && len(w) >= 3 && !stopWords[string(w)] {
+		t, ok := p.dict[string(w)]
+		if !ok {
+			t = p.term(string(w))
+		}
+		p.arena = append(p.arena, t)
+	}
+	p.scratch = w
 }
 
 func (p *Preparer) addIdent(f int, lens *[nFields]uint32, id []byte) {

@@ -3,6 +3,8 @@ package rank
 import (
 	"slices"
 	"testing"
+
+	"github.com/miramem/mira/internal/text"
 )
 
 // Files prepared by several Preparers, each with its own cache, and merged
@@ -75,5 +77,30 @@ func TestPreparedAcrossForgetting(t *testing.T) {
 	}
 	if !slices.Equal(a, b) {
 		t.Fatalf("prepared model differs from Put's: %d bytes against %d", len(b), len(a))
+	}
+}
+
+// A Preparer's terms of an identifier are those of the function terms,
+// in order, whether it met the identifier's parts before or not.
+func TestPreparerTerms(t *testing.T) {
+	ids := []string{"ExecuteC", "HTTPServer", "utf8String", "parse_flag_set", "x", "Go", "theEnd", "IfElse",
+		"ReturnType", "a1b2c3", "__init__", "getHTTPResponseCode", "ÜberGröße", "naïveMatch", "XMLHttpRequest",
+		"the", "func", "useUsedUsing", "ID", "iD", "TCPConn", "v2Beta", "mp3Player", "Über", "FuncType", "Do_es", "WasN", "A_b"}
+	for range 2 {
+		p := NewPreparer()
+		for _, id := range ids {
+			var want []string
+			terms(id, text.Stem, func(s string) { want = append(want, s) })
+			off := uint32(len(p.arena))
+			p.terms(id)
+			var got []string
+			for _, n := range p.arena[off:] {
+				got = append(got, p.words[n])
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: terms %q, want %q", id, got, want)
+			}
+		}
+		slices.Reverse(ids)
 	}
 }
