@@ -77,21 +77,45 @@ func (d *derived) graph() *graph {
 func (d *derived) buildGraph() *graph {
 	g := &graph{indeg: make([]int32, len(d.syms))}
 	u := d.buildUnits()
+	// Most calls resolve to one definition or none: room for one edge a
+	// call spares growing the edges by doubling, tens of megabytes copied.
+	calls := 0
+	for _, f := range d.files {
+		for i := 2; i < len(f.Refs); i += 3 {
+			calls += int(f.Refs[i] & 1)
+		}
+	}
+	g.edges = make([]edge, 0, calls)
+	// The references name strings by their number in the state's table:
+	// resolved once per file for each name and qualifier met.
+	refName := make([]int32, len(d.names)) // 0 unknown, -1 no definition, else the name's number in u
+	memo := map[uint64][]int32{}
 	for _, f := range d.files {
 		if f.File == nil || len(f.Refs) == 0 {
 			continue
 		}
 		fim := d.fileImports(u, f)
 		encl := d.enclosing(f)
-		type key struct{ name, qual string }
-		memo := map[key][]int32{}
+		here := u.id[d.infoOf(f).dir]
+		clear(memo)
 		for ri := range len(f.Refs) / 3 {
-			r := unpackRef(d.names, f.Refs, ri)
+			nid, qid, lc := f.Refs[3*ri], f.Refs[3*ri+1], f.Refs[3*ri+2]
+			n := refName[nid]
+			if n == 0 {
+				n = -1
+				if v, ok := u.names[d.names[nid]]; ok {
+					n = v
+				}
+				refName[nid] = n
+			}
+			if n < 0 {
+				continue // no definition is so named
+			}
 			from := encl[ri]
-			k := key{r.name, r.qual}
+			k := uint64(nid)<<32 | uint64(qid)
 			to, ok := memo[k]
 			if !ok {
-				to = d.resolveRef(u, f, fim, r)
+				to = d.resolveRef(u, f, fim, here, d.names[nid], n, d.names[qid])
 				memo[k] = to
 			}
 			for _, to := range to {
@@ -99,12 +123,15 @@ func (d *derived) buildGraph() *graph {
 					continue
 				}
 				g.indeg[to]++
-				if !r.call {
+				if lc&1 == 0 {
 					continue
 				}
-				g.edges = append(g.edges, edge{from: from, to: to, f: f, line: int32(r.line)})
+				g.edges = append(g.edges, edge{from: from, to: to, f: f, line: int32(lc >> 1)})
 			}
 		}
+	}
+	if cap(g.edges) > len(g.edges)+len(g.edges)/4 {
+		g.edges = append([]edge(nil), g.edges...) // kept for the index's life: no room to spare
 	}
 	g.index(len(d.syms))
 	return g
@@ -160,57 +187,94 @@ func (d *derived) enclosing(f *fileRec) []int32 {
 
 // units index definitions by directory and by module file, so that a
 // reference resolves by a few map lookups rather than a scan of every
-// definition of its name.
+// definition of its name. Units, and the names of the definitions, are
+// numbered: the lookups made for each reference are of numbers, not of
+// strings.
 type units struct {
-	byName   map[string][]int32  // name + "\x00" + unit -> definitions
-	set      map[string]bool     // every unit: directories and paths without extension
-	bySuffix map[string][]string // '/'-suffix (or the whole) -> units ending so
-	pkgs     map[string]string   // unit -> the parser's Package of a file in it
-	imports  map[string][]string // import key -> units it names (memo)
+	id       map[string]int32   // unit (directories and paths without extension, "." too) -> number
+	base     []string           // by unit: its last element
+	pkg      []string           // by unit: the parser's Package of a file in it
+	importer []bool             // by unit: one an import may name ("." is not)
+	names    map[string]int32   // the live definitions' names -> number, from 1
+	byName   map[uint64][]int32 // name number << 32 | unit -> definitions
+	bySuffix map[string][]int32 // '/'-suffix (or the whole) -> units ending so
+	imports  map[string][]int32 // import key -> units it names (memo)
+}
+
+func (u *units) unit(t, pkg string) int32 {
+	if n, ok := u.id[t]; ok {
+		return n
+	}
+	n := int32(len(u.base))
+	u.id[t] = n
+	u.base = append(u.base, path.Base(t))
+	u.pkg = append(u.pkg, pkg)
+	u.importer = append(u.importer, t != ".")
+	if t == "." {
+		return n
+	}
+	u.bySuffix[t] = append(u.bySuffix[t], n)
+	for i := 0; i < len(t); i++ {
+		if t[i] == '/' {
+			u.bySuffix[t[i+1:]] = append(u.bySuffix[t[i+1:]], n)
+		}
+	}
+	return n
 }
 
 func (d *derived) buildUnits() *units {
-	u := &units{byName: map[string][]int32{}, set: map[string]bool{}, bySuffix: map[string][]string{},
-		pkgs: map[string]string{}, imports: map[string][]string{}}
+	u := &units{id: map[string]int32{}, names: map[string]int32{}, byName: map[uint64][]int32{},
+		bySuffix: map[string][]int32{}, imports: map[string][]int32{}}
+	// by file info: its directory's and its module file's units
+	type pair struct{ dir, mod int32 }
+	of := map[*finfo]pair{}
 	for _, f := range d.files {
 		fi := d.infoOf(f)
-		for _, t := range []string{fi.dir, fi.modKey} {
-			if t == "." || u.set[t] {
-				continue
-			}
-			u.set[t] = true
-			if fi.pkg != "" {
-				u.pkgs[t] = fi.pkg
-			}
-			u.bySuffix[t] = append(u.bySuffix[t], t)
-			for i := 0; i < len(t); i++ {
-				if t[i] == '/' {
-					u.bySuffix[t[i+1:]] = append(u.bySuffix[t[i+1:]], t)
-				}
-			}
-		}
+		of[fi] = pair{u.unit(fi.dir, fi.pkg), u.unit(fi.modKey, fi.pkg)}
 	}
 	for id, r := range d.syms {
 		if !d.live(int32(id)) {
 			continue
 		}
-		n := r.sym().Name
-		u.byName[n+"\x00"+r.fi.dir] = append(u.byName[n+"\x00"+r.fi.dir], int32(id))
-		u.byName[n+"\x00"+r.fi.modKey] = append(u.byName[n+"\x00"+r.fi.modKey], int32(id))
+		name := r.sym().Name
+		n, ok := u.names[name]
+		if !ok {
+			n = int32(len(u.names) + 1)
+			u.names[name] = n
+		}
+		p, ok := of[r.fi]
+		if !ok {
+			p = pair{u.unit(r.fi.dir, r.fi.pkg), u.unit(r.fi.modKey, r.fi.pkg)}
+			of[r.fi] = p
+		}
+		for _, t := range [2]int32{p.dir, p.mod} {
+			k := uint64(n)<<32 | uint64(t)
+			u.byName[k] = append(u.byName[k], int32(id))
+		}
 	}
 	return u
 }
 
+// named returns the definitions called by name number n in unit t.
+func (u *units) named(n, t int32) []int32 {
+	if n <= 0 || t < 0 {
+		return nil
+	}
+	return u.byName[uint64(n)<<32|uint64(t)]
+}
+
 // importUnits returns the units an import key names: those it ends with,
 // and those that end with it.
-func (u *units) importUnits(k string) []string {
+func (u *units) importUnits(k string) []int32 {
 	if ts, ok := u.imports[k]; ok {
 		return ts
 	}
-	ts := append([]string(nil), u.bySuffix[k]...)
+	ts := append([]int32(nil), u.bySuffix[k]...)
 	for i := 0; i < len(k); i++ {
-		if k[i] == '/' && u.set[k[i+1:]] && k[i+1:] != k {
-			ts = append(ts, k[i+1:])
+		if k[i] == '/' && k[i+1:] != k {
+			if t, ok := u.id[k[i+1:]]; ok && u.importer[t] {
+				ts = append(ts, t)
+			}
 		}
 	}
 	u.imports[k] = ts
@@ -220,13 +284,13 @@ func (u *units) importUnits(k string) []string {
 // fileImports is what resolving one file's references needs of its
 // imports.
 type fileImports struct {
-	units []string        // the units it imports
+	units []int32         // the units it imports
 	bases map[string]bool // the last element of each import: the names it may qualify with
 }
 
 func (d *derived) fileImports(u *units, f *fileRec) fileImports {
 	fim := fileImports{bases: map[string]bool{}}
-	seen := map[string]bool{}
+	seen := map[int32]bool{}
 	for _, k := range importKeys(f) {
 		fim.bases[path.Base(k)] = true
 		for _, t := range u.importUnits(k) {
@@ -266,19 +330,20 @@ func importKeys(f *fileRec) []string {
 // same file, else the same directory, else an imported package or module,
 // else anywhere (when few). A qualifier naming an imported package narrows
 // to that package; any other qualifier (a receiver) narrows to methods.
-func (d *derived) resolveRef(u *units, f *fileRec, fim fileImports, r ref) []int32 {
-	all := d.named(r.name)
+// here is the unit of f's directory, n the number of name in u.
+func (d *derived) resolveRef(u *units, f *fileRec, fim fileImports, here int32, name string, n int32, qual string) []int32 {
+	all := d.named(name)
 	if len(all) == 0 {
 		return nil
 	}
 	keep := func(id int32) bool { return true }
-	if r.qual != "" {
+	if qual != "" {
 		var pkg []int32
 		for _, t := range fim.units {
-			if path.Base(t) != r.qual && u.pkgs[t] != r.qual && !strings.HasSuffix(u.pkgs[t], "."+r.qual) {
+			if p := u.pkg[t]; u.base[t] != qual && p != qual && !(len(p) > len(qual) && p[len(p)-len(qual)-1] == '.' && strings.HasSuffix(p, qual)) {
 				continue
 			}
-			for _, id := range u.byName[r.name+"\x00"+t] {
+			for _, id := range u.named(n, t) {
 				if d.syms[id].sym().Parent == "" {
 					pkg = append(pkg, id)
 				}
@@ -287,14 +352,13 @@ func (d *derived) resolveRef(u *units, f *fileRec, fim fileImports, r ref) []int
 		if len(pkg) > 0 {
 			return dedup(pkg)
 		}
-		if fim.bases[r.qual] {
+		if fim.bases[qual] {
 			return nil // a package the index does not hold
 		}
 		keep = func(id int32) bool { return d.syms[id].sym().Parent != "" }
 	}
-	fi := d.infoOf(f)
 	var same, dir []int32
-	for _, id := range u.byName[r.name+"\x00"+fi.dir] {
+	for _, id := range u.named(n, here) {
 		c := d.syms[id]
 		switch {
 		case !keep(id):
@@ -312,7 +376,7 @@ func (d *derived) resolveRef(u *units, f *fileRec, fim fileImports, r ref) []int
 	}
 	var imp []int32
 	for _, t := range fim.units {
-		for _, id := range u.byName[r.name+"\x00"+t] {
+		for _, id := range u.named(n, t) {
 			if keep(id) {
 				imp = append(imp, id)
 			}

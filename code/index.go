@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
@@ -232,7 +233,7 @@ func (ix *Index) UpdatePaths(ctx context.Context, paths []string) (Stats, error)
 }
 
 // update is Update when paths is nil, UpdatePaths otherwise.
-func (ix *Index) update(ctx context.Context, paths []string) (Stats, error) {
+func (ix *Index) update(ctx context.Context, paths []string) (s Stats, err error) {
 	ix.upd.Lock()
 	defer ix.upd.Unlock()
 	ix.mu.RLock()
@@ -241,8 +242,10 @@ func (ix *Index) update(ctx context.Context, paths []string) (Stats, error) {
 	if closed {
 		return Stats{}, errors.New("index is closed")
 	}
-	var s Stats
+	var k clock
+	defer func() { s.Phases = k.phases() }()
 	start := time.Now()
+	k.start(phDefs)
 	removeStaleTemps(ix.dir, start)
 
 	// Another process may have saved a newer index since: start from it.
@@ -257,24 +260,22 @@ func (ix *Index) update(ctx context.Context, paths []string) (Stats, error) {
 	ix.mu.RUnlock()
 
 	var ents []entry
-	var err error
 	if paths != nil {
 		ents, err = ix.listPaths(old, paths)
 		if errors.Is(err, errWalk) {
 			paths = nil
 		} else if err != nil {
+			k.stop()
 			return s, err
 		}
 	}
 	if paths == nil {
 		ents, err = walk(ctx, ix.root, ix.skipDir(), ix.opt.Warn)
 		if err != nil {
+			k.stop()
 			return s, fmt.Errorf("cannot list %s: %w", ix.root, err)
 		}
 	}
-	s.Walk = time.Since(start)
-
-	t := time.Now()
 	files := make([]*fileRec, len(ents))
 	var todo []int
 	for i, e := range ents {
@@ -285,15 +286,18 @@ func (ix *Index) update(ctx context.Context, paths []string) (Stats, error) {
 		}
 		todo = append(todo, i)
 	}
+	s.Walk = k.stop()
+
 	// Texts are kept for the journal only when it may be written.
 	var texts [][]byte
 	if disk.fi != nil && len(todo) <= maxJournalFiles {
 		texts = make([][]byte, len(ents))
 	}
 	changed := make([]bool, len(ents))
-	if err := ix.refresh(ctx, ents, files, todo, oldBy, old.names, texts, changed, &s); err != nil {
+	if err := ix.refresh(ctx, ents, files, todo, oldBy, old.names, texts, changed, &s, &k); err != nil {
 		return s, err
 	}
+	k.start(phRank)
 	var jr *journal
 	if texts != nil {
 		if disk.jr != nil {
@@ -327,30 +331,80 @@ func (ix *Index) update(ctx context.Context, paths []string) (Stats, error) {
 			}
 		}
 	}
-	s.Parse = time.Since(t)
+	s.Rank += k.stop()
 
-	t = time.Now()
+	k.start(phHistory)
 	hist, head, n, err := ix.readHistory(ctx, old)
+	s.History = k.stop()
 	if err != nil {
 		return s, err
 	}
 	s.Commits = n
-	s.History = time.Since(t)
 
 	if head == old.Head && n == 0 && sameFiles(files, old.Files) && disk.fi != nil {
 		return s, nil // nothing to save
 	}
 	st := &state{Root: ix.root, Files: files, Head: head, History: hist, Updated: time.Now().UTC(), names: old.names}
-	t = time.Now()
+	k.start(phSave)
 	l, err := ix.save(st, jr, hist != old.History || n > 0 || head != old.Head)
 	if err != nil {
+		k.stop()
 		// What was changed in memory is not on disk: go back to the disk.
 		ix.setState(ix.load())
 		return s, fmt.Errorf("cannot save the index: %w", err)
 	}
-	s.Save = time.Since(t)
+	s.Save = k.stop()
 	ix.setState(l)
+
+	// After a large change the lookup tables are rebuilt rather than
+	// patched on the next query, and the call graph with them: do it now,
+	// as part of the build, for the queries that follow.
+	if s.Added+s.Changed+s.Removed > maxPatch {
+		k.start(phRefs)
+		d, _ := ix.derive()
+		d.graph()
+		s.Graph += k.stop()
+	}
 	return s, nil
+}
+
+// The phases of an update, in the order Stats.Phases lists them.
+const (
+	phDefs = iota
+	phRefs
+	phRank
+	phHistory
+	phSave
+	nPhases
+)
+
+var phaseNames = [nPhases]string{"definitions", "references", "ranking", "history", "save"}
+
+// clock adds up the wall and CPU time of an update's phases, which run
+// one after the other, each possibly several times (once per batch).
+type clock struct {
+	wall, cpu [nPhases]time.Duration
+	ph        int
+	t         time.Time
+	c         time.Duration
+}
+
+func (k *clock) start(ph int) { k.ph, k.t, k.c = ph, time.Now(), processCPU() }
+
+// stop ends the phase begun by start and returns its wall time.
+func (k *clock) stop() time.Duration {
+	d := time.Since(k.t)
+	k.wall[k.ph] += d
+	k.cpu[k.ph] += processCPU() - k.c
+	return d
+}
+
+func (k *clock) phases() []Phase {
+	out := make([]Phase, nPhases)
+	for i := range out {
+		out[i] = Phase{Name: phaseNames[i], Wall: k.wall[i], CPU: k.cpu[i]}
+	}
+	return out
 }
 
 // save writes st: as a journal of the changes since the base when jr is
@@ -484,76 +538,126 @@ func (ix *Index) skipDir() string {
 	return ""
 }
 
-// refresh reads and parses the files ents[todo], in parallel, into files.
-// Their texts go to texts when it is set, whether their content changed to
-// changed.
-func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, todo []int, oldBy map[string]*fileRec, names *strtab, texts [][]byte, changed []bool, s *Stats) error {
-	var (
-		mu   sync.Mutex
-		done int
-		wg   sync.WaitGroup
-		next = make(chan int)
-	)
+// batchBytes bounds the text a batch of files holds between its phases.
+const batchBytes = 16 << 20
+
+// refresh reads and parses the files ents[todo] into files, and puts
+// those whose content changed into the ranking model. Their texts go to
+// texts when it is set, whether their content changed to changed. It
+// works in batches of files, each in three phases, every core working on
+// each phase: the definitions (read, hash, parse), the ranking (split,
+// stem and count the words, merged into the model one file at a time),
+// and the references (interned into the state's string table); so that a
+// phase's time is its own, and a batch's texts are all the text held.
+func (ix *Index) refresh(ctx context.Context, ents []entry, files []*fileRec, todo []int, oldBy map[string]*fileRec, names *strtab, texts [][]byte, changed []bool, s *Stats, k *clock) error {
 	workers := runtime.GOMAXPROCS(0)
-	for range workers {
+	// Each worker keeps its Preparer, whose memory of the words of
+	// identifiers already seen is most of what makes it fast.
+	preps := make([]*rank.Preparer, workers)
+	var mu sync.Mutex
+	done := 0
+	text := make([][]byte, 0, 1024)
+	for lo := 0; lo < len(todo); {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hi, size := lo, int64(0)
+		for hi < len(todo) && (hi == lo || size+ents[todo[hi]].size <= batchBytes) {
+			size += ents[todo[hi]].size
+			hi++
+		}
+		batch := todo[lo:hi]
+		lo = hi
+		text = append(text[:0], make([][]byte, len(batch))...)
+
+		k.start(phDefs)
+		parallel(ctx, workers, len(batch), func(_, j int) {
+			i := batch[j]
+			e := ents[i]
+			files[i], text[j], changed[i] = ix.readFile(e, oldBy[e.path])
+		})
+		s.Parse += k.stop()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for _, i := range batch {
+			switch {
+			case oldBy[ents[i].path] == nil:
+				s.Added++
+			case changed[i]:
+				s.Changed++
+			default:
+				s.Unchanged++
+			}
+		}
+
+		k.start(phRank)
+		parallel(ctx, workers, len(batch), func(w, j int) {
+			i := batch[j]
+			if f := files[i]; changed[i] {
+				var p *rank.Prepared
+				if f.Skip == "" {
+					if preps[w] == nil {
+						preps[w] = rank.NewPreparer()
+					}
+					p = preps[w].Prepare(rank.Doc{Path: f.Path, Lang: f.Lang, Text: text[j], File: f.File})
+				}
+				ix.mu.Lock()
+				if p != nil {
+					ix.model.PutPrepared(p)
+				} else {
+					ix.model.Remove(f.Path)
+				}
+				ix.mu.Unlock()
+				if texts != nil {
+					texts[i] = text[j]
+				}
+			}
+			text[j] = nil
+			mu.Lock()
+			done++
+			if ix.opt.Progress != nil {
+				ix.opt.Progress(done, len(todo))
+			}
+			mu.Unlock()
+		})
+		s.Rank += k.stop()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+
+		k.start(phRefs)
+		for _, i := range batch {
+			if f := files[i]; changed[i] && f.File != nil {
+				f.Refs = packRefs(names, f.File.Refs)
+				f.File.Refs = nil
+			}
+		}
+		s.Graph += k.stop()
+	}
+	return nil
+}
+
+// parallel calls fn(worker, j) for every j below n, on up to workers
+// goroutines, and returns when all are done; once ctx is done it starts
+// no more.
+func parallel(ctx context.Context, workers, n int, fn func(w, j int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range min(workers, n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// Each worker splits, stems and counts its files' words
-			// itself: only merging them into the model is serial.
-			prep := rank.NewPreparer()
-			for i := range next {
-				e := ents[i]
-				f, text, diff := ix.readFile(e, oldBy[e.path])
-				changed[i] = diff
-				if texts != nil && diff {
-					texts[i] = text
+			for ctx.Err() == nil {
+				j := int(next.Add(1)) - 1
+				if j >= n {
+					return
 				}
-				if diff {
-					var p *rank.Prepared
-					if f.Skip == "" {
-						p = prep.Prepare(rank.Doc{Path: f.Path, Lang: f.Lang, Text: text, File: f.File})
-					}
-					ix.mu.Lock()
-					if p != nil {
-						ix.model.PutPrepared(p)
-					} else {
-						ix.model.Remove(f.Path)
-					}
-					ix.mu.Unlock()
-					if f.File != nil {
-						f.Refs = packRefs(names, f.File.Refs)
-						f.File.Refs = nil
-					}
-				}
-				mu.Lock()
-				files[i] = f
-				switch {
-				case oldBy[e.path] == nil:
-					s.Added++
-				case diff:
-					s.Changed++
-				default:
-					s.Unchanged++
-				}
-				done++
-				if ix.opt.Progress != nil {
-					ix.opt.Progress(done, len(todo))
-				}
-				mu.Unlock()
+				fn(w, j)
 			}
 		}()
 	}
-	var err error
-	for _, i := range todo {
-		if err = ctx.Err(); err != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
 	wg.Wait()
-	return err
 }
 
 // readFile reads and parses one file; old is what the index knew of it.

@@ -727,3 +727,80 @@ func TestOldRankFormatRebuilt(t *testing.T) {
 		t.Errorf("rebuilt index finds nothing")
 	}
 }
+
+// TestUpdatePhases checks that an update reports its phases in order,
+// each the sum of the parts Stats gives on their own, and that a large
+// update resolves the call graph before it returns while a small one
+// leaves it to the first query that needs it.
+func TestUpdatePhases(t *testing.T) {
+	root := t.TempDir()
+	n := maxPatch + 10
+	for i := range n {
+		src := "package p\n\nfunc F" + strconv.Itoa(i) + "() { G() }\n"
+		if err := os.WriteFile(filepath.Join(root, "f"+strconv.Itoa(i)+".go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "g.go"), []byte("package p\n\nfunc G() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(context.Background(), Options{Root: root, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ix.Update(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Added != n+1 {
+		t.Fatalf("added %d, want %d", s.Added, n+1)
+	}
+	var names []string
+	for _, p := range s.Phases {
+		names = append(names, p.Name)
+	}
+	if want := []string{"definitions", "references", "ranking", "history", "save"}; !slices.Equal(names, want) {
+		t.Fatalf("phases %v, want %v", names, want)
+	}
+	if got, want := s.Phases[0].Wall, s.Walk+s.Parse; got != want {
+		t.Errorf("definitions %v, want walk+parse %v", got, want)
+	}
+	for i, d := range []time.Duration{s.Graph, s.Rank, s.History, s.Save} {
+		if s.Phases[i+1].Wall != d {
+			t.Errorf("%s: %v, want %v", s.Phases[i+1].Name, s.Phases[i+1].Wall, d)
+		}
+	}
+	if s.Parse <= 0 || s.Rank <= 0 || s.Save <= 0 || s.Graph <= 0 {
+		t.Errorf("a phase of a full build took no time: %+v", s)
+	}
+	ix.derMu.Lock()
+	built := ix.der != nil && ix.der.g != nil
+	ix.derMu.Unlock()
+	if !built {
+		t.Fatal("a large update left the call graph to the first query")
+	}
+	if got := ix.Callers("G", 1); len(got) != n {
+		t.Errorf("G has %d callers, want %d", len(got), n)
+	}
+
+	// One file changed: the tables are patched on the next query, and the
+	// graph waits for one that needs it.
+	if err := os.WriteFile(filepath.Join(root, "g.go"), []byte("package p\n\nfunc G() {}\n\nfunc H() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = ix.Update(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s.Changed != 1 {
+		t.Fatalf("changed %d, want 1", s.Changed)
+	}
+	ix.derMu.Lock()
+	st := ix.derSt
+	ix.derMu.Unlock()
+	ix.mu.RLock()
+	cur := ix.st
+	ix.mu.RUnlock()
+	if st == cur {
+		t.Error("a one-file update built the lookup tables itself")
+	}
+}

@@ -300,7 +300,12 @@ go build -o "$work/proxyburst" ./scripts/proxyburst
 # --- The code index (mira-code) on the Go toolchain's own sources, about
 # 10k files, beside universal-ctags over the same tree in the same run:
 # whole-process wall and CPU time (user + sys) and peak RSS from
-# /usr/bin/time, one run each (a build takes tens of seconds). Then a
+# /usr/bin/time, one run each (a build takes tens of seconds). The fresh
+# build's phases come from the same run, from the JSON record mira-code
+# index prints: the definitions phase (walk, read, parse; the parsers take
+# the references in the same pass) is the one to set against ctags, which
+# finds definitions only; the references (the call graph), the ranking
+# model, the history and the save are the rest of the build. Then a
 # no-change update, a one-file change made visible to a query, warm
 # touchpoints and the open index's heap (Go benchmarks, code/bench_test.go),
 # and localization quality when the histories are given (scripts/codeloc.sh).
@@ -309,9 +314,10 @@ echo
 code_src=$(go env GOROOT)/src
 if [ -d "$code_src" ]; then
 	echo "## code index: GOROOT/src ($(find "$code_src" -type f | wc -l) files)"
-	# timed LABEL CMD...: "wall cpu rss" (s, s, MB) of one run of CMD.
+	# timed LABEL CMD...: "wall cpu rss" (s, s, MB) of one run of CMD; its
+	# output goes to $work/code-LABEL.out.
 	timed() {
-		/usr/bin/time -f '%e %U %S %M' -o "$work/code-time" "${@:2}" >/dev/null 2>"$work/code-$1.err" </dev/null || {
+		/usr/bin/time -f '%e %U %S %M' -o "$work/code-time" "${@:2}" >"$work/code-$1.out" 2>"$work/code-$1.err" </dev/null || {
 			echo "$1 failed:" >&2; tail -5 "$work/code-$1.err" >&2; }
 		read -r w u s m < <(tail -1 "$work/code-time")
 		python3 -c "print('%.2f %.2f %.1f' % ($w, $u + $s, $m / 1024))"
@@ -325,14 +331,35 @@ if [ -d "$code_src" ]; then
 	echo
 	echo "| GOROOT/src | wall | CPU | peak RSS | against ctags -R (wall, CPU) |"
 	echo "|---|---|---|---|---|"
-	printf '| mira-code index (fresh index) | %s s | %s s | %s MB | %s, %s |\n' "$cw" "$cc" "$cr" \
+	printf '| mira-code index (fresh index), whole process | %s s | %s s | %s MB | %s, %s |\n' "$cw" "$cc" "$cr" \
 		"$(python3 -c "print('%.2f' % ($cw/$tw))")" "$(python3 -c "print('%.2f' % ($cc/$tc))")"
+	# The phases of that same build, from its JSON record.
+	python3 - "$work/code-index.out" "$tw" "$tc" <<'PY'
+import json, sys
+rec = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+tw, tc = float(sys.argv[2]), float(sys.argv[3])
+label = {"definitions": "definitions: walk, read, parse", "references": "references: call graph",
+         "ranking": "ranking: words into the model", "history": "history: git log", "save": "save"}
+for p in rec.get("phases") or []:
+    w, c = p.get("wall_ms", 0) / 1e3, p.get("cpu_ms", 0) / 1e3
+    vs = "%.2f, %.2f" % (w / tw, c / tc) if p["name"] == "definitions" and tw > 0 and tc > 0 else ""
+    print("| &nbsp;&nbsp;phase %s | %.2f s | %.2f s | | %s |" % (label.get(p["name"], p["name"]), w, c, vs))
+PY
 	printf '| ctags -R --output-format=json | %s s | %s s | %s MB | 1 |\n' "$tw" "$tc" "$tr"
 	printf '| mira-code index, nothing changed | %s s | %s s | %s MB | |\n' "$uw" "$uc" "$ur"
 	printf '| mira-code touchpoints in a fresh process (open, update, query) | %s s | %s s | %s MB | |\n' "$qw" "$qc" "$qr"
+	python3 - "$work/code-index.out" "$tw" <<'PY'
+import json, sys
+rec = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+d = [p for p in rec.get("phases") or [] if p["name"] == "definitions"]
+if d and float(sys.argv[2]) > 0:
+    r = d[0].get("wall_ms", 0) / 1e3 / float(sys.argv[2])
+    print()
+    print("The definitions phase took %.2f times ctags' wall time: %s." % (r, "faster than ctags" if r <= 1 else "slower than ctags"))
+PY
 	echo
 	echo "Go benchmarks (code/bench_test.go, a copy of the same tree; cpu-ms/op is CPU):"
-	go test ./code -run '^$' -bench 'IndexGoroot|UpdateNoChange|OneFileChange|Touchpoints|OpenGoroot' -benchtime 1x |
+	go test ./code -run '^$' -bench 'IndexGoroot|UpdateNoChange|OneFileChange|Touchpoints|OpenGoroot' -benchtime 1x -benchmem |
 		grep -E '^Benchmark' | sed 's/^/    /'
 	go test ./code -run '^$' -bench 'Touchpoints' -benchtime 30x | grep -E '^Benchmark' | sed 's/^/    /'
 else

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/miramem/mira/internal/text"
 )
@@ -99,6 +100,11 @@ type Model struct {
 	// Put's working room, not saved.
 	prep *Preparer
 
+	// epoch names the numbering of terms and names: a new one for each
+	// model and each compaction, so that a Preparer's memory of the
+	// numbers (see known) is never used across them.
+	epoch uint64
+
 	params Params
 }
 
@@ -145,7 +151,11 @@ func New() *Model {
 	return m
 }
 
+// epochs numbers the models' numberings (Model.epoch).
+var epochs atomic.Uint64
+
 func (m *Model) init() {
+	m.epoch = epochs.Add(1)
 	m.byPath = map[string]uint32{}
 	m.terms = map[string]uint32{}
 	m.names = map[string]uint32{"": 0}
@@ -292,57 +302,124 @@ func (b *bag) reset() {
 }
 
 // maxIdentCache bounds the identifiers whose terms a Preparer remembers.
-const maxIdentCache = 1 << 20
+// A variable for the tests.
+var maxIdentCache = 1 << 20
+
+// frontBits sizes a Preparer's table of the identifiers met last, by
+// hash: most occurrences are of a few identifiers, found there without a
+// lookup in the large map of all of them.
+const frontBits = 13
+
+// identRec is an identifier a Preparer met, and its terms.
+type identRec struct {
+	key    string
+	off, n uint32 // its terms: the Preparer's arena[off:off+n]
+}
 
 // A Preparer makes files ready for the model: it splits, stems and counts
 // their words, the costly part of Put, without touching any model, so
 // that several goroutines, each with its own Preparer, can prepare files
 // while one merges them with PutPrepared. A Preparer is not safe for
-// concurrent use.
+// concurrent use, but the files it prepared may be merged by another
+// goroutine while it prepares more.
+//
+// It numbers the terms and names it meets, and splits each identifier
+// once; PutPrepared remembers the model's numbers for a Preparer's, so
+// that merging looks no string up twice either.
 type Preparer struct {
-	ident map[string][]uint32 // identifier -> its terms, numbered in words
-	dict  map[string]uint32   // term -> number
-	words []string            // number -> term
-	b     bag
-	syms  map[uint32]uint32 // term -> index in the file's symTerms
-	defs  map[string]bool
+	ident   map[string]uint32 // identifier -> index in idents
+	idents  []identRec
+	arena   []uint32               // the identifiers' terms, numbered in words
+	front   [1 << frontBits]uint32 // hash of an identifier -> 1 + index in idents
+	dict    map[string]uint32      // term -> number
+	parts   map[string]uint32      // lower-case part of an identifier -> its stem's number, or noTerm
+	scratch []byte
+	words   []string          // number -> term
+	names   map[string]uint32 // symbol and used name -> number; "" is 0
+	nameL   []string          // number -> name
+	gen     uint32            // bumped each time the numbers above start again
+	b       bag
+
+	// Marks of the file being prepared, by term and by name number,
+	// valid where the stamp is the file's: no map per file.
+	stamp     uint32
+	symStamp  []uint32
+	symAt     []uint32 // term -> index in the file's symTerms
+	nameStamp []uint32
+	nameRef   []uint32 // name -> index in the file's refs
+	defStamp  []uint32 // name -> the file defines it, where equal to stamp
+
+	// The numbers a model gave the terms and names above: 1 + the
+	// model's, 0 when not yet asked. PutPrepared alone reads and writes
+	// these, under the model's exclusive access; they hold for the model
+	// of epoch kEpoch and the numbering kGen.
+	kEpoch uint64
+	kGen   uint32
+	kTerms []uint32
+	kNames []uint32
 }
 
 // NewPreparer returns a Preparer with an empty cache.
 func NewPreparer() *Preparer {
-	return &Preparer{ident: map[string][]uint32{}, dict: map[string]uint32{}, syms: map[uint32]uint32{}, defs: map[string]bool{}}
+	p := &Preparer{}
+	p.forget()
+	return p
+}
+
+// forget starts the numbers of terms, names and identifiers again. The
+// lists are made anew, not emptied: files prepared before still name
+// their terms and names in the old ones.
+func (p *Preparer) forget() {
+	p.ident = map[string]uint32{}
+	p.idents = nil
+	p.arena = nil
+	p.front = [1 << frontBits]uint32{}
+	p.dict = map[string]uint32{}
+	p.parts = map[string]uint32{}
+	p.words = nil
+	p.names = map[string]uint32{"": 0}
+	p.nameL = []string{""}
+	p.b = bag{}
+	p.symStamp, p.symAt, p.nameStamp, p.nameRef, p.defStamp = nil, nil, nil, nil, nil
+	p.gen++
 }
 
 // Prepared is a file ready for PutPrepared: its terms counted per field,
-// its symbols' likewise, the names it uses.
+// its symbols' likewise, the names it uses. Terms and names are numbered
+// as its Preparer numbered them when it was prepared (words, names).
 type Prepared struct {
 	path, lang string
+	prep       *Preparer
+	gen        uint32
+	words      []string // the Preparer's terms, by number
+	names      []string // and names
 	terms      []tcount // the file's terms, first seen first
 	len        [nFields]uint32
 	syms       []psym
-	symTerms   []string // the terms its symbols hold, first seen first
+	symTerms   []uint32 // the terms its symbols hold, first seen first
 	symCount   []uint32 // how many of its symbols hold each
 	refs       []pref   // the names it uses, first used first
 }
 
-// tcount is a term and its count in each field; term indexes the
-// Prepared's terms or symTerms.
+// tcount is a term and its count in each field; at indexes the
+// Prepared's symTerms, for a symbol's terms.
 type tcount struct {
-	term string
-	at   uint32 // index in symTerms, for a symbol's terms
+	term uint32
+	at   uint32
 	c    [nFields]uint32
 }
 
 type psym struct {
-	name, parent, kind string
-	line               int32
-	terms              []tcount
-	len                [nFields]uint32
+	name, parent uint32 // numbers of names; 0 is ""
+	kind         string
+	line         int32
+	terms        []tcount
+	len          [nFields]uint32
 }
 
 // pref is a used name with its count; def when the file defines it too.
 type pref struct {
-	name  string
+	name  uint32
 	count uint32
 	def   bool
 }
@@ -360,39 +437,138 @@ func (p *Preparer) term(t string) uint32 {
 	return id
 }
 
+func (p *Preparer) name(s string) uint32 {
+	if id, ok := p.names[s]; ok {
+		return id
+	}
+	id := uint32(len(p.nameL))
+	p.names[s] = id
+	p.nameL = append(p.nameL, s)
+	return id
+}
+
 func (p *Preparer) addText(f int, lens *[nFields]uint32, text []byte) {
 	identifiers(text, func(id []byte) { p.addIdent(f, lens, id) })
 }
 
-func (p *Preparer) addIdent(f int, lens *[nFields]uint32, id []byte) {
-	ts, ok := p.ident[string(id)]
-	if !ok {
-		terms(string(id), text.Stem, func(t string) { ts = append(ts, p.term(t)) })
-		p.ident[string(id)] = ts
+// lookup returns where the terms of identifier id are in the arena,
+// splitting and stemming it the first time.
+func (p *Preparer) lookup(id []byte) (uint32, uint32) {
+	h := uint32(2166136261) // FNV-1a
+	for _, c := range id {
+		h = (h ^ uint32(c)) * 16777619
 	}
-	for _, t := range ts {
+	slot := &p.front[h>>(32-frontBits)]
+	if i := *slot; i != 0 && p.idents[i-1].key == string(id) {
+		r := &p.idents[i-1]
+		return r.off, r.n
+	}
+	i, ok := p.ident[string(id)]
+	if !ok {
+		key := string(id)
+		off := uint32(len(p.arena))
+		p.terms(key)
+		i = uint32(len(p.idents))
+		p.idents = append(p.idents, identRec{key: key, off: off, n: uint32(len(p.arena)) - off})
+		p.ident[key] = i
+	}
+	*slot = i + 1
+	r := &p.idents[i]
+	return r.off, r.n
+}
+
+// noTerm marks a part of an identifier that is no term: short, or a stop
+// word.
+const noTerm = ^uint32(0)
+
+// terms appends the terms of a new identifier to the arena, as the
+// function terms gives them. An ASCII identifier's parts are lower-cased
+// in place and each part's stem is remembered, so that what is computed
+// for an identifier the Preparer never met is a few lookups, with no
+// allocation but for a new part or term.
+func (p *Preparer) terms(key string) {
+	for i := 0; i < len(key); i++ {
+		if key[i] >= 0x80 {
+			terms(key, text.Stem, func(t string) { p.arena = append(p.arena, p.term(t)) })
+			return
+		}
+	}
+	w := p.scratch[:0]
+	n := 0
+	splitBounds(key, func(a, b int) {
+		n++
+		at := len(w)
+		for i := a; i < b; i++ {
+			c := key[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			w = append(w, c)
+		}
+		part := w[at:]
+		if len(part) < 2 {
+			return
+		}
+		t, ok := p.parts[string(part)]
+		if !ok {
+			s := string(part)
+			t = noTerm
+			if !stopWords[s] {
+				t = p.term(text.Stem(s))
+			}
+			p.parts[s] = t
+		}
+		if t != noTerm {
+			p.arena = append(p.arena, t)
+		}
+	})
+	if n > 1 && len(w) >= 3 && !stopWords[string(w)] {
+		t, ok := p.dict[string(w)]
+		if !ok {
+			t = p.term(string(w))
+		}
+		p.arena = append(p.arena, t)
+	}
+	p.scratch = w
+}
+
+func (p *Preparer) addIdent(f int, lens *[nFields]uint32, id []byte) {
+	off, n := p.lookup(id)
+	for _, t := range p.arena[off : off+n] {
 		p.b.add(t, f)
 	}
-	lens[f] += uint32(len(ts))
+	lens[f] += n
 }
 
 // take empties the bag into a list of term counts, first seen first.
 func (p *Preparer) take() []tcount {
 	out := make([]tcount, len(p.b.touched))
 	for i, t := range p.b.touched {
-		out[i] = tcount{term: p.words[t], c: p.b.counts[t]}
+		out[i] = tcount{term: t, c: p.b.counts[t]}
 	}
 	return out
 }
 
-func (p *Preparer) prepare(in input) *Prepared {
-	if len(p.ident) >= maxIdentCache || len(p.words) >= maxIdentCache {
-		clear(p.ident)
-		clear(p.dict)
-		p.words = p.words[:0:0]
-		p.b = bag{}
+// grow makes l hold n entries.
+func grow(l []uint32, n int) []uint32 {
+	if len(l) < n {
+		l = append(l, make([]uint32, n-len(l)+len(l)/2)...)
 	}
-	out := &Prepared{path: in.path, lang: in.lang}
+	return l
+}
+
+func (p *Preparer) prepare(in input) *Prepared {
+	if len(p.ident) >= maxIdentCache || len(p.words) >= maxIdentCache || len(p.nameL) >= maxIdentCache {
+		p.forget()
+	}
+	p.stamp++
+	if p.stamp == 0 {
+		clear(p.symStamp)
+		clear(p.nameStamp)
+		clear(p.defStamp)
+		p.stamp = 1
+	}
+	out := &Prepared{path: in.path, lang: in.lang, prep: p, gen: p.gen}
 	p.addText(fPath, &out.len, []byte(pathWords(in.path)))
 	for _, s := range in.syms {
 		p.addIdent(fName, &out.len, []byte(s.Name))
@@ -402,49 +578,58 @@ func (p *Preparer) prepare(in input) *Prepared {
 	out.terms = p.take()
 	p.b.reset()
 
-	clear(p.syms)
-	clear(p.defs)
 	out.syms = make([]psym, len(in.syms))
 	for i, s := range in.syms {
-		ps := psym{name: s.Name, parent: s.Parent, kind: kind(s.Kind), line: int32(s.Line)}
+		ps := psym{name: p.name(s.Name), kind: kind(s.Kind), line: int32(s.Line)}
 		p.addIdent(sName, &ps.len, []byte(s.Name))
 		if s.Parent != "" {
+			ps.parent = p.name(s.Parent)
 			p.addIdent(sParent, &ps.len, []byte(s.Parent))
 		}
 		p.addText(sSig, &ps.len, []byte(s.Signature))
 		p.addText(sDoc, &ps.len, []byte(s.Doc))
 		ps.terms = p.take()
+		p.symStamp = grow(p.symStamp, len(p.words))
+		p.symAt = grow(p.symAt, len(p.words))
 		for j, t := range p.b.touched {
-			at, ok := p.syms[t]
-			if !ok {
-				at = uint32(len(out.symTerms))
-				p.syms[t] = at
-				out.symTerms = append(out.symTerms, p.words[t])
+			if p.symStamp[t] != p.stamp {
+				p.symStamp[t] = p.stamp
+				p.symAt[t] = uint32(len(out.symTerms))
+				out.symTerms = append(out.symTerms, t)
 				out.symCount = append(out.symCount, 0)
 			}
+			at := p.symAt[t]
 			out.symCount[at]++
 			ps.terms[j].at = at
 		}
 		p.b.reset()
 		out.syms[i] = ps
-		if s.Name != "" {
-			p.defs[s.Name] = true
+		if ps.name != 0 {
+			p.defStamp = grow(p.defStamp, int(ps.name)+1)
+			p.defStamp[ps.name] = p.stamp
 		}
 	}
 
-	at := map[string]int{}
 	for _, r := range in.refs {
 		if r.Name == "" {
 			continue
 		}
-		i, ok := at[r.Name]
-		if !ok {
-			i = len(out.refs)
-			at[r.Name] = i
-			out.refs = append(out.refs, pref{name: r.Name, def: p.defs[r.Name]})
+		n := p.name(r.Name)
+		if int(n) >= len(p.nameStamp) {
+			p.nameStamp = grow(p.nameStamp, int(n)+1)
+			p.nameRef = grow(p.nameRef, len(p.nameStamp))
 		}
-		out.refs[i].count++
+		if int(n) >= len(p.defStamp) {
+			p.defStamp = grow(p.defStamp, int(n)+1)
+		}
+		if p.nameStamp[n] != p.stamp {
+			p.nameStamp[n] = p.stamp
+			p.nameRef[n] = uint32(len(out.refs))
+			out.refs = append(out.refs, pref{name: n, def: p.defStamp[n] == p.stamp})
+		}
+		out.refs[p.nameRef[n]].count++
 	}
+	out.words, out.names = p.words, p.nameL
 	return out
 }
 
@@ -463,16 +648,63 @@ func (m *Model) put(in input) {
 	m.PutPrepared(m.prep.prepare(in))
 }
 
+// known returns the Preparer of in when the model's numbers it remembers
+// may be used for in's terms and names, nil when not (in was prepared
+// before its Preparer started its numbers again, and newer files of it
+// were merged since).
+func (m *Model) known(in *Prepared) *Preparer {
+	p := in.prep
+	if p == nil {
+		return nil
+	}
+	if p.kEpoch != m.epoch || p.kGen != in.gen {
+		if p.kEpoch == m.epoch && in.gen < p.kGen {
+			return nil
+		}
+		p.kEpoch, p.kGen = m.epoch, in.gen
+		clear(p.kTerms)
+		clear(p.kNames)
+	}
+	return p
+}
+
+// termOf returns the model's number of in's term t.
+func (m *Model) termOf(k *Preparer, in *Prepared, t uint32) uint32 {
+	if k != nil && int(t) < len(k.kTerms) && k.kTerms[t] != 0 {
+		return k.kTerms[t] - 1
+	}
+	id := m.term(in.words[t])
+	if k != nil {
+		k.kTerms = grow(k.kTerms, int(t)+1)
+		k.kTerms[t] = id + 1
+	}
+	return id
+}
+
+// nameOf returns the model's number of in's name n.
+func (m *Model) nameOf(k *Preparer, in *Prepared, n uint32) uint32 {
+	if k != nil && int(n) < len(k.kNames) && k.kNames[n] != 0 {
+		return k.kNames[n] - 1
+	}
+	id := m.name(in.names[n])
+	if k != nil {
+		k.kNames = grow(k.kNames, int(n)+1)
+		k.kNames[n] = id + 1
+	}
+	return id
+}
+
 // PutPrepared adds a prepared file, or replaces the file of the same path:
 // Put without the work of Prepare.
 func (m *Model) PutPrepared(in *Prepared) {
 	m.remove(in.path)
+	k := m.known(in)
 	id := uint32(len(m.files))
 	f := file{path: in.path, lang: in.lang, symLo: uint32(len(m.syms)), len: in.len}
 
 	f.terms = make([]uint32, len(in.terms))
 	for i := range in.terms {
-		t := m.term(in.terms[i].term)
+		t := m.termOf(k, in, in.terms[i].term)
 		f.terms[i] = t
 		m.post[t] = append(m.post[t], posting{id: id, tf: sats(&in.terms[i].c)})
 		m.df[t]++
@@ -483,22 +715,20 @@ func (m *Model) PutPrepared(in *Prepared) {
 
 	var defs []uint32
 	symTerm := make([]uint32, len(in.symTerms))
-	made := make([]bool, len(in.symTerms))
+	for i, t := range in.symTerms {
+		symTerm[i] = m.termOf(k, in, t)
+	}
 	for i := range in.syms {
 		s := &in.syms[i]
 		sid := uint32(len(m.syms))
-		sy := sym{file: id, name: m.name(s.name), kind: s.kind, line: s.line}
+		sy := sym{file: id, name: m.nameOf(k, in, s.name), kind: s.kind, line: s.line}
 		m.symbolName(sy.name)
-		if s.parent != "" {
-			sy.parent = m.name(s.parent)
+		if s.parent != 0 {
+			sy.parent = m.nameOf(k, in, s.parent)
 			m.symbolName(sy.parent)
 		}
 		for j := range s.terms {
 			tc := &s.terms[j]
-			if !made[tc.at] {
-				symTerm[tc.at] = m.term(tc.term)
-				made[tc.at] = true
-			}
 			t := symTerm[tc.at]
 			m.symPost[t] = append(m.symPost[t], posting{id: sid, tf: sats(&tc.c)})
 			m.symDF[t]++
@@ -509,7 +739,7 @@ func (m *Model) PutPrepared(in *Prepared) {
 		}
 		m.syms = append(m.syms, sy)
 		m.nameSyms[sy.name] = append(m.nameSyms[sy.name], sid)
-		if s.name != "" && !has(defs, sy.name) {
+		if s.name != 0 && !has(defs, sy.name) {
 			defs = append(defs, sy.name)
 			m.definers[sy.name] = append(m.definers[sy.name], id)
 		}
@@ -525,7 +755,7 @@ func (m *Model) PutPrepared(in *Prepared) {
 	f.symHi = uint32(len(m.syms))
 
 	for _, r := range in.refs {
-		n := m.name(r.name)
+		n := m.nameOf(k, in, r.name)
 		if r.def {
 			continue // a file's own definitions are no edge
 		}
@@ -681,6 +911,7 @@ func (m *Model) compact() {
 		m.nameSyms[n] = remap(l, symTo)
 	}
 	m.files, m.syms = files, syms
+	m.epoch = epochs.Add(1) // terms renumbered
 	m.terms, m.termStr, m.post, m.symPost, m.df, m.symDF = terms, termStr, post, symPost, df, symDF
 	for p := range m.byPath {
 		m.byPath[p] = fileTo[m.byPath[p]]

@@ -34,10 +34,16 @@ func class(c byte) uint8 {
 
 // splitInto calls emit with each lower-cased part of s, in order.
 func splitInto(s string, emit func(string)) {
+	splitBounds(s, func(a, b int) { emit(lower(s[a:b])) })
+}
+
+// splitBounds calls emit with the bounds of each part of s, in order, as
+// splitInto splits it.
+func splitBounds(s string, emit func(a, b int)) {
 	start := -1
 	flush := func(end int) {
 		if start >= 0 && end > start {
-			emit(lower(s[start:end]))
+			emit(start, end)
 		}
 		start = -1
 	}

@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// cpuTime returns the CPU time, user and system, of this process and of
-// the children it waited for (git). On a machine shared with other work
-// it is a steadier measure than wall time.
-func cpuTime() time.Duration {
+// processCPU returns the CPU time, user and system, this process and the
+// children it waited for (git) have used so far; Update reports its
+// phases' shares of it.
+func processCPU() time.Duration {
 	var t time.Duration
 	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
 		var ru syscall.Rusage
