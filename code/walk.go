@@ -50,7 +50,7 @@ type walker struct {
 // byte order of their paths.
 func walk(ctx context.Context, root, skip string, warn func(string, error)) ([]entry, error) {
 	w := &walker{root: root, skip: skip, warn: warn}
-	ps := readIgnore(filepath.Join(root, ".git", "info", "exclude"), nil)
+	ps := baseIgnores(root)
 	if err := w.dir(ctx, "", ps); err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func (w *walker) dir(ctx context.Context, rel string, ps []gitignore.Pattern) er
 				return err
 			}
 		case e.Type().IsRegular():
-			if m.Match(parts, false) {
+			if name == ".git" || m.Match(parts, false) { // .git: a linked work tree's pointer
 				continue
 			}
 			fi, err := e.Info()
