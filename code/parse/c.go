@@ -45,9 +45,10 @@ var cAttrCalls = map[string]bool{
 
 // cLex splits C or C++ source into tokens. Preprocessor directives do not
 // reach toks: #define gives a macro symbol (its body's tokens go to mtoks,
-// for references), #include an import; of an #if … #else … #endif only the
-// first branch is read (the #else branch of #if 0), so that braces opened
-// in both branches do not unbalance the rest. Comments that begin a line go
+// for references), #include an import; of an #if … #else … #endif every
+// branch is read when each closes the brackets it opens, else only the
+// first (never #if 0's), so that a header written in two branches does not
+// unbalance the rest. Comments that begin a line go
 // to cs; others are dropped.
 type cLexer struct {
 	src   []byte
@@ -56,6 +57,7 @@ type cLexer struct {
 	cs    []comment
 	f     *File
 	line  int
+	conds []int // for each #if being read: the tokens before its branch
 }
 
 func (l *cLexer) run() {
@@ -235,36 +237,7 @@ func (l *cLexer) directive(i int) int {
 	rest := bytes.TrimSpace(src[k:end])
 	switch word {
 	case "define":
-		for k < end && (src[k] == ' ' || src[k] == '\t') {
-			k++
-		}
-		n := k
-		for n < end && isIdentByte(src[n]) {
-			n++
-		}
-		if n == k || !isIdentStart(src[k]) {
-			break
-		}
-		body := n
-		if n < end && src[n] == '(' {
-			if c := bytes.IndexByte(src[n:end], ')'); c >= 0 {
-				body = n + c + 1
-			}
-		}
-		sig := src[i:end]
-		if nl := bytes.IndexByte(sig, '\n'); nl >= 0 {
-			sig = sig[:nl]
-		}
-		if c := bytes.Index(sig, []byte("/*")); c > 0 && c > body-i {
-			sig = sig[:c]
-		}
-		if c := bytes.Index(sig, []byte("//")); c > 0 && c > body-i {
-			sig = sig[:c]
-		}
-		s := Symbol{Kind: KindMacro, Name: string(src[k:n]), Line: l.line, EndLine: l.line + countLines(src, i, end),
-			Signature: oneLine(bytes.TrimSuffix(bytes.TrimSpace(sig), []byte("\\"))), Exported: true}
-		l.f.Symbols = append(l.f.Symbols, s)
-		if body < end {
+		if body := l.define(i, k, end); body < end {
 			l.line += countLines(src, i, body)
 			return body
 		}
@@ -278,16 +251,71 @@ func (l *cLexer) directive(i int) int {
 				l.f.Imports = append(l.f.Imports, string(rest[1:1+c]))
 			}
 		}
-	case "if":
-		if cFalse(rest) {
-			return l.skipBranch(end, true)
+	case "if", "ifdef", "ifndef":
+		if word == "if" && cFalse(rest) {
+			e, atElse := l.skipBranch(end, true)
+			if atElse {
+				l.conds = append(l.conds, len(l.toks))
+			}
+			return e
 		}
+		l.conds = append(l.conds, len(l.toks))
 	case "else", "elif", "elifdef", "elifndef":
-		// The branch before was read: leave out the others.
-		return l.skipBranch(end, false)
+		// The branch before was read. The next is read too when both keep
+		// their brackets balanced; else only the first counts, so that a
+		// header written twice does not unbalance the rest.
+		if n := len(l.conds); n > 0 && cBalanced(l.src, l.toks[l.conds[n-1]:]) && l.branchBalanced(end) {
+			l.conds[n-1] = len(l.toks)
+			break
+		}
+		e, _ := l.skipBranch(end, false)
+		if n := len(l.conds); n > 0 {
+			l.conds = l.conds[:n-1]
+		}
+		return e
+	case "endif":
+		if n := len(l.conds); n > 0 {
+			l.conds = l.conds[:n-1]
+		}
 	}
 	l.line += countLines(src, i, end)
 	return end
+}
+
+// define adds the macro of the #define at i whose word ends at k, and
+// returns where its body starts (end when it has none or no name).
+func (l *cLexer) define(i, k, end int) int {
+	src := l.src
+	for k < end && (src[k] == ' ' || src[k] == '\t') {
+		k++
+	}
+	n := k
+	for n < end && isIdentByte(src[n]) {
+		n++
+	}
+	if n == k || !isIdentStart(src[k]) {
+		return end
+	}
+	body := n
+	if n < end && src[n] == '(' {
+		if c := bytes.IndexByte(src[n:end], ')'); c >= 0 {
+			body = n + c + 1
+		}
+	}
+	sig := src[i:end]
+	if nl := bytes.IndexByte(sig, '\n'); nl >= 0 {
+		sig = sig[:nl]
+	}
+	if c := bytes.Index(sig, []byte("/*")); c > 0 && c > body-i {
+		sig = sig[:c]
+	}
+	if c := bytes.Index(sig, []byte("//")); c > 0 && c > body-i {
+		sig = sig[:c]
+	}
+	l.f.Symbols = append(l.f.Symbols, Symbol{Kind: KindMacro, Name: string(src[k:n]), Line: l.line,
+		EndLine: l.line + countLines(src, i, end), Exported: true,
+		Signature: oneLine(bytes.TrimSuffix(bytes.TrimSpace(sig), []byte("\\")))})
+	return body
 }
 
 // cFalse reports whether an #if condition is plainly false: 0.
@@ -304,8 +332,9 @@ func cFalse(cond []byte) bool {
 
 // skipBranch skips the lines from the directive ending at end up to the
 // #endif of its group, or, when toElse, to an #else or #elif of it (whose
-// branch is then read). It returns where lexing goes on.
-func (l *cLexer) skipBranch(end int, toElse bool) int {
+// branch is then read), keeping only the macros #define'd there. It
+// returns where lexing goes on.
+func (l *cLexer) skipBranch(end int, toElse bool) (int, bool) {
 	src := l.src
 	depth := 0
 	i := end
@@ -329,31 +358,138 @@ func (l *cLexer) skipBranch(end int, toElse bool) int {
 				w++
 			}
 			switch string(src[k:w]) {
+			case "define":
+				// The other branch's macros are still macros of the file.
+				l.define(j, w, e)
 			case "if", "ifdef", "ifndef":
 				depth++
 			case "endif":
 				if depth == 0 {
 					l.line += countLines(src, i, e)
-					return e
+					return e, false
 				}
 				depth--
 			case "else", "elif", "elifdef", "elifndef":
 				if depth == 0 && toElse {
 					l.line += countLines(src, i, e)
-					return e
+					return e, true
 				}
 			}
 		} else {
 			e = bytes.IndexByte(src[i:], '\n')
 			if e < 0 {
-				return len(src)
+				return len(src), false
 			}
 			e += i
 		}
 		l.line += countLines(src, i, e)
 		i = e
 	}
-	return len(src)
+	return len(src), false
+}
+
+// cBalanced reports whether toks close every bracket they open and end a
+// statement (with ; or }), or are none.
+func cBalanced(src []byte, toks []tok) bool {
+	if n := len(toks); n > 0 && !(toks[n-1].kind == tOp && (toks[n-1].is(src, ";") || toks[n-1].is(src, "}"))) {
+		return false
+	}
+	var b [3]int
+	for _, t := range toks {
+		if t.kind != tOp || t.e-t.s != 1 {
+			continue
+		}
+		switch src[t.s] {
+		case '{':
+			b[0]++
+		case '}':
+			b[0]--
+		case '(':
+			b[1]++
+		case ')':
+			b[1]--
+		case '[':
+			b[2]++
+		case ']':
+			b[2]--
+		}
+		if b[0] < 0 || b[1] < 0 || b[2] < 0 {
+			return false
+		}
+	}
+	return b == [3]int{}
+}
+
+// branchBalanced reports whether the branch that starts after the
+// directive ending at end, up to its group's next #else, #elif or #endif,
+// closes every bracket it opens and ends a statement, or is empty.
+func (l *cLexer) branchBalanced(end int) bool {
+	src := l.src
+	var b [3]int
+	var last byte // the last byte of code
+	depth := 0
+	lineStart := true
+	for i := end; i < len(src); {
+		c := src[i]
+		switch {
+		case c == '\n':
+			lineStart = true
+			i++
+			continue
+		case c == ' ' || c == '\t' || c == '\r':
+			i++
+			continue
+		case c == '#' && lineStart:
+			e := cDirectiveEnd(src, i)
+			k := i + 1
+			for k < e && (src[k] == ' ' || src[k] == '\t') {
+				k++
+			}
+			w := k
+			for w < e && isIdentByte(src[w]) {
+				w++
+			}
+			switch string(src[k:w]) {
+			case "if", "ifdef", "ifndef":
+				depth++
+			case "endif", "else", "elif", "elifdef", "elifndef":
+				if depth == 0 {
+					return b == [3]int{} && (last == 0 || last == ';' || last == '}')
+				}
+				if src[k] == 'e' && src[k+1] == 'n' {
+					depth--
+				}
+			}
+			i = e
+			continue
+		case c == '/' && i+1 < len(src) && (src[i+1] == '/' || src[i+1] == '*'):
+			i = skipComment(src, i)
+			continue
+		case c == '"' || c == '\'':
+			i = jsQuotedEnd(src, i)
+		case c == '{':
+			b[0]++
+		case c == '}':
+			b[0]--
+		case c == '(':
+			b[1]++
+		case c == ')':
+			b[1]--
+		case c == '[':
+			b[2]++
+		case c == ']':
+			b[2]--
+		}
+		if b[0] < 0 || b[1] < 0 || b[2] < 0 {
+			return false
+		}
+		lineStart = false
+		last = c
+		if c != '"' && c != '\'' {
+			i++
+		}
+	}
+	return false // the file ends inside the group
 }
 
 // cScope is the body a declaration is read in.

@@ -28,7 +28,8 @@ func TestLanguageCAndRuby(t *testing.T) {
 
 // TestCPreprocessor: the first branch of a conditional is read (the #else
 // of #if 0), so that a header written twice does not unbalance the braces;
-// a macro's body gives references, not definitions.
+// a macro's body gives references, not definitions; a macro defined in a
+// branch not read is still listed.
 func TestCPreprocessor(t *testing.T) {
 	src := `#ifdef WIDE
 int put(wchar_t *s) {
@@ -49,6 +50,9 @@ void kept(void) {}
 #define CALL(x) do { helper(x); } while (0)
 #define EMPTY
 int after(void) { return 1; }
+#if 0
+#define OLD 1
+#endif
 `
 	f, err := Parse("x.c", []byte(src))
 	if err != nil {
@@ -58,7 +62,7 @@ int after(void) { return 1; }
 	for _, s := range f.Symbols {
 		got = append(got, fmt.Sprintf("%s %s %d-%d", s.Kind, s.Name, s.Line, s.EndLine))
 	}
-	want := []string{"func put 2-9", "func kept 14-14", "macro CALL 17-17", "macro EMPTY 18-18", "func after 19-19"}
+	want := []string{"func put 2-9", "func kept 14-14", "macro CALL 17-17", "macro EMPTY 18-18", "func after 19-19", "macro OLD 21-21"}
 	if strings.Join(got, ", ") != strings.Join(want, ", ") {
 		t.Errorf("symbols\n got %q\nwant %q", got, want)
 	}
@@ -186,5 +190,20 @@ func BenchmarkParseRubyLarge(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestCBothBranches: branches that are whole statements are all read, so
+// that a function defined for one platform only is found.
+func TestCBothBranches(t *testing.T) {
+	src := "#ifdef _WIN32\nstatic int sys_open(void) { return 1; }\n#elif defined(__APPLE__)\n#else\nstatic int sys_open(void) { return 2; }\nstatic int posix_only(void) { return 3; }\n#endif\nint after(void) { return 0; }\n"
+	f, _ := Parse("x.c", []byte(src))
+	var got []string
+	for _, s := range f.Symbols {
+		got = append(got, fmt.Sprintf("%s %d-%d", s.Name, s.Line, s.EndLine))
+	}
+	want := []string{"sys_open 2-2", "sys_open 5-5", "posix_only 6-6", "after 8-8"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("symbols\n got %q\nwant %q", got, want)
 	}
 }

@@ -126,6 +126,9 @@ func rbLex(src []byte) (toks []tok, cs []comment) {
 			}
 			i = j
 			kind = tString // a symbol
+		case c == ':' && rbOpSymbolEnd(src, i) > 0:
+			i = rbOpSymbolEnd(src, i)
+			kind = tString
 		case c == '<' && i+2 < len(src) && src[i+1] == '<' && (!prevValue || spaceBefore && src[i+2] != ' ') && rbHeredocStart(src, i) > 0:
 			h, j := rbHeredocAt(src, i)
 			heredocs = append(heredocs, h)
@@ -425,7 +428,7 @@ func rubyWork(src []byte, refs bool) (f *File, work int) {
 		}
 		eol := int(ends[i])
 		prevOpens := i == 0 || start || toks[i-1].kind == tOp && !rbValueEnd(src, toks[i-1]) ||
-			name(i-1) && (is(i-1, "return") || is(i-1, "then") || is(i-1, "else") || is(i-1, "do") || is(i-1, "and") || is(i-1, "or") || is(i-1, "not") || is(i-1, "begin"))
+			name(i-1) && (is(i-1, "then") || is(i-1, "else") || is(i-1, "do") || is(i-1, "and") || is(i-1, "or") || is(i-1, "not") || is(i-1, "begin"))
 		switch w {
 		case "class", "module":
 			if is(i+1, "<<") {
@@ -565,6 +568,9 @@ func rubyWork(src []byte, refs bool) (f *File, work int) {
 			for j := i + 1; j <= eol; j++ {
 				if toks[j].kind == tString && toks[j].e-toks[j].s > 1 && src[toks[j].s] == ':' {
 					n := strings.Trim(string(src[toks[j].s+1:toks[j].e]), "\"'")
+					if n == "" {
+						continue
+					}
 					add(Symbol{Kind: KindField, Name: n, Parent: p, Exported: !priv}, i, j, eol)
 				}
 			}
@@ -592,7 +598,7 @@ func rubyWork(src []byte, refs bool) (f *File, work int) {
 			}
 		default:
 			// A constant: NAME = value at a class, module or the top level.
-			if start && w[0] >= 'A' && w[0] <= 'Z' && is(i+1, "=") && !is(i+2, "=") && !is(i+2, "~") {
+			if start && w[0] >= 'A' && w[0] <= 'Z' && rbAssign(src, toks, i+1) {
 				p, inDef, priv := parent()
 				if !inDef {
 					add(Symbol{Kind: KindConst, Name: w, Parent: p, Exported: !priv}, i, i, eol)
@@ -614,6 +620,41 @@ func rubyWork(src []byte, refs bool) (f *File, work int) {
 		rbRefs(f, src, toks, noRef)
 	}
 	return f, work + len(toks)
+}
+
+// rbAssign reports whether toks[i] is an assignment's =, not ==, =~ or =>.
+func rbAssign(src []byte, toks []tok, i int) bool {
+	if i >= len(toks) || toks[i].kind != tOp || !toks[i].is(src, "=") {
+		return false
+	}
+	if i+1 < len(toks) && toks[i+1].kind == tOp && toks[i+1].s == toks[i].e {
+		switch src[toks[i+1].s] {
+		case '=', '~', '>':
+			return false
+		}
+	}
+	return true
+}
+
+// rbOpSymbols are the operator method names a symbol may spell (:<<).
+var rbOpSymbols = []string{"[]=", "[]", "<=>", "===", "==", "=~", "!~", "<<", ">>", "<=", ">=", "+@", "-@", "**", "!=", "+", "-", "*", "/", "%", "<", ">", "!", "~", "^", "&", "|"}
+
+// rbOpSymbolEnd returns the index after an operator symbol whose colon is
+// at i (:<<, :[]), or 0.
+func rbOpSymbolEnd(src []byte, i int) int {
+	if i > 0 && src[i-1] != ' ' && src[i-1] != '\t' && src[i-1] != '(' && src[i-1] != ',' && src[i-1] != '[' {
+		return 0
+	}
+	for _, op := range rbOpSymbols {
+		if bytes.HasPrefix(src[i+1:], []byte(op)) {
+			e := i + 1 + len(op)
+			if e < len(src) && (isIdentByte(src[e]) || src[e] == '(' || src[e] == '"' || src[e] == '\'') {
+				return 0
+			}
+			return e
+		}
+	}
+	return 0
 }
 
 // rbRefs adds calls (f(, x.f, A::f, command calls like puts "x") and
@@ -646,11 +687,11 @@ func rbRefs(f *File, src []byte, toks []tok, noRef map[int]bool) {
 		upper := w[0] >= 'A' && w[0] <= 'Z'
 		switch {
 		case upper && !paren:
-			if !(is(i+1, "=") && !is(i+2, "=")) {
+			if !rbAssign(src, toks, i+1) {
 				f.Refs = append(f.Refs, Ref{Name: w, Qual: q, Line: t.line})
 			}
 		case member:
-			f.Refs = append(f.Refs, Ref{Name: w, Qual: q, Line: t.line, Call: !(is(i+1, "=") && !is(i+2, "="))})
+			f.Refs = append(f.Refs, Ref{Name: w, Qual: q, Line: t.line, Call: !rbAssign(src, toks, i+1)})
 		case paren:
 			f.Refs = append(f.Refs, Ref{Name: w, Line: t.line, Call: true})
 		case next.kind != tNewline && next.s > t.e && (next.kind == tString || next.kind == tNumber ||
