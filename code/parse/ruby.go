@@ -107,9 +107,15 @@ func rbLex(src []byte) (toks []tok, cs []comment) {
 			continue
 		}
 		prevValue := len(toks) > 0 && rbValueEnd(src, toks[len(toks)-1])
+		// After def (or def self.) an operator is a method's name: def /(o).
+		nt := len(toks)
+		prevDef := nt > 0 && toks[nt-1].kind == tName && toks[nt-1].is(src, "def") ||
+			nt > 2 && toks[nt-1].is(src, ".") && toks[nt-3].kind == tName && toks[nt-3].is(src, "def")
 		s := i
 		kind := byte(tOp)
 		switch {
+		case prevDef && !isIdentStart(c) && c != '"' && c != '\'' && c != '(':
+			i++ // one byte of the operator; the parser joins the rest
 		case c == '"' || c == '\'' || c == '`':
 			i = rbStringEnd(src, i, c, c)
 			kind = tString
@@ -479,7 +485,7 @@ func rubyWork(src []byte, refs bool) (f *File, work int) {
 			nameStr := toks[j].text(src)
 			if toks[j].kind == tOp {
 				k := j
-				for k+1 < len(toks) && toks[k+1].kind == tOp && !is(k+1, "(") && toks[k+1].s == toks[k].e && k < j+3 {
+				for k+1 < len(toks) && (toks[k+1].kind == tOp || toks[k+1].is(src, "@")) && !is(k+1, "(") && toks[k+1].s == toks[k].e && k < j+3 {
 					k++
 				}
 				if is(k+1, "(") && is(k, "[") {

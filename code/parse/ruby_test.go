@@ -71,3 +71,18 @@ func TestRubyVisibility(t *testing.T) {
 func FuzzRuby(f *testing.F) {
 	fuzzParse(f, "ruby", "x.rb", "def f(", "class A < B\n", "x = <<~E\n", "%w[", "\"#{\"", "=begin\n", "a ? b : c", "def ==(o) = 1", ":\"x", "x /y/")
 }
+
+// TestRubyOperatorMethods: an operator after def is the method's name, not
+// a regular expression or %-literal.
+func TestRubyOperatorMethods(t *testing.T) {
+	src := "class D\n  def /(other)\n    1\n  end\n  def %(o) = 2\n  def -@\n    3\n  end\n  def <=>(o) = 0\n  def [](i) = i\n  def self.+(x) = x\nend\n"
+	f, _ := Parse("x.rb", []byte(src))
+	var got []string
+	for _, s := range f.Symbols {
+		got = append(got, s.Name+" "+strconv.Itoa(s.Line)+"-"+strconv.Itoa(s.EndLine))
+	}
+	want := []string{"D 1-12", "/ 2-4", "% 5-5", "-@ 6-8", "<=> 9-9", "[] 10-10", "+ 11-11"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("symbols\n got %q\nwant %q", got, want)
+	}
+}
