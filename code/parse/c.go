@@ -24,7 +24,7 @@ var cKeywords = map[string]bool{
 	"namespace": true, "new": true, "noexcept": true, "operator": true, "private": true,
 	"protected": true, "public": true, "reinterpret_cast": true, "static_assert": true,
 	"static_cast": true, "template": true, "this": true, "throw": true, "try": true, "catch": true,
-	"typeid": true, "typename": true, "using": true, "virtual": true, "override": true, "final": true,
+	"typeid": true, "typename": true, "using": true, "virtual": true,
 	"co_await": true, "co_return": true, "co_yield": true, "requires": true, "concept": true,
 	"thread_local": true, "wchar_t": true, "char8_t": true, "char16_t": true, "char32_t": true,
 	"nullptr": true, "true": true, "false": true, "typeof": true, "__typeof__": true,
@@ -837,7 +837,15 @@ func (p *cParser) decl(i, end int, sc cScope) int {
 		return p.function(start, fn, j, end, sc, exported)
 	}
 	if p.op(j, "{") && j < end {
-		// Brace initialisation (T x{…};) or something unknown.
+		if p.op(j-1, ")") {
+			// A body after a header with no plain name: a function returning a
+			// function pointer, void (*(f(void)))(int) { … }, or a macro's.
+			if n := p.innerFunc(i, j); n >= 0 && !typedef {
+				return p.function(start, n, j, end, sc, exported)
+			}
+			return p.after(j, end)
+		}
+		// Brace initialisation (T x{…};).
 		j = p.skipTo(j, end)
 	}
 	if extern && sc.kind == 't' || j <= i {
@@ -924,6 +932,26 @@ func (p *cParser) funcName(i, j int) int {
 		}
 	}
 	return cands[last]
+}
+
+// innerFunc returns the name of a function whose declarator is nested in
+// a group opening with * or ^ in toks[i:j]: f in void (*(f(void)))(int), or -1.
+func (p *cParser) innerFunc(i, j int) int {
+	for k := i; k < j; k++ {
+		if !p.op(k, "(") {
+			continue
+		}
+		close := p.after(k, j)
+		if p.op(k+1, "*") || p.op(k+1, "^") {
+			for m := k + 1; m < close-1; m++ {
+				if p.op(m, "(") && p.isName(m-1) && !cKeywords[p.text(m-1)] && !cAttrCalls[p.text(m-1)] {
+					return m - 1
+				}
+			}
+		}
+		k = close - 1
+	}
+	return -1
 }
 
 // nameBefore returns the token naming what the group opening at k is the

@@ -207,3 +207,33 @@ func TestCBothBranches(t *testing.T) {
 		t.Errorf("symbols\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestCFunctionPointerResult: a function returning a function pointer is
+// found, and the definitions after it too.
+func TestCFunctionPointerResult(t *testing.T) {
+	src := "void (*(get_cb(void)))(int) {\n\treturn cb;\n}\n\nint next(void) { return 1; }\n"
+	f, _ := Parse("x.c", []byte(src))
+	var got []string
+	for _, s := range f.Symbols {
+		got = append(got, fmt.Sprintf("%s %s %d-%d", s.Kind, s.Name, s.Line, s.EndLine))
+	}
+	want := []string{"func get_cb 1-3", "func next 5-5"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("symbols\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestCContextualKeywords: final and override are C++ keywords only after
+// a declarator; in C they name functions and variables.
+func TestCContextualKeywords(t *testing.T) {
+	src := "static void final(const char *name) {\n}\nint override = 1;\nstruct S final : B {\n\tvoid f() override;\n};\n"
+	f, _ := Parse("x.c", []byte(src))
+	var got []string
+	for _, s := range f.Symbols {
+		got = append(got, fmt.Sprintf("%s %s.%s", s.Kind, s.Parent, s.Name))
+	}
+	want := []string{"func .final", "var .override", "struct .S", "method S.f"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("symbols\n got %q\nwant %q", got, want)
+	}
+}
