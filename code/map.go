@@ -11,8 +11,8 @@ import (
 const mapPerModule = 8
 
 // Map returns the project's module tree — each directory that holds
-// source files of a language the index parses, with their number — and
-// under each its most central definitions (most referenced
+// source files of a language the index parses, with its number of files —
+// and under each its most central definitions (most referenced
 // from elsewhere) with the first line of their doc, fitted under budget
 // tokens as count measures them (nil count: 4 bytes a token; budget < 1:
 // no limit). Directories come first when the budget is tight, the most
@@ -34,17 +34,23 @@ func (ix *Index) Map(budget int, count func(string) int) Map {
 		syms  []int32
 	}
 	byDir := map[string]*mod{}
+	code := map[string]bool{}
 	for _, f := range d.files {
-		if !inMap(f) {
-			continue
-		}
 		dir := path.Dir(f.Path)
+		if inMap(f) {
+			code[dir] = true
+		}
 		m := byDir[dir]
 		if m == nil {
 			m = &mod{path: dir}
 			byDir[dir] = m
 		}
 		m.files++
+	}
+	for dir := range byDir {
+		if !code[dir] {
+			delete(byDir, dir)
+		}
 	}
 	central := make([]int32, 0, len(d.syms))
 	for id, r := range d.syms {
@@ -140,8 +146,8 @@ func (ix *Index) Map(budget int, count func(string) int) Map {
 	return out
 }
 
-// inMap reports whether a file counts in the map: source code of a
-// language the index parses, outside testdata.
+// inMap reports whether a file puts its directory in the map: source
+// code of a language the index parses, outside testdata.
 func inMap(f *fileRec) bool {
 	return f.Lang != "" && !strings.Contains("/"+f.Path, "/testdata/")
 }
