@@ -208,3 +208,38 @@ func TestIgnoreRootBelowTop(t *testing.T) {
 	}
 	checkAsGit(t, filepath.Join(top, "proj"), rel)
 }
+
+// TestIgnoreSymlinkedGitignore: as git does, a .gitignore that is a
+// symbolic link is not read: it could point out of the project, at a
+// device or a pipe that never ends.
+func TestIgnoreSymlinkedGitignore(t *testing.T) {
+	gitEnv(t)
+	root := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "patterns")
+	writeFiles(t, root, map[string]string{"a.go": "package a\n", "sub/b.go": "package b\n"})
+	if err := os.WriteFile(outside, []byte("*.go\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "sub", ".gitignore")); err != nil {
+		t.Skip("no symbolic links:", err)
+	}
+	gitCmd(t, root, "init", "-q")
+	ents, err := walk(context.Background(), root, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range ents {
+		got = append(got, e.path)
+	}
+	if !slices.Contains(got, "sub/b.go") || !slices.Contains(got, "a.go") {
+		t.Errorf("walk lists %q: a symlinked .gitignore was followed", got)
+	}
+	if want := gitFiles(t, root); !slices.Contains(want, "sub/b.go") {
+		t.Fatalf("git itself ignores sub/b.go: %q", want)
+	}
+	ix := open(t, root, t.TempDir(), nil)
+	if ix.ignored("sub/b.go") {
+		t.Error("ignored(sub/b.go): a symlinked .gitignore was followed")
+	}
+}

@@ -101,9 +101,9 @@ func baseIgnores(root string) []gitignore.Pattern {
 	}
 	var ps []gitignore.Pattern
 	if f := excludesFile(top, common); f != "" {
-		ps = readIgnore(f, nil)
+		ps = readPatterns(f, nil, true)
 	}
-	ps = append(ps, readIgnore(filepath.Join(common, "info", "exclude"), nil)...)
+	ps = append(ps, readPatterns(filepath.Join(common, "info", "exclude"), nil, true)...)
 	for i := range prefix {
 		ps = append(ps, readIgnore(filepath.Join(top, filepath.FromSlash(strings.Join(prefix[:i], "/")), ".gitignore"), prefix[:i])...)
 	}
@@ -232,6 +232,9 @@ func excludesFile(top, common string) string {
 func configValue(file, section, key string) (string, bool) {
 	if file == "" {
 		return "", false
+	}
+	if fi, err := os.Stat(file); err != nil || !fi.Mode().IsRegular() {
+		return "", false // not a device or a pipe: /dev/null is fine unread
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
