@@ -513,7 +513,10 @@ func (ix *Index) listPaths(old *state, paths []string) ([]entry, error) {
 // .gitignore on the way.
 func (ix *Index) ignored(rel string) bool {
 	parts := strings.Split(rel, "/")
-	ps := readIgnore(filepath.Join(ix.root, ".git", "info", "exclude"), nil)
+	if parts[len(parts)-1] == ".git" {
+		return true
+	}
+	ps := baseIgnores(ix.root)
 	skip := ix.skipDir()
 	for i := range len(parts) - 1 {
 		dir := parts[:i+1]

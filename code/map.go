@@ -10,13 +10,17 @@ import (
 // mapPerModule is the most definitions a module lists in the map.
 const mapPerModule = 8
 
-// Map returns the project's module tree — each directory with its number
-// of files — and under each its most central definitions (most referenced
+// Map returns the project's module tree — each directory that holds
+// source files of a language the index parses, with its number of files —
+// and under each its most central definitions (most referenced
 // from elsewhere) with the first line of their doc, fitted under budget
 // tokens as count measures them (nil count: 4 bytes a token; budget < 1:
 // no limit). Directories come first when the budget is tight, the most
 // central definitions of the project next; the text lists them in path
-// order, so that the same index gives the same map.
+// order, so that the same index gives the same map. Directories of
+// documents, data or assets only, and testdata directories with all under
+// them (as the go tool leaves them out), are not in the map; their files
+// are still searched.
 func (ix *Index) Map(budget int, count func(string) int) Map {
 	if count == nil {
 		count = approxTokens
@@ -30,14 +34,23 @@ func (ix *Index) Map(budget int, count func(string) int) Map {
 		syms  []int32
 	}
 	byDir := map[string]*mod{}
+	code := map[string]bool{}
 	for _, f := range d.files {
 		dir := path.Dir(f.Path)
+		if inMap(f) {
+			code[dir] = true
+		}
 		m := byDir[dir]
 		if m == nil {
 			m = &mod{path: dir}
 			byDir[dir] = m
 		}
 		m.files++
+	}
+	for dir := range byDir {
+		if !code[dir] {
+			delete(byDir, dir)
+		}
 	}
 	central := make([]int32, 0, len(d.syms))
 	for id, r := range d.syms {
@@ -131,6 +144,12 @@ func (ix *Index) Map(budget int, count func(string) int) Map {
 		out = trimMap(out, count)
 	}
 	return out
+}
+
+// inMap reports whether a file puts its directory in the map: source
+// code of a language the index parses, outside testdata.
+func inMap(f *fileRec) bool {
+	return f.Lang != "" && !strings.Contains("/"+f.Path, "/testdata/")
 }
 
 // trimMap drops the last definition of the map's biggest module, or its

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -50,7 +51,7 @@ type walker struct {
 // byte order of their paths.
 func walk(ctx context.Context, root, skip string, warn func(string, error)) ([]entry, error) {
 	w := &walker{root: root, skip: skip, warn: warn}
-	ps := readIgnore(filepath.Join(root, ".git", "info", "exclude"), nil)
+	ps := baseIgnores(root)
 	if err := w.dir(ctx, "", ps); err != nil {
 		return nil, err
 	}
@@ -98,7 +99,7 @@ func (w *walker) dir(ctx context.Context, rel string, ps []gitignore.Pattern) er
 				return err
 			}
 		case e.Type().IsRegular():
-			if m.Match(parts, false) {
+			if name == ".git" || m.Match(parts, false) { // .git: a linked work tree's pointer
 				continue
 			}
 			fi, err := e.Info()
@@ -123,10 +124,32 @@ func (w *walker) dir(ctx context.Context, rel string, ps []gitignore.Pattern) er
 	return nil
 }
 
-// readIgnore reads the patterns of one .gitignore-like file; a missing or
-// unreadable file has none.
+// maxIgnoreSize bounds the bytes read of one ignore file.
+const maxIgnoreSize = 64 << 20
+
+// readIgnore reads the patterns of a .gitignore in the tree; a missing or
+// unreadable file has none, and so, as for git, has one that is a
+// symbolic link (it may lead out of the project, to a device or a pipe).
 func readIgnore(name string, domain []string) []gitignore.Pattern {
-	b, err := os.ReadFile(name)
+	return readPatterns(name, domain, false)
+}
+
+// readPatterns reads the patterns of an ignore file, following a
+// symbolic link to it when follow is set; only a regular file is read.
+func readPatterns(name string, domain []string, follow bool) []gitignore.Pattern {
+	stat := os.Lstat
+	if follow {
+		stat = os.Stat
+	}
+	if fi, err := stat(name); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxIgnoreSize))
 	if err != nil {
 		return nil
 	}

@@ -68,6 +68,39 @@
 // methods in the bodies of enum constants and anonymous classes (their calls become
 // references), lambdas.
 //
+// C (.c .h) and C++ (.cc .cpp .cxx .c++ .hh .hpp .hxx .h++ .ipp .tpp .inl), one
+// scanner: function definitions (a prototype outside a class is a declaration and
+// not listed), methods defined in a class or out of it as A::b (Parent A; a method
+// when A is not a namespace of the file), operators (operator==), constructors and
+// destructors (~A), structs, unions (kind struct), classes and enums with their
+// members (fields, method declarations, enumerators as kind const with Parent the
+// enum), typedefs and using aliases (kind type; typedef struct { … } T is the struct
+// T), namespaces (kind module), file-level variables (not extern ones), and #define
+// macros with the first line as signature. Doc is the comment block that begins a
+// line directly above (/* */, //, Doxygen's /** and ///). Exported means not static
+// and not in an anonymous namespace, and public in a class (struct members by
+// default). Imports are the #include paths. Of #if … #else … #endif every branch
+// is read when each is whole statements, else the first (never #if 0's): a header
+// written in two branches is read once; macros are taken from every branch.
+// References are calls (Qual the name before ., -> or ::), member names, names
+// after struct, union, enum or class, and capitalised names, in macro bodies too.
+// Not read: K&R-style parameter declarations, definitions inside function bodies,
+// definitions produced by macros (DEFINE_LIST(x) { … } is a function named
+// DEFINE_LIST), templates' angle brackets beyond a heuristic.
+//
+// Ruby (.rb .rake .gemspec .ru, Rakefile, Gemfile): modules and classes (A::B
+// gives B with Parent A), def with self. and other receivers, operator methods
+// and endless defs, attr_reader/writer/accessor names (kind field), alias and
+// alias_method, and constants (NAME = value outside methods). Parent is the
+// enclosing class or module; class << self bodies belong to the class. Spans end
+// at the matching end, told from modifiers (x if y) by position. Exported is
+// false after a bare private or protected and for private def. Doc is the #
+// block above. Imports are require, require_relative and load. References are
+// calls with parentheses, receivers' methods (x.y, A::y), command calls (puts x)
+// and constants. Heredocs, %-literals, regular expressions and =begin blocks are
+// skipped as text. Not read: methods defined by define_method or class_eval
+// strings, private :name after the definition, Struct.new blocks.
+//
 // Other languages: Language returns "" and Parse returns ErrUnknownLanguage; the
 // index still searches them as text.
 //

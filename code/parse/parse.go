@@ -61,26 +61,51 @@ type Ref struct {
 }
 
 var extLang = map[string]string{
-	".go":   "go",
-	".py":   "python",
-	".pyi":  "python",
-	".js":   "javascript",
-	".mjs":  "javascript",
-	".cjs":  "javascript",
-	".jsx":  "javascript",
-	".ts":   "typescript",
-	".mts":  "typescript",
-	".cts":  "typescript",
-	".tsx":  "tsx",
-	".rs":   "rust",
-	".java": "java",
+	".go":      "go",
+	".py":      "python",
+	".pyi":     "python",
+	".js":      "javascript",
+	".mjs":     "javascript",
+	".cjs":     "javascript",
+	".jsx":     "javascript",
+	".ts":      "typescript",
+	".mts":     "typescript",
+	".cts":     "typescript",
+	".tsx":     "tsx",
+	".rs":      "rust",
+	".java":    "java",
+	".c":       "c",
+	".h":       "c",
+	".cc":      "cpp",
+	".cpp":     "cpp",
+	".cxx":     "cpp",
+	".c++":     "cpp",
+	".hh":      "cpp",
+	".hpp":     "cpp",
+	".hxx":     "cpp",
+	".h++":     "cpp",
+	".ipp":     "cpp",
+	".tpp":     "cpp",
+	".inl":     "cpp",
+	".rb":      "ruby",
+	".rake":    "ruby",
+	".gemspec": "ruby",
+	".ru":      "ruby",
+}
+
+// baseLang names the language of files known by their whole name.
+var baseLang = map[string]string{
+	"Rakefile": "ruby", "Gemfile": "ruby", "Guardfile": "ruby", "Vagrantfile": "ruby",
 }
 
 // Language names the language of path from its extension, or "" when it is not
 // one Parse understands.
 func Language(path string) string {
 	ext := strings.ToLower(filepath.Ext(path))
-	return extLang[ext]
+	if l, ok := extLang[ext]; ok {
+		return l
+	}
+	return baseLang[filepath.Base(path)]
 }
 
 // Parse extracts the definitions and references of one file; path, relative to the
@@ -119,6 +144,10 @@ func parse(path string, src []byte, refs bool) (f *File, err error) {
 		f = parseRust(path, src, refs)
 	case "java":
 		f = parseJava(src, refs)
+	case "c", "cpp":
+		f = parseC(src, refs)
+	case "ruby":
+		f = parseRuby(src, refs)
 	default:
 		return nil, fmt.Errorf("parse %s: %w", path, ErrUnknownLanguage)
 	}
