@@ -65,14 +65,17 @@ func (a *Artifacts) Path(id string) (string, error) {
 		return "", fmt.Errorf("%q is not a valid artifact id", id)
 	}
 	base := filepath.Join(a.Store, "artifacts")
+	m := artifactFiles(filepath.Join(base, "*", id+".*"))
 	if validName(a.Scope) {
-		if m := artifactFiles(filepath.Join(base, a.Scope, id+".*")); len(m) > 0 {
-			return m[0], nil
+		if own := artifactFiles(filepath.Join(base, a.Scope, id+".*")); len(own) > 0 {
+			m = own
 		}
 	}
-	m := artifactFiles(filepath.Join(base, "*", id+".*"))
 	if len(m) == 0 {
 		return "", fmt.Errorf("there is no artifact %s%s", artifactScheme, id)
+	}
+	if err := a.inArtifacts(m[0]); err != nil {
+		return "", fmt.Errorf("artifact %s%s: %v", artifactScheme, id, err)
 	}
 	return m[0], nil
 }

@@ -609,3 +609,135 @@ func (t readFile) pageLarge(ctx context.Context, tg target, offset, limit int) (
 	}
 	return Result{Content: strings.TrimSuffix(b.String(), "\n"), paged: true}, nil
 }
+
+// SaveReader stores what r holds as a new artifact of type typ holding
+// source, streamed and redacted piece by piece, keeping at most max bytes
+// (DefaultArtifactBytes when max <= 0). It returns the description and the
+// files written, relative to the store root.
+func (a *Artifacts) SaveReader(r io.Reader, typ, source, ext string, max int64) (Meta, []string, error) {
+	w, err := a.Create(typ, source, ext, max)
+	if err != nil {
+		return Meta{}, nil, err
+	}
+	if err := streamChunks(r, func(c string) error {
+		_, err := w.WriteString(Redact(c))
+		return err
+	}); err != nil {
+		w.Abort()
+		return Meta{}, nil, fmt.Errorf("save artifact: %w", err)
+	}
+	return w.Close()
+}
+
+// List describes the artifacts of the scope, oldest first. An artifact
+// stored without a description (before they were written) is described
+// from its file: its size, and the type "output".
+func (a *Artifacts) List() ([]Meta, error) {
+	if !validName(a.Scope) {
+		return nil, fmt.Errorf("list artifacts: invalid scope %q", a.Scope)
+	}
+	dir := filepath.Join(a.Store, "artifacts", a.Scope)
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list artifacts: %w", err)
+	}
+	var out []Meta
+	for _, e := range ents {
+		name := e.Name()
+		if !e.Type().IsRegular() || strings.HasPrefix(name, ".") || strings.HasSuffix(name, metaSuffix) || strings.HasSuffix(name, ".tmp") {
+			continue
+		}
+		id := strings.TrimSuffix(name, filepath.Ext(name))
+		if !validName(id) {
+			continue
+		}
+		m, err := a.describe(dir, name, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(x, y Meta) int {
+		if c := x.Created.Compare(y.Created); c != 0 {
+			return c
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+	return out, nil
+}
+
+// describe reads the description of the artifact file name in dir.
+func (a *Artifacts) describe(dir, name, id string) (Meta, error) {
+	rel := path.Join("artifacts", a.Scope, name)
+	data, err := os.ReadFile(filepath.Join(dir, id+metaSuffix))
+	if err == nil {
+		var m Meta
+		if err := json.Unmarshal(data, &m); err != nil {
+			return Meta{}, fmt.Errorf("artifact %s: %s%s: %v", id, rel[:len(rel)-len(filepath.Ext(name))], metaSuffix, err)
+		}
+		m.ID, m.Path = id, rel
+		return m, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return Meta{}, fmt.Errorf("artifact %s: %w", id, err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, name))
+	if err != nil {
+		return Meta{}, fmt.Errorf("artifact %s: %w", id, err)
+	}
+	return Meta{ID: id, Type: ArtifactOutput, Path: rel, Bytes: fi.Size(), Lines: -1, Created: fi.ModTime().UTC().Truncate(time.Second)}, nil
+}
+
+// Open opens the artifact id for reading, with its description. Only an
+// id is accepted, never a path: an id with a slash, a dot-dot or a
+// leading dot is refused, and so is an artifact file that is a symbolic
+// link or lies outside the store's artifacts directory.
+func (a *Artifacts) Open(id string) (*os.File, Meta, error) {
+	name, err := a.Path(id)
+	if err != nil {
+		return nil, Meta{}, err
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, Meta{}, fmt.Errorf("open artifact %s: %w", id, err)
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, Meta{}, fmt.Errorf("open artifact %s: not a regular file", id)
+	}
+	m, err := a.describe(filepath.Dir(name), filepath.Base(name), id)
+	if err != nil {
+		f.Close()
+		return nil, Meta{}, err
+	}
+	return f, m, nil
+}
+
+// inArtifacts checks that name, once its links are resolved, is a regular
+// file directly in a scope of the store's artifacts directory.
+func (a *Artifacts) inArtifacts(name string) error {
+	fi, err := os.Lstat(name)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return errors.New("not a regular file in the store's artifacts")
+	}
+	base, err := filepath.EvalSymlinks(filepath.Join(a.Store, "artifacts"))
+	if err != nil {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(name)
+	if err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(base, real)
+	if err != nil || !filepath.IsLocal(rel) || strings.Count(filepath.ToSlash(rel), "/") != 1 {
+		return errors.New("outside the store's artifacts")
+	}
+	return nil
+}

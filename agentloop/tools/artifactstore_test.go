@@ -156,3 +156,56 @@ func TestStreamChunksKeepKeyBlocks(t *testing.T) {
 		t.Errorf("lines changed")
 	}
 }
+
+// An artifact is named by its id alone: ids that are paths are refused,
+// and so is an artifact file that is a link out of the store.
+func TestArtifactOpenRefusesPaths(t *testing.T) {
+	store := t.TempDir()
+	a := &Artifacts{Store: store, Scope: "conv1"}
+	m, _, err := a.SaveText("kept\n", ArtifactOutput, "test", "txt", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(t.TempDir(), "secret.txt")
+	if err := os.WriteFile(secret, []byte("outside\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"../conv1/" + m.ID, "..", "/etc/passwd", secret, "conv1/" + m.ID, ".hidden", "a/../../b", `..\x`, ""} {
+		if f, _, err := a.Open(id); err == nil {
+			f.Close()
+			t.Errorf("Open(%q) succeeded", id)
+		}
+	}
+	if runtime.GOOS != "windows" {
+		if err := os.Symlink(secret, filepath.Join(store, "artifacts", "conv1", "01LINK.txt")); err != nil {
+			t.Fatal(err)
+		}
+		if f, _, err := a.Open("01LINK"); err == nil {
+			f.Close()
+			t.Error("Open followed a link out of the store")
+		} else if !strings.Contains(err.Error(), "01LINK") {
+			t.Errorf("error = %v, want it to name the artifact", err)
+		}
+		if res := newFixtureAt(t, store).call(t, "read_file", obj{"path": "artifact://01LINK"}); !res.IsError || strings.Contains(res.Content, "outside") {
+			t.Errorf("read_file followed a link out of the store: %q", res.Content)
+		}
+	}
+	f, got, err := a.Open(m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if got.ID != m.ID || got.Type != ArtifactOutput || got.Source != "test" || got.Lines != 1 || got.Bytes != 5 {
+		t.Errorf("description = %+v", got)
+	}
+	list, err := a.List()
+	// The link is not listed.
+	if err != nil || len(list) != 1 || list[0].ID != m.ID {
+		t.Errorf("List = %+v, %v", list, err)
+	}
+}
+
+// newFixtureAt is a fixture whose artifacts are in store.
+func newFixtureAt(t *testing.T, store string) *fixture {
+	return newFixture(t, func(c *Config) { c.Artifacts = &Artifacts{Store: store, Scope: "conv1"} })
+}
