@@ -352,16 +352,19 @@ func streamChunks(r io.Reader, fn func(string) error) error {
 }
 
 // lineView keeps the first and last lines of a text streamed through it,
-// each part within a byte budget, and counts the lines.
+// each part within a byte budget, and counts the lines. It keeps the
+// pieces that may hold the last lines, not the lines one by one.
 type lineView struct {
 	headN, tailN, partBytes int
 	head                    []string
 	headBytes               int
 	headDone                bool
-	tail                    []string // ring, oldest first after order()
-	lines                   int
-	cur                     strings.Builder // the line being read
-	curClipped              bool
+	headCur                 strings.Builder // the head's line being read
+	recent                  []string        // the last pieces
+	recentLines             int             // line feeds in recent
+	recentBytes             int             // bytes in recent
+	lines                   int             // line feeds seen
+	open                    bool            // the text ends inside a line
 }
 
 func newLineView(headN, tailN, partBytes int) *lineView {
@@ -370,64 +373,102 @@ func newLineView(headN, tailN, partBytes int) *lineView {
 
 // add takes the next piece of text.
 func (v *lineView) add(s string) {
-	for len(s) > 0 {
+	if s == "" {
+		return
+	}
+	n := strings.Count(s, "\n")
+	if !v.headDone {
+		v.addHead(s)
+	}
+	v.lines += n
+	v.open = s[len(s)-1] != '\n'
+	v.recent = append(v.recent, s)
+	v.recentLines += n
+	v.recentBytes += len(s)
+	// Drop old pieces while the rest still holds more than tailN lines,
+	// or a few pieces' worth of one long line.
+	for len(v.recent) > 1 {
+		first := v.recent[0]
+		nl := strings.Count(first, "\n")
+		if v.recentLines-nl <= v.tailN && v.recentBytes-len(first) < 4*chunkBytes {
+			break
+		}
+		v.recentLines -= nl
+		v.recentBytes -= len(first)
+		v.recent = v.recent[1:]
+	}
+}
+
+// addHead takes lines for the head until it is full.
+func (v *lineView) addHead(s string) {
+	for len(s) > 0 && !v.headDone {
 		i := strings.IndexByte(s, '\n')
 		part := s
 		if i >= 0 {
 			part = s[:i+1]
 		}
 		s = s[len(part):]
-		if v.cur.Len()+len(part) > v.partBytes {
-			room := max(0, v.partBytes-v.cur.Len())
-			v.cur.WriteString(trimPartialRune(part[:room]))
-			v.curClipped = true
+		if room := v.partBytes - v.headCur.Len(); len(part) > room {
+			v.headCur.WriteString(trimPartialRune(part[:max(0, room)]))
 			if i >= 0 {
-				v.cur.WriteByte('\n')
+				v.headCur.WriteByte('\n')
 			}
 		} else {
-			v.cur.WriteString(part)
+			v.headCur.WriteString(part)
 		}
-		if i >= 0 {
-			v.endLine()
+		if i < 0 {
+			return
 		}
-	}
-}
-
-func (v *lineView) endLine() {
-	l := v.cur.String()
-	v.cur.Reset()
-	v.curClipped = false
-	v.lines++
-	if !v.headDone {
+		l := v.headCur.String()
+		v.headCur.Reset()
 		if len(v.head) < v.headN && (len(v.head) == 0 || v.headBytes+len(l) <= v.partBytes) {
 			v.head = append(v.head, l)
 			v.headBytes += len(l)
-			return
+		} else {
+			v.headDone = true
 		}
-		v.headDone = true
-	}
-	v.tail = append(v.tail, l)
-	if len(v.tail) > 2*v.tailN+16 {
-		v.tail = slices.Clone(v.tail[len(v.tail)-v.tailN:])
 	}
 }
 
 // finish ends the text and returns the head, the tail and the number of
 // lines between them.
 func (v *lineView) finish() (head, tail []string, omitted int) {
-	if v.cur.Len() > 0 {
-		v.endLine()
+	total := v.lines
+	if v.open {
+		total++
 	}
-	tail = v.tail[max(0, len(v.tail)-v.tailN):]
+	if !v.headDone && v.headCur.Len() > 0 && len(v.head) < v.headN {
+		v.head = append(v.head, v.headCur.String())
+	}
+	head = v.head
+	// The tail comes from the last pieces, after the head's lines.
+	text := strings.Join(v.recent, "")
+	all := strings.SplitAfter(strings.TrimSuffix(text, "\n"), "\n")
+	avail := min(len(all), total-len(head), v.tailN)
+	if avail < 0 {
+		avail = 0
+	}
 	size := 0
-	for i := len(tail) - 1; i >= 0; i-- {
-		if size+len(tail[i]) > v.partBytes && i < len(tail)-1 {
-			tail = tail[i+1:]
+	for i := len(all) - 1; i >= len(all)-avail; i-- {
+		l := all[i]
+		if len(l) > v.partBytes {
+			nl := strings.HasSuffix(l, "\n")
+			l = trimPartialRune(l[:v.partBytes])
+			if nl {
+				l += "\n"
+			}
+		}
+		if size+len(l) > v.partBytes && len(tail) > 0 {
 			break
 		}
-		size += len(tail[i])
+		size += len(l)
+		tail = append(tail, l)
 	}
-	return v.head, tail, v.lines - len(v.head) - len(tail)
+	slices.Reverse(tail)
+	if len(tail) > 0 && !strings.HasSuffix(tail[len(tail)-1], "\n") && !v.open {
+		tail[len(tail)-1] += "\n"
+	}
+	return head, tail, total - len(head) - len(tail)
 }
 
 // storedNote is the first line of a long output the model sees: how long

@@ -209,3 +209,27 @@ func TestArtifactOpenRefusesPaths(t *testing.T) {
 func newFixtureAt(t *testing.T, store string) *fixture {
 	return newFixture(t, func(c *Config) { c.Artifacts = &Artifacts{Store: store, Scope: "conv1"} })
 }
+
+// The view of a long output: its first and last lines, the count between.
+func TestLineView(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 100000; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	v := newLineView(3, 2, 100)
+	if err := streamChunks(strings.NewReader(b.String()+"no newline"), func(c string) error { v.add(c); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	head, tail, omitted := v.finish()
+	if strings.Join(head, "") != "line 1\nline 2\nline 3\n" || strings.Join(tail, "") != "line 100000\nno newline" || omitted != 99996 {
+		t.Errorf("head %q, tail %q, omitted %d", head, tail, omitted)
+	}
+	// One long line: clipped, in the head only.
+	v = newLineView(3, 2, 10)
+	v.add(strings.Repeat("x", 5*chunkBytes))
+	v.add("\n")
+	head, tail, omitted = v.finish()
+	if len(head) != 1 || head[0] != "xxxxxxxxxx\n" || len(tail) != 0 || omitted != 0 {
+		t.Errorf("head %q, tail %q, omitted %d", head, tail, omitted)
+	}
+}
