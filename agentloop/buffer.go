@@ -81,7 +81,9 @@ func (a *Agent) writeView(v bufferView, buf []*mem.Entry) error {
 	v.Pruned = slices.DeleteFunc(v.Pruned, func(id string) bool { return !in[id] })
 	slices.Sort(v.Pruned)
 	v.Pruned = slices.Compact(v.Pruned)
-	v.Updated = a.now().UTC().Truncate(time.Second)
+	// To the nanosecond: a change made within the same second by
+	// another process must still be told apart.
+	v.Updated = time.Now().UTC()
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
@@ -101,7 +103,15 @@ func (a *Agent) visible(buf []*mem.Entry) []*mem.Entry {
 		a.cfg.Warn(err)
 		return buf
 	}
+	a.viewAt = v.Updated
 	return v.apply(buf)
+}
+
+// viewMoved reports whether the buffer view was recorded anew since the
+// agent loaded it: another mira-agent pruned or cleared the conversation.
+func (a *Agent) viewMoved() bool {
+	v, err := a.readView()
+	return err == nil && !v.Updated.Equal(a.viewAt)
 }
 
 func (v bufferView) apply(buf []*mem.Entry) []*mem.Entry {

@@ -215,3 +215,19 @@ func TestExport(t *testing.T) {
 		t.Errorf("export to .txt: %v", err)
 	}
 }
+
+// A running agent sees a prune another process made.
+func TestPruneByAnotherProcess(t *testing.T) {
+	r := newRig(t, nil)
+	r.srv.Default(llmtest.Text("ok"))
+	r.send("old chatter about lunch " + strings.Repeat("blah ", 300))
+	r.send("the real task")
+	other := r.open()
+	if n, err := other.Clear(); err != nil || n != 4 {
+		t.Fatalf("Clear = %d, %v", n, err)
+	}
+	r.send("go on")
+	if sent := sentTexts(r); containsText(sent, "lunch") || len(sent) != 1 {
+		t.Errorf("the running agent still sends %q", sent)
+	}
+}

@@ -78,6 +78,9 @@ func (a *Agent) refresh() error {
 		return fmt.Errorf("read store head: %w", err)
 	}
 	if head == a.head {
+		if a.viewMoved() {
+			return a.load()
+		}
 		return nil
 	}
 	// Commits that leave the conversation alone (a memory remembered, a
@@ -87,7 +90,7 @@ func (a *Agent) refresh() error {
 			ep, err := mem.ParsePath(p)
 			return err == nil && ep.Scope == a.cfg.Conversation
 		}
-		if !slices.ContainsFunc(changed, inConversation) {
+		if !slices.ContainsFunc(changed, inConversation) && !a.viewMoved() {
 			a.head = head
 			return nil
 		}

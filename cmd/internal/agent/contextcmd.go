@@ -537,3 +537,21 @@ func (c *Cmd) runContext(ctx context.Context, o *cli.IO) error {
 	}
 	return s.runContext(ctx, c.Args[1:])
 }
+
+// contextComplete completes a subcommand's name after "/context ".
+func contextComplete(sub string) []string {
+	if strings.ContainsAny(sub, " \t") {
+		return nil
+	}
+	var out []string
+	for _, c := range contextSubs {
+		if strings.HasPrefix(c.name, sub) {
+			name := "/context " + c.name
+			if c.args != "" {
+				name += " "
+			}
+			out = append(out, name)
+		}
+	}
+	return out
+}

@@ -166,3 +166,30 @@ func TestAgentContextCommands(t *testing.T) {
 		t.Errorf("compact = %v", rows)
 	}
 }
+
+func TestAgentContextCompletion(t *testing.T) {
+	got := agentComplete("/context ad")
+	want := []string{"/context add ", "/context add-folder ", "/context add-search "}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("complete /context ad = %q, want %q", got, want)
+	}
+	if got := agentComplete("/context st"); strings.Join(got, "|") != "/context stats" {
+		t.Errorf("complete /context st = %q", got)
+	}
+	if got := agentComplete("/context add x"); got != nil {
+		t.Errorf("complete past the subcommand = %q", got)
+	}
+	if got := agentComplete("/con"); len(got) != 1 || got[0] != "/context " {
+		t.Errorf("complete /con = %q", got)
+	}
+}
+
+func TestSplitWords(t *testing.T) {
+	got, err := splitWords(`add "my notes.txt"  'a b' c`)
+	if err != nil || strings.Join(got, "|") != "add|my notes.txt|a b|c" {
+		t.Errorf("splitWords = %q, %v", got, err)
+	}
+	if _, err := splitWords(`add "open`); err == nil {
+		t.Error("an open quote was accepted")
+	}
+}

@@ -46,6 +46,9 @@ var agentSlashCommands = []agentSlashCommand{
 
 // agentComplete completes a slash command at the start of the line.
 func agentComplete(line string) []string {
+	if sub, ok := strings.CutPrefix(line, "/context "); ok {
+		return contextComplete(sub)
+	}
 	if !strings.HasPrefix(line, "/") || strings.ContainsAny(line, " \t") {
 		return nil
 	}
