@@ -562,7 +562,7 @@ func (a *Agent) AddFile(ctx context.Context, arts *tools.Artifacts, file string,
 	}
 	m, rels, err := arts.SaveReader(f, tools.ArtifactFile, file, "txt", max)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("add %s: %w", file, err)
 	}
 	return a.tell(ctx, arts, m, rels, fmt.Sprintf("the file %s", file))
 }

@@ -173,6 +173,11 @@ func TestAddFileTellsTheModel(t *testing.T) {
 	if _, err := r.agent.AddFile(context.Background(), arts, filepath.Dir(file), 0); err == nil || !strings.Contains(err.Error(), "add-folder") {
 		t.Errorf("adding a directory as a file: %v", err)
 	}
+	bin := filepath.Join(t.TempDir(), "a.out")
+	os.WriteFile(bin, []byte("\x7fELF\x00\x00binary"), 0o644)
+	if _, err := r.agent.AddFile(context.Background(), arts, bin, 0); err == nil || !strings.Contains(err.Error(), "binary") {
+		t.Errorf("adding a binary file: %v", err)
+	}
 	folder, err := r.agent.AddFolder(context.Background(), arts, filepath.Dir(file))
 	if err != nil || folder.Artifact.Type != tools.ArtifactFolder {
 		t.Fatalf("AddFolder = %+v, %v", folder, err)

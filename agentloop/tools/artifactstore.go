@@ -651,20 +651,32 @@ func (t readFile) pageLarge(ctx context.Context, tg target, offset, limit int) (
 	return Result{Content: strings.TrimSuffix(b.String(), "\n"), paged: true}, nil
 }
 
+// errBinary refuses to store a binary file as an artifact.
+var errBinary = errors.New("a binary file: only text is stored as an artifact")
+
 // SaveReader stores what r holds as a new artifact of type typ holding
 // source, streamed and redacted piece by piece, keeping at most max bytes
-// (DefaultArtifactBytes when max <= 0). It returns the description and the
-// files written, relative to the store root.
+// (DefaultArtifactBytes when max <= 0). Binary data (a NUL byte near the
+// start) is refused. It returns the description and the files written,
+// relative to the store root.
 func (a *Artifacts) SaveReader(r io.Reader, typ, source, ext string, max int64) (Meta, []string, error) {
 	w, err := a.Create(typ, source, ext, max)
 	if err != nil {
 		return Meta{}, nil, err
 	}
+	first := true
 	if err := streamChunks(r, func(c string) error {
+		if first && isBinary([]byte(c)) {
+			return errBinary
+		}
+		first = false
 		_, err := w.WriteString(Redact(c))
 		return err
 	}); err != nil {
 		w.Abort()
+		if errors.Is(err, errBinary) {
+			return Meta{}, nil, err
+		}
 		return Meta{}, nil, fmt.Errorf("save artifact: %w", err)
 	}
 	return w.Close()
