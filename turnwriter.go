@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -56,12 +55,13 @@ func (m *Memory) AppendTurns(ctx context.Context, entries []*mem.Entry, opt Turn
 		scopes[e.Scope] = true
 	}
 	for _, rel := range opt.Artifacts {
-		var data []byte
 		var err error
 		if !strings.HasPrefix(rel, "artifacts/") || path.Clean(rel) != rel {
 			err = errors.New("not in the store's artifacts") // read nothing outside
-		} else if data, err = readInStore(m.st.Root, rel); err == nil {
-			err = tx.AddFile(rel, data)
+		} else if err = inStore(m.st.Root, rel); err == nil {
+			// Committed as written, never read whole: an artifact may
+			// hold hundreds of megabytes of output.
+			err = tx.AddWritten(rel)
 		}
 		if err != nil {
 			tx.Rollback()
@@ -76,19 +76,19 @@ func (m *Memory) AppendTurns(ctx context.Context, entries []*mem.Entry, opt Turn
 	return tx.Commit(subject, trailers...)
 }
 
-// readInStore reads the file at rel under root, refusing one that is, or
-// lies under, a symbolic link: a link planted in the store would bring a
-// file from outside it into the commit.
-func readInStore(root, rel string) ([]byte, error) {
+// inStore checks that the file at rel under root is in the store: not a
+// symbolic link, nor under one, since a link planted in the store would
+// bring a file from outside it into the commit.
+func inStore(root, rel string) error {
 	name := filepath.Join(root, filepath.FromSlash(rel))
 	real, err := filepath.EvalSymlinks(name)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if realRoot, err := filepath.EvalSymlinks(root); err != nil || real != filepath.Join(realRoot, filepath.FromSlash(rel)) {
-		return nil, errors.New("a symbolic link: only files in the store are committed")
+		return errors.New("a symbolic link: only files in the store are committed")
 	}
-	return os.ReadFile(real)
+	return nil
 }
 
 // turnsSubject is the commit subject of stored turns, e.g.

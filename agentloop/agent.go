@@ -180,6 +180,8 @@ type Agent struct {
 	recall   *plan.Plan // recalled memories of the last message
 	query    string     // the last user message
 
+	viewAt time.Time // when the buffer view loaded was recorded (see buffer.go)
+
 	noEffort bool   // the server refused reasoning_effort
 	failedAt string // the newest turn when summarizing last failed
 }

@@ -238,8 +238,8 @@ func TestArtifactForLargeOutput(t *testing.T) {
 	turns := r.turns()
 	res := turns[2]
 	arts, _ := res.Fields()[FieldArtifacts].([]any)
-	if len(arts) != 1 {
-		t.Fatalf("tool turn artifacts = %v, want one", res.Fields()[FieldArtifacts])
+	if len(arts) != 2 || !strings.HasSuffix(arts[1].(string), ".meta.json") {
+		t.Fatalf("tool turn artifacts = %v, want one and its description", res.Fields()[FieldArtifacts])
 	}
 	data, err := os.ReadFile(filepath.Join(r.home, arts[0].(string)))
 	if err != nil || strings.Count(string(data), "\n") != 500 {

@@ -51,14 +51,15 @@ func (a *Agent) load() error {
 	if err != nil {
 		return fmt.Errorf("load conversation %s: %w", a.cfg.Conversation, err)
 	}
-	a.summaries, a.buffer, a.head = state.Summaries, state.Buffer, head
+	// Turns that /context prune or clear left out stay in the store.
+	a.summaries, a.buffer, a.head = state.Summaries, a.visible(state.Buffer), head
 	tail, err := a.loadTail(a.cfg.BufferTokens / 2)
 	if err != nil {
 		return fmt.Errorf("load conversation %s: %w", a.cfg.Conversation, err)
 	}
 	a.tail = tail
 	newest := state.Watermark.UTC()
-	for _, e := range a.buffer {
+	for _, e := range state.Buffer {
 		if e.CreatedAt.After(newest) {
 			newest = e.CreatedAt.UTC()
 		}
@@ -77,6 +78,9 @@ func (a *Agent) refresh() error {
 		return fmt.Errorf("read store head: %w", err)
 	}
 	if head == a.head {
+		if a.viewMoved() {
+			return a.load()
+		}
 		return nil
 	}
 	// Commits that leave the conversation alone (a memory remembered, a
@@ -86,7 +90,7 @@ func (a *Agent) refresh() error {
 			ep, err := mem.ParsePath(p)
 			return err == nil && ep.Scope == a.cfg.Conversation
 		}
-		if !slices.ContainsFunc(changed, inConversation) {
+		if !slices.ContainsFunc(changed, inConversation) && !a.viewMoved() {
 			a.head = head
 			return nil
 		}

@@ -45,6 +45,9 @@ type Tx struct {
 type pending struct {
 	Path string
 	data []byte
+	// written marks a file already on disk as it is to be committed
+	// (AddWritten): it is neither read nor written again.
+	written bool
 }
 
 // Begin starts a change. The caller holds the store lock (unless dry).
@@ -171,6 +174,37 @@ func (tx *Tx) AddFile(rel string, data []byte) error {
 	return tx.plan(rel, data)
 }
 
+// AddWritten plans committing an artifact that its maker has already
+// written whole at rel (a long output streamed to disk): the commit
+// records the file as it is on disk, without reading it into memory or
+// writing it again. Should the change fail or be interrupted, the file is
+// removed, as a file new in the change would be.
+func (tx *Tx) AddWritten(rel string) error {
+	clean := path.Clean(rel)
+	if clean != rel || !strings.HasPrefix(rel, "artifacts/") || strings.Count(rel, "/") != 2 {
+		return fmt.Errorf("%s: not an artifact path (artifacts/<scope>/<name>)", rel)
+	}
+	if err := ValidScope(strings.Split(rel, "/")[1]); err != nil {
+		return fmt.Errorf("%s: %w", rel, err)
+	}
+	tx.Ops = append(tx.Ops, Op{Op: "add", Path: rel})
+	if tx.dry {
+		return nil
+	}
+	fi, err := os.Lstat(tx.abs(rel))
+	if err != nil {
+		return fmt.Errorf("%s: %w", rel, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", rel)
+	}
+	if err := tx.plan(rel, []byte{}); err != nil {
+		return err
+	}
+	tx.files[len(tx.files)-1].data, tx.files[len(tx.files)-1].written = nil, true
+	return nil
+}
+
 // Put plans writing a file under entries/ or artifacts/ with exactly
 // these bytes (a merge writes versions as they came, without rewriting
 // them).
@@ -266,6 +300,11 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 	}
 	j := journal{Head: head}
 	for _, f := range tx.files {
+		if f.written {
+			// Undone, it goes: the change brought it.
+			j.Files = append(j.Files, journalEntry{Path: f.Path, Absent: true})
+			continue
+		}
 		before, err := os.ReadFile(tx.abs(f.Path))
 		switch {
 		case err == nil:
@@ -295,6 +334,16 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 	dirs := map[string]bool{}
 	for _, f := range tx.files {
 		name := tx.abs(f.Path)
+		if f.written {
+			if !batch {
+				if err := syncFile(name); err != nil {
+					return fail(fmt.Errorf("sync %s: %w", f.Path, err))
+				}
+			}
+			dirs[filepath.Dir(name)] = true
+			changes = append(changes, gitrepo.Change{Path: f.Path})
+			continue
+		}
 		if f.data == nil {
 			if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fail(fmt.Errorf("remove %s: %w", f.Path, err))
@@ -464,4 +513,17 @@ func firstLine(s string, max int) string {
 		s = string(r[:max]) + "…"
 	}
 	return s
+}
+
+// syncFile flushes a file another writer made to disk.
+func syncFile(name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

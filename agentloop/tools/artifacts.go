@@ -4,13 +4,11 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
-	"os"
-	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/miramem/mira/internal/atomicfile"
 	"github.com/miramem/mira/internal/text"
 )
 
@@ -28,34 +26,35 @@ type Artifacts struct {
 	// NewID returns a new unique, time-sortable id. The default is a
 	// ULID made from the clock and crypto/rand.
 	NewID func() string
+	// Now is the clock of the artifacts' creation times (time.Now when
+	// nil).
+	Now func() time.Time
 }
 
-// Save stores text as a new artifact with the extension ext ("txt") and
-// returns its id and its path relative to the store root, slash-separated.
+// Save stores text as a new artifact of type ArtifactOutput with the
+// extension ext ("txt"), with its description beside it, and returns its id
+// and its path relative to the store root, slash-separated.
 func (a *Artifacts) Save(text, ext string) (id, rel string, err error) {
-	if !validName(a.Scope) {
-		return "", "", fmt.Errorf("save artifact: invalid scope %q", a.Scope)
+	m, _, err := a.SaveText(text, ArtifactOutput, "", ext, 0)
+	if err != nil {
+		return "", "", err
 	}
-	if !validName(ext) {
-		return "", "", fmt.Errorf("save artifact: invalid extension %q", ext)
+	return m.ID, m.Path, nil
+}
+
+// SaveText stores text as a new artifact of type typ holding the output of
+// source, keeping at most max bytes (DefaultArtifactBytes when max <= 0),
+// and returns its description and the files written.
+func (a *Artifacts) SaveText(text, typ, source, ext string, max int64) (Meta, []string, error) {
+	w, err := a.Create(typ, source, ext, max)
+	if err != nil {
+		return Meta{}, nil, err
 	}
-	newID := a.NewID
-	if newID == nil {
-		newID = defaultID
+	if _, err := w.WriteString(text); err != nil {
+		w.Abort()
+		return Meta{}, nil, err
 	}
-	id = newID()
-	if !validName(id) {
-		return "", "", fmt.Errorf("save artifact: invalid id %q", id)
-	}
-	rel = path.Join("artifacts", a.Scope, id+"."+ext)
-	name := filepath.Join(a.Store, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
-		return "", "", fmt.Errorf("save artifact: %w", err)
-	}
-	if err := atomicfile.Write(name, []byte(text), 0o600, true); err != nil {
-		return "", "", fmt.Errorf("save artifact: %w", err)
-	}
-	return id, rel, nil
+	return w.Close()
 }
 
 // Path returns the file holding the artifact id: in the own scope if it is
@@ -66,20 +65,29 @@ func (a *Artifacts) Path(id string) (string, error) {
 		return "", fmt.Errorf("%q is not a valid artifact id", id)
 	}
 	base := filepath.Join(a.Store, "artifacts")
-	pattern := filepath.Join(base, "*", id+".*")
+	m := artifactFiles(filepath.Join(base, "*", id+".*"))
 	if validName(a.Scope) {
-		if m, _ := filepath.Glob(filepath.Join(base, a.Scope, id+".*")); len(m) > 0 {
-			return m[0], nil
+		if own := artifactFiles(filepath.Join(base, a.Scope, id+".*")); len(own) > 0 {
+			m = own
 		}
-	}
-	m, err := filepath.Glob(pattern)
-	if err != nil {
-		return "", fmt.Errorf("find artifact %s: %w", id, err)
 	}
 	if len(m) == 0 {
 		return "", fmt.Errorf("there is no artifact %s%s", artifactScheme, id)
 	}
+	if err := a.inArtifacts(m[0]); err != nil {
+		return "", fmt.Errorf("artifact %s%s: %v", artifactScheme, id, err)
+	}
 	return m[0], nil
+}
+
+// artifactFiles returns the artifacts that match pattern, leaving out their
+// descriptions and unfinished writes.
+func artifactFiles(pattern string) []string {
+	m, _ := filepath.Glob(pattern)
+	return slices.DeleteFunc(m, func(name string) bool {
+		b := filepath.Base(name)
+		return strings.HasSuffix(b, metaSuffix) || strings.HasPrefix(b, ".") || strings.HasSuffix(b, ".tmp")
+	})
 }
 
 // parseArtifactRef returns the id in "artifact://ID".
@@ -132,7 +140,7 @@ func defaultID() string {
 // fit cuts a result that is too long for the conversation down to its first
 // and last lines, storing the whole as an artifact when the registry has a
 // store for them.
-func (r *Registry) fit(res Result) Result {
+func (r *Registry) fit(res Result, tool string) Result {
 	text := res.Content
 	lines := strings.Count(text, "\n")
 	if !strings.HasSuffix(text, "\n") && text != "" {
@@ -151,13 +159,11 @@ func (r *Registry) fit(res Result) Result {
 	size := plural(lines, "line") + ", " + humanBytes(len(text))
 	if r.arts == nil {
 		note = fmt.Sprintf("[The output was too long (%s); only its first %d and last %d lines are shown and the rest is lost. Narrow the command or search to see more.]", size, len(head), len(tail))
-	} else if id, rel, err := r.arts.Save(text, "txt"); err != nil {
+	} else if m, rels, err := r.arts.SaveText(text, ArtifactOutput, tool, "txt", r.limits.ArtifactBytes); err != nil {
 		note = fmt.Sprintf("[The output was too long (%s); only its first %d and last %d lines are shown. Storing the whole failed: %v]", size, len(head), len(tail), err)
 	} else {
-		res.Artifacts = append(res.Artifacts, rel)
-		ref := artifactScheme + id
-		note = fmt.Sprintf("[The output was too long (%s); its first %d and last %d lines are shown. The whole output is stored as %s: read it with read_file {\"path\": %q, \"offset\": %d, \"limit\": 200}, or search it with grep {\"pattern\": \"...\", \"path\": %q, \"output_mode\": \"content\"}.]",
-			size, len(head), len(tail), ref, ref, len(head)+1, ref)
+		res.Artifacts = append(res.Artifacts, rels...)
+		note = storedNote(lines, int64(len(text)), len(head), len(tail), m, r.limits.ArtifactBytes, r.limits.ReadFileBytes)
 	}
 	var b strings.Builder
 	b.WriteString(note)

@@ -24,7 +24,7 @@ func TestLargeOutputBecomesArtifact(t *testing.T) {
 	}
 	f.write(t, "rows.txt", want.String())
 	res := f.call(t, "bash", obj{"command": "cat rows.txt"})
-	if diff := cmp.Diff([]string{"artifacts/conv1/01TEST0001.txt"}, res.Artifacts); diff != "" {
+	if diff := cmp.Diff([]string{"artifacts/conv1/01TEST0001.txt", "artifacts/conv1/01TEST0001.meta.json"}, res.Artifacts); diff != "" {
 		t.Fatalf("artifacts diff (-want +got):\n%s", diff)
 	}
 	wantContains(t, "note", res.Content,
@@ -83,13 +83,13 @@ func TestLargeOutputBecomesArtifact(t *testing.T) {
 func TestLongLinesBecomeArtifact(t *testing.T) {
 	f := newFixture(t)
 	res := f.call(t, "bash", obj{"command": "head -c 20000 /dev/zero | tr '\\0' y; echo"})
-	if len(res.Artifacts) != 1 {
-		t.Fatalf("artifacts = %v, want one", res.Artifacts)
+	if len(res.Artifacts) != 2 {
+		t.Fatalf("artifacts = %v, want one and its description", res.Artifacts)
 	}
 	if len(res.Content) > 5<<10 {
 		t.Errorf("note is %d bytes", len(res.Content))
 	}
-	wantContains(t, "note", res.Content, "(2 lines, 19.5 KiB)", "[exit code 0]")
+	wantContains(t, "note", res.Content, "(1 line, 19.5 KiB)", "[exit code 0]")
 }
 
 func TestLargeOutputWithoutStore(t *testing.T) {

@@ -156,36 +156,61 @@ func (t bashTool) run(ctx context.Context, command string, timeout time.Duration
 	if guard != nil {
 		undone = guard.restore()
 	}
-	text, err := readCapped(out, t.e.limits.BashOutputBytes)
-	if err != nil {
-		return errorf("cannot read the command's output: %v", err), nil
-	}
-	text = plainOutput(text)
 	var b strings.Builder
 	b.WriteString(note)
-	if text == "" {
-		b.WriteString("(no output)\n")
+	var sp *spilled
+	if size, err := out.Seek(0, io.SeekEnd); err == nil && t.e.arts != nil && size > int64(t.e.limits.ResultBytes) {
+		// A long output is streamed into an artifact, whole.
+		sp = t.spill(out, command)
+	}
+	var text string
+	if sp != nil {
+		b.WriteString(sp.view)
 	} else {
-		b.WriteString(text)
-		if !strings.HasSuffix(text, "\n") {
-			b.WriteString("\n")
+		var err error
+		if text, err = readCapped(out, t.e.limits.BashOutputBytes); err != nil {
+			return errorf("cannot read the command's output: %v", err), nil
 		}
-		if t.e.confined && writeDenied(text) {
-			b.WriteString(deniedNote)
-		}
-		if t.e.confined && !t.e.allowGit && gitDenied(text) {
-			b.WriteString(gitDeniedNote)
+		text = plainOutput(text)
+		if text == "" {
+			b.WriteString("(no output)\n")
+		} else {
+			b.WriteString(text)
+			if !strings.HasSuffix(text, "\n") {
+				b.WriteString("\n")
+			}
 		}
 	}
-	b.WriteString(undone)
+	var trailer strings.Builder
+	if sp != nil || text != "" {
+		if t.e.confined && (writeDenied(text) || sp != nil && sp.writeDenied) {
+			trailer.WriteString(deniedNote)
+		}
+		if t.e.confined && !t.e.allowGit && (gitDenied(text) || sp != nil && sp.gitDenied) {
+			trailer.WriteString(gitDeniedNote)
+		}
+	}
+	trailer.WriteString(undone)
 	res := Result{IsError: undone != ""}
 	if stopped != "" {
-		b.WriteString(stopped)
+		trailer.WriteString(stopped)
 		res.IsError = true
 	} else {
 		status, ok := exitStatus(cmd.ProcessState)
-		fmt.Fprintf(&b, "[%s]", status)
+		fmt.Fprintf(&trailer, "[%s]", status)
 		res.IsError = res.IsError || !ok
+	}
+	b.WriteString(trailer.String())
+	if sp != nil {
+		// The artifact ends as the result does, with how the command
+		// ended.
+		if err := sp.finish(trailer.String()); err != nil {
+			return errorf("cannot store the command's output: %v", err), nil
+		}
+		res.Artifacts = sp.rels
+		res.paged = true
+		b.Reset()
+		b.WriteString(sp.note + "\n" + note + sp.view + trailer.String())
 	}
 	res.Content = b.String()
 	if stopped != "" && ctx.Err() != nil {

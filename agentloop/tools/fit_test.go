@@ -11,16 +11,16 @@ func TestFitEdges(t *testing.T) {
 	r := &Registry{limits: Limits{ResultBytes: 100, ResultLines: 5, HeadLines: 2, TailLines: 2}}
 	five := "l1\nl2\nl3\nl4\nl5"
 	for _, s := range []string{five, five + "\n", strings.Repeat("x", 100), ""} {
-		if got := r.fit(Result{Content: s}).Content; got != s {
+		if got := r.fit(Result{Content: s}, "").Content; got != s {
 			t.Errorf("fit(%q) = %q, want it whole", s, got)
 		}
 	}
 	want := "[The output was too long (6 lines, 17 B); only its first 2 and last 2 lines are shown and the rest is lost. Narrow the command or search to see more.]\n" +
 		"l1\nl2\n[… 2 lines omitted …]\nl5\nl6"
-	if got := r.fit(Result{Content: five + "\nl6"}).Content; got != want {
+	if got := r.fit(Result{Content: five + "\nl6"}, "").Content; got != want {
 		t.Errorf("fit of 6 lines = %q, want %q", got, want)
 	}
-	if got := r.fit(Result{Content: strings.Repeat("x", 101)}).Content; !strings.HasPrefix(got, "[The output was too long (1 line, 101 B);") {
+	if got := r.fit(Result{Content: strings.Repeat("x", 101)}, "").Content; !strings.HasPrefix(got, "[The output was too long (1 line, 101 B);") {
 		t.Errorf("fit of 101 bytes = %q", got)
 	}
 }
@@ -31,7 +31,7 @@ func TestFitNothingOmitted(t *testing.T) {
 	r := &Registry{limits: Limits{ResultBytes: 100, ResultLines: 3, HeadLines: 2, TailLines: 2}}
 	want := "[The output was too long (4 lines, 11 B); only its first 2 and last 2 lines are shown and the rest is lost. Narrow the command or search to see more.]\n" +
 		"l1\nl2\nl3\nl4"
-	if got := r.fit(Result{Content: "l1\nl2\nl3\nl4"}).Content; got != want {
+	if got := r.fit(Result{Content: "l1\nl2\nl3\nl4"}, "").Content; got != want {
 		t.Errorf("fit of 4 lines = %q, want %q", got, want)
 	}
 }

@@ -18,12 +18,12 @@ import (
 func TestLimitsDefaults(t *testing.T) {
 	want := Limits{ResultBytes: 8 << 10, ResultLines: 200, HeadLines: 20, TailLines: 20, ReadLines: 2000, ReadBytes: 64 << 10,
 		ReadFileBytes: 16 << 20, LineBytes: 2000, BashTimeout: 2 * time.Minute, BashMaxTimeout: 10 * time.Minute,
-		BashOutputBytes: 1 << 20, GrepResults: 250, GrepMaxResults: 5000, GlobResults: 1000}
+		BashOutputBytes: 1 << 20, ArtifactBytes: 256 << 20, GrepResults: 250, GrepMaxResults: 5000, GlobResults: 1000}
 	if got := (Limits{}).withDefaults(); got != want {
 		t.Errorf("defaults = %+v\nwant %+v", got, want)
 	}
 	set := Limits{ResultBytes: 1, ResultLines: 2, HeadLines: 3, TailLines: 4, ReadLines: 5, ReadBytes: 6, ReadFileBytes: 7,
-		LineBytes: 8, BashTimeout: 9 * time.Second, BashMaxTimeout: 10 * time.Second, BashOutputBytes: 11,
+		LineBytes: 8, BashTimeout: 9 * time.Second, BashMaxTimeout: 10 * time.Second, BashOutputBytes: 11, ArtifactBytes: 15,
 		GrepResults: 12, GrepMaxResults: 13, GlobResults: 14}
 	if got := set.withDefaults(); got != set {
 		t.Errorf("set limits = %+v\nwant %+v", got, set)

@@ -52,6 +52,13 @@ func (t readFile) Run(ctx context.Context, args json.RawMessage) (Result, error)
 	if err != nil {
 		return errorf("%v", err), nil
 	}
+	if tg.artifact != "" {
+		if fi, err := os.Stat(tg.abs); err == nil && fi.Size() > t.e.limits.ReadFileBytes {
+			// A long artifact is paged through without reading it whole;
+			// it was redacted as it was stored.
+			return t.pageLarge(ctx, tg, a.Offset, a.Limit)
+		}
+	}
 	text, err := readText(tg, t.e.limits.ReadFileBytes)
 	if err != nil {
 		return errorf("%v", err), nil

@@ -69,9 +69,15 @@ type Limits struct {
 	// BashTimeout is a command's default timeout (2 minutes) and
 	// BashMaxTimeout the most a call may ask for (10 minutes).
 	BashTimeout, BashMaxTimeout time.Duration
-	// BashOutputBytes caps the output kept from one command (1 MiB): its
-	// first and last halves are kept.
+	// BashOutputBytes caps the output read back from one command when
+	// there is no artifact store to keep it in (1 MiB): its first and
+	// last halves are kept.
 	BashOutputBytes int64
+	// ArtifactBytes caps what an artifact keeps of one output
+	// (DefaultArtifactBytes, 256 MiB); the output is streamed to disk,
+	// never held whole. Past the cap, the first ArtifactBytes are kept
+	// and the note the model sees says so.
+	ArtifactBytes int64
 	// GrepResults is grep's default limit (250) and GrepMaxResults the
 	// largest a call may ask for (5000).
 	GrepResults, GrepMaxResults int
@@ -107,6 +113,9 @@ func (l Limits) withDefaults() Limits {
 	l.BashTimeout = min(l.BashTimeout, l.BashMaxTimeout)
 	if l.BashOutputBytes <= 0 {
 		l.BashOutputBytes = 1 << 20
+	}
+	if l.ArtifactBytes <= 0 {
+		l.ArtifactBytes = DefaultArtifactBytes
 	}
 	return l
 }
@@ -257,7 +266,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 	}
 	res.Content = Redact(res.Content)
 	if !res.paged {
-		res = r.fit(res)
+		res = r.fit(res, name)
 	}
 	if res.Content == "" {
 		res.Content = "(no output)"

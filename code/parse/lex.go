@@ -118,18 +118,25 @@ func (s *scanned) isName(i int) bool {
 // doc joins the comment block that ends on the line before line, markers
 // stripped by strip, or "" when there is none.
 func (s *scanned) doc(line int, strip func(string) (string, bool)) string {
+	return commentDoc(s.cs, s.byEnd, line, strip)
+}
+
+// commentDoc joins the comments that end on the lines right above line,
+// each through strip (false stops), into the doc comment of what starts
+// on line. byEnd maps a comment's last line to its index in cs.
+func commentDoc(cs []comment, byEnd map[int]int, line int, strip func(string) (string, bool)) string {
 	var parts []string
 	for l := line - 1; l > 0; {
-		i, ok := s.byEnd[l]
+		i, ok := byEnd[l]
 		if !ok {
 			break
 		}
-		t, ok := strip(s.cs[i].text)
+		t, ok := strip(cs[i].text)
 		if !ok {
 			break
 		}
 		parts = append(parts, t)
-		l = s.cs[i].line - 1
+		l = cs[i].line - 1
 	}
 	if len(parts) == 0 {
 		return ""

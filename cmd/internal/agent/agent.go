@@ -46,6 +46,8 @@ type Cmd struct {
 	PriceInput     float64  `name:"price-input" help:"Price of prompt tokens that miss the provider's cache, in US dollars per million, for /status." env:"MIRA_PRICE_INPUT" placeholder:"USD"`
 	PriceCached    float64  `name:"price-cached" help:"Price of cached prompt tokens, in US dollars per million (default: --price-input)." env:"MIRA_PRICE_CACHED" placeholder:"USD"`
 	PriceOutput    float64  `name:"price-output" help:"Price of completion tokens, in US dollars per million." env:"MIRA_PRICE_OUTPUT" placeholder:"USD"`
+	ArtifactMax    int64    `name:"artifact-max" help:"Most of one long output (a command's, or a file /context add stores) an artifact keeps, in MiB; past it the first part is kept and the model is told so." default:"256" placeholder:"MIB"`
+	Args           []string `arg:"" optional:"" passthrough:"" name:"context" help:"context SUBCOMMAND [ARGS]: run a /context subcommand and exit (messages, artifacts, show, stats, add, add-folder, add-search, prune, clear, compact, export; see /help). Flags of mira-agent go before context."`
 }
 
 // Main is the main of mira-agent.
@@ -85,6 +87,9 @@ type agentSession struct {
 func (c *Cmd) Run(ctx context.Context, o *cli.IO) error {
 	if err := c.check(); err != nil {
 		return err
+	}
+	if len(c.Args) > 0 {
+		return c.runContext(ctx, o)
 	}
 	text := c.Prompt
 	interactive := text == "" && o.InTTY
@@ -149,6 +154,8 @@ func (c *Cmd) check() error {
 		return cli.Usagef("--recall-k must not be negative")
 	case c.PriceInput < 0 || c.PriceCached < 0 || c.PriceOutput < 0:
 		return cli.Usagef("prices must not be negative")
+	case c.ArtifactMax < 1 || c.ArtifactMax > 1<<20:
+		return cli.Usagef("--artifact-max must be between 1 and 1048576 MiB")
 	}
 	return nil
 }
@@ -262,7 +269,8 @@ func (s *agentSession) tools(p mem.Project) (*tools.Registry, error) {
 		// The store changes through remember alone, signed as the
 		// agent's, even when it lies in the project.
 		Protect:   []string{s.root},
-		Artifacts: &tools.Artifacts{Store: s.root, Scope: s.c.Conversation},
+		Artifacts: s.artifacts(),
+		Limits:    tools.Limits{ArtifactBytes: s.c.artifactBytes()},
 		Memory:    s.lib,
 		Notice:    s.notice,
 	})

@@ -37,7 +37,7 @@ var agentSlashCommands = []agentSlashCommand{
 	{"/tasks", "", "list the open tasks"},
 	{"/goals", "", "list the open goals"},
 	{"/status", "", "project, model, tokens and cost so far, cache hit rate"},
-	{"/context", "[QUERY]", "what the model sees and why, with the budget meter"},
+	{"/context", "[SUBCOMMAND|QUERY]", "what the model sees and why, with the budget meter; subcommands below"},
 	{"/summarize", "", "summarize the conversation buffer now"},
 	{"/switch", "[PATH]", "work in the project at PATH (default: the working directory)"},
 	{"/help", "", "list the commands"},
@@ -46,6 +46,9 @@ var agentSlashCommands = []agentSlashCommand{
 
 // agentComplete completes a slash command at the start of the line.
 func agentComplete(line string) []string {
+	if sub, ok := strings.CutPrefix(line, "/context "); ok {
+		return contextComplete(sub)
+	}
 	if !strings.HasPrefix(line, "/") || strings.ContainsAny(line, " \t") {
 		return nil
 	}
@@ -105,7 +108,7 @@ func (s *agentSession) slash(ctx context.Context, line string) (quit bool, err e
 	case "/status":
 		return false, s.status()
 	case "/context":
-		return false, s.context(ctx, arg)
+		return false, s.slashContext(ctx, arg)
 	case "/summarize":
 		n, err := s.agent.Summarize(ctx, s.printer)
 		if err != nil {
@@ -147,6 +150,7 @@ func (s *agentSession) help() {
 	for _, c := range agentSlashCommands {
 		fmt.Fprintf(w, "  %-28s %s\n", strings.TrimSpace(c.name+" "+c.args), c.help)
 	}
+	contextHelp(w)
 	fmt.Fprintln(w, "End a line with \\ to go on on the next one. Ctrl-C stops the answer or command in progress;")
 	fmt.Fprintln(w, "Ctrl-C twice at the prompt, or Ctrl-D, leaves.")
 }
