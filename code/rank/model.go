@@ -99,6 +99,12 @@ type Model struct {
 	// Put's working room, not saved.
 	prep *Preparer
 
+	// lz is the encoded form the model was opened from, while no change
+	// has made it decode it whole (lazy.go); with it, the fields above
+	// that it holds are filled only as queries need them.
+	lz      *lazy
+	damaged error // damage found decoding it whole
+
 	params Params
 }
 
@@ -466,6 +472,7 @@ func (m *Model) put(in input) {
 // PutPrepared adds a prepared file, or replaces the file of the same path:
 // Put without the work of Prepare.
 func (m *Model) PutPrepared(in *Prepared) {
+	m.thaw()
 	m.remove(in.path)
 	id := uint32(len(m.files))
 	f := file{path: in.path, lang: in.lang, symLo: uint32(len(m.syms)), len: in.len}
@@ -565,6 +572,12 @@ func (m *Model) remove(path string) {
 	if !ok {
 		return
 	}
+	if m.lz != nil {
+		m.thaw()
+		if id, ok = m.byPath[path]; !ok {
+			return
+		}
+	}
 	delete(m.byPath, path)
 	f := &m.files[id]
 	f.dead = true
@@ -620,6 +633,7 @@ func pathWords(p string) string {
 // compact drops the dead files and symbols, and the terms no living
 // document holds, renumbering what stays.
 func (m *Model) compact() {
+	m.thaw()
 	fileTo := make([]uint32, len(m.files))
 	files := make([]file, 0, m.live)
 	symTo := make([]uint32, len(m.syms))

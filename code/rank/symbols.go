@@ -74,8 +74,8 @@ func (m *Model) Symbols(q Query) []SymbolHit {
 	for i, s := range ids {
 		sy := &m.syms[s]
 		f := &m.files[sy.file]
-		out[i] = SymbolHit{Path: f.path, Index: int(s - f.symLo), Name: m.nameStr[sy.name],
-			Parent: m.nameStr[sy.parent], Kind: sy.kind, Line: int(sy.line), Score: scoreOf(s), Why: why[s]}
+		out[i] = SymbolHit{Path: f.path, Index: int(s - f.symLo), Name: m.nameOf(sy.name),
+			Parent: m.nameOf(sy.parent), Kind: sy.kind, Line: int(sy.line), Score: scoreOf(s), Why: why[s]}
 	}
 	return out
 }
@@ -84,7 +84,7 @@ func (m *Model) Symbols(q Query) []SymbolHit {
 func (m *Model) symbolWords(s uint32, qts []qterm) string {
 	var parts []string
 	for _, q := range qts {
-		ps := m.symPost[q.id]
+		_, ps := m.postings(q.id)
 		i := sort.Search(len(ps), func(i int) bool { return ps[i].id >= s })
 		if i < len(ps) && ps[i].id == s {
 			parts = append(parts, describe(q.text, &ps[i].tf, &symFieldNames))
@@ -125,6 +125,7 @@ func (m *Model) nameSearch(q string, explain bool, why map[uint32][]string) map[
 		return nil
 	}
 	pkey := nameKey(parent)
+	m.allNames()
 	score := map[uint32]float64{}
 	for n := 1; n < len(m.nameStr); n++ {
 		if len(m.nameSyms[n]) == 0 {
