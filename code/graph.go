@@ -78,15 +78,15 @@ func (d *derived) buildGraph() *graph {
 	g := &graph{indeg: make([]int32, len(d.syms))}
 	u := d.buildUnits()
 	for _, f := range d.files {
-		if f.File == nil || len(f.Refs) == 0 {
+		if f.file() == nil || len(f.refs()) == 0 {
 			continue
 		}
 		fim := d.fileImports(u, f)
 		encl := d.enclosing(f)
 		type key struct{ name, qual string }
 		memo := map[key][]int32{}
-		for ri := range len(f.Refs) / 3 {
-			r := unpackRef(d.names, f.Refs, ri)
+		for ri := range len(f.refs()) / 3 {
+			r := unpackRef(d.names, f.refs(), ri)
 			from := encl[ri]
 			k := key{r.name, r.qual}
 			to, ok := memo[k]
@@ -113,8 +113,8 @@ func (d *derived) buildGraph() *graph {
 // enclosing returns, for each reference of f, the innermost definition
 // holding its line (-1 for none), by one sweep over both in line order.
 func (d *derived) enclosing(f *fileRec) []int32 {
-	nr := len(f.Refs) / 3
-	line := func(i int) int { return int(f.Refs[3*i+2] >> 1) }
+	nr := len(f.refs()) / 3
+	line := func(i int) int { return int(f.refs()[3*i+2] >> 1) }
 	out := make([]int32, nr)
 	ids := d.fileSyms(f)
 	if len(ids) == 0 {
@@ -243,7 +243,7 @@ func (d *derived) fileImports(u *units, f *fileRec) fileImports {
 // or module can be matched against.
 func importKeys(f *fileRec) []string {
 	var keys []string
-	for _, imp := range f.File.Imports {
+	for _, imp := range f.file().Imports {
 		k := strings.Trim(imp, `"'`)
 		switch f.Lang {
 		case "python":

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sort"
 	"sync"
 )
@@ -18,6 +19,7 @@ var errCorrupt = errors.New("damaged rank model")
 type lazy struct {
 	names, terms, post, lists, rev table
 	df                             []byte // two uint32 per term
+	keep                           any    // what owns the bytes (see Hold)
 
 	mu       sync.Mutex // guards what follows
 	name     map[uint32]string
@@ -224,7 +226,14 @@ func (r *reader) postings(limit int) []posting {
 // the first change all of it. data must not change while the model uses
 // it. Damaged input gives an error and leaves the model as it was;
 // damage found later is reported by Err.
-func (m *Model) UnmarshalBinary(data []byte) error {
+func (m *Model) UnmarshalBinary(data []byte) (err error) {
+	if ferr := safely(func() { err = m.unmarshal(data) }); ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+func (m *Model) unmarshal(data []byte) error {
 	if len(data) < len(magic) || string(data[:len(magic)]) != magic {
 		return fmt.Errorf("%w: not a rank model", errCorrupt)
 	}
@@ -330,6 +339,31 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
+// Hold keeps v reachable while the model reads the data it was decoded
+// from (until its first change): the owner of a mapped file, say.
+func (m *Model) Hold(v any) {
+	if m.lz != nil {
+		m.lz.keep = v
+	}
+}
+
+// safely runs fn, turning a fault on reading the encoded form (a mapped
+// file truncated under the reader) into an error.
+func safely(fn func()) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(interface{ Addr() uintptr }); ok {
+				err = fmt.Errorf("%w: the data changed under the reader", errCorrupt)
+				return
+			}
+			panic(r)
+		}
+	}()
+	fn()
+	return nil
+}
+
 // Err reports damage found in the encoded form since the model was
 // opened: the answers given since may have missed what it held.
 func (m *Model) Err() error {
@@ -353,8 +387,18 @@ func (m *Model) findTerm(t string) (uint32, bool) {
 		return m.lookupTerm(t)
 	}
 	tb := m.lz.terms
-	i := sort.Search(tb.n, func(i int) bool { return string(tb.entry(uint32(i))) >= t })
-	return uint32(i), i < tb.n && string(tb.entry(uint32(i))) == t
+	var i int
+	var ok bool
+	if err := safely(func() {
+		i = sort.Search(tb.n, func(i int) bool { return string(tb.entry(uint32(i))) >= t })
+		ok = i < tb.n && string(tb.entry(uint32(i))) == t
+	}); err != nil {
+		m.lz.mu.Lock()
+		m.lz.failLocked(err)
+		m.lz.mu.Unlock()
+		return 0, false
+	}
+	return uint32(i), ok
 }
 
 // dfOf returns how many live files and symbols hold term t.
@@ -362,7 +406,15 @@ func (m *Model) dfOf(t uint32) (uint32, uint32) {
 	if m.lz == nil {
 		return m.df[t], m.symDF[t]
 	}
-	return binary.LittleEndian.Uint32(m.lz.df[8*t:]), binary.LittleEndian.Uint32(m.lz.df[8*t+4:])
+	var df, sdf uint32
+	if err := safely(func() {
+		df, sdf = binary.LittleEndian.Uint32(m.lz.df[8*t:]), binary.LittleEndian.Uint32(m.lz.df[8*t+4:])
+	}); err != nil {
+		m.lz.mu.Lock()
+		m.lz.failLocked(err)
+		m.lz.mu.Unlock()
+	}
+	return df, sdf
 }
 
 // postings returns the file and symbol postings of term t.
@@ -377,9 +429,19 @@ func (m *Model) postings(t uint32) ([]posting, []posting) {
 		return p[0], p[1]
 	}
 	r := &reader{b: lz.post.entry(t)}
-	p := [2][]posting{r.postings(len(m.files)), r.postings(len(m.syms))}
+	var p [2][]posting
+	var df, sdf uint32
+	if err := safely(func() {
+		p = [2][]posting{r.postings(len(m.files)), r.postings(len(m.syms))}
+		df, sdf = binary.LittleEndian.Uint32(lz.df[8*t:]), binary.LittleEndian.Uint32(lz.df[8*t+4:])
+	}); err != nil {
+		r.err = err
+	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail("trailing bytes after postings")
+	}
+	if r.err == nil && (uint32(len(p[0])) != df || uint32(len(p[1])) != sdf) {
+		r.fail("term counts differ from the postings")
 	}
 	if r.err != nil {
 		lz.failLocked(fmt.Errorf("term %d: %w", t, r.err))
@@ -402,7 +464,9 @@ func (m *Model) nameOf(n uint32) string {
 	}
 	s, ok := lz.name[n]
 	if !ok {
-		s = string(lz.names.entry(n))
+		if err := safely(func() { s = string(lz.names.entry(n)) }); err != nil {
+			lz.failLocked(err)
+		}
 		lz.name[n] = s
 	}
 	return s
@@ -421,7 +485,12 @@ func (m *Model) refsOf(i uint32) ([]ref, []uint32) {
 		return fr.refs, fr.defs
 	}
 	r := &reader{b: lz.lists.entry(i)}
-	fr := fileRefs{refs: r.refs("used name", lz.names.n, 1<<32-1), defs: r.ids("defined name", lz.names.n)}
+	var fr fileRefs
+	if err := safely(func() {
+		fr = fileRefs{refs: r.refs("used name", lz.names.n, 1<<32-1), defs: r.ids("defined name", lz.names.n)}
+	}); err != nil {
+		r.err = err
+	}
 	if r.err != nil {
 		lz.failLocked(fmt.Errorf("file %d: %w", i, r.err))
 		fr = fileRefs{}
@@ -442,7 +511,10 @@ func (m *Model) usersOf(n uint32) ([]uint32, []uint32) {
 		return u[0], u[1]
 	}
 	r := &reader{b: lz.rev.entry(n)}
-	u := [2][]uint32{r.increasing("user", len(m.files)), r.increasing("definer", len(m.files))}
+	var u [2][]uint32
+	if err := safely(func() { u = [2][]uint32{r.increasing("user", len(m.files)), r.increasing("definer", len(m.files))} }); err != nil {
+		r.err = err
+	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail("trailing bytes after a name's files")
 	}
@@ -479,7 +551,12 @@ func (m *Model) allNames() {
 	if lz.allNames {
 		return
 	}
-	m.fillNames(block(lz.names))
+	var names []string
+	if err := safely(func() { names = block(lz.names) }); err != nil {
+		lz.failLocked(err)
+		names = make([]string, lz.names.n)
+	}
+	m.fillNames(names)
 	lz.allNames = true
 }
 
@@ -537,7 +614,11 @@ func (m *Model) thaw() {
 	if lz == nil {
 		return
 	}
-	if err := m.thawLocked(lz); err != nil {
+	var err error
+	if ferr := safely(func() { err = m.thawLocked(lz) }); ferr != nil {
+		err = ferr
+	}
+	if err != nil {
 		p := m.params
 		*m = Model{params: p, damaged: err}
 		m.init()
