@@ -69,8 +69,9 @@ func (t table) entry(i uint32) []byte {
 }
 
 type reader struct {
-	b   []byte
-	err error
+	b        []byte
+	err      error
+	lastKind string // the last kind read: symbols of a file mostly share it
 }
 
 func (r *reader) fail(what string) {
@@ -115,7 +116,11 @@ func (r *reader) string(what string) string { return string(r.raw(what)) }
 // kind reads a symbol's kind, sharing the strings of the known ones.
 func (r *reader) kind() string {
 	b := r.raw("kind")
+	if string(b) == r.lastKind {
+		return r.lastKind
+	}
 	if s, ok := kinds[string(b)]; ok {
+		r.lastKind = s
 		return s
 	}
 	return string(b)
