@@ -14,7 +14,8 @@ import (
 // and bytes:
 //
 //	"mirarank" version
-//	counts: names, terms, files, symbols
+//	counts: names, terms, files, symbols; the symbols' 4 field lengths
+//	        summed
 //	then seven sections, each a length and its bytes:
 //	names:    a table (below) of the names in byte order, the first the
 //	          empty name
@@ -24,7 +25,8 @@ import (
 //	postings: a table, for each term: its file postings then its symbol
 //	          postings, each a count then (id delta, 4 tf bytes)
 //	files:    for each file: path, lang, 4 field lengths, its symbols'
-//	          count, then each symbol: name, parent, kind, line, 4 lengths
+//	          count, then (a length and bytes) each symbol: name, parent,
+//	          kind, line, 4 lengths
 //	lists:    a table, for each file: used names (count; name, uses),
 //	          defined names, its terms, its symbols' terms (term, symbols
 //	          holding it)
@@ -113,6 +115,7 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 		size += len(f.path) + 32 + int(f.symHi-f.symLo)*16
 	}
 	files := make([]byte, 0, size)
+	var block []byte
 	lists := newTable(len(m.files), 0)
 	for i := range m.files {
 		f := &m.files[i]
@@ -122,15 +125,17 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 			files = binary.AppendUvarint(files, uint64(l))
 		}
 		files = binary.AppendUvarint(files, uint64(f.symHi-f.symLo))
+		block = block[:0]
 		for _, sy := range m.syms[f.symLo:f.symHi] {
-			files = binary.AppendUvarint(files, uint64(nameTo[sy.name]))
-			files = binary.AppendUvarint(files, uint64(nameTo[sy.parent]))
-			files = appendString(files, sy.kind)
-			files = binary.AppendUvarint(files, uint64(uint32(sy.line)))
+			block = binary.AppendUvarint(block, uint64(nameTo[sy.name]))
+			block = binary.AppendUvarint(block, uint64(nameTo[sy.parent]))
+			block = appendString(block, sy.kind)
+			block = binary.AppendUvarint(block, uint64(uint32(sy.line)))
 			for _, l := range sy.len {
-				files = binary.AppendUvarint(files, uint64(l))
+				block = binary.AppendUvarint(block, uint64(l))
 			}
 		}
+		files = appendString(files, string(block))
 		lists.data = appendRefs(lists.data, f.refs, nameTo)
 		lists.data = appendIDs(lists.data, f.defs, nameTo)
 		lists.data = appendIDs(lists.data, f.terms, termTo)
@@ -155,6 +160,9 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 	b = binary.AppendUvarint(b, version)
 	for _, n := range []int{len(m.nameStr), len(m.termStr), len(m.files), len(m.syms)} {
 		b = binary.AppendUvarint(b, uint64(n))
+	}
+	for _, l := range m.symSumLen {
+		b = binary.AppendUvarint(b, l)
 	}
 	section := func(parts ...[]byte) {
 		n := 0

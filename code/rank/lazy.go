@@ -21,13 +21,17 @@ type lazy struct {
 	df                             []byte // two uint32 per term
 	keep                           any    // what owns the bytes (see Hold)
 
-	mu       sync.Mutex // guards what follows
-	name     map[uint32]string
-	posts    map[uint32][2][]posting // term -> file and symbol postings
-	fileRefs map[uint32]fileRefs
-	users    map[uint32][2][]uint32 // name -> users, definers
-	allNames bool                   // nameStr, nameKey, nameInit and nameSyms are filled
-	err      error                  // the first damage found
+	mu        sync.Mutex // guards what follows
+	name      map[uint32]string
+	posts     map[uint32][2][]posting // term -> file and symbol postings
+	fileRefs  map[uint32]fileRefs
+	users     map[uint32][2][]uint32 // name -> users, definers
+	allNames  bool                   // nameStr, nameKey, nameInit and nameSyms are filled
+	syms      map[uint32][]sym       // file -> its symbols
+	allSyms   bool                   // syms is filled
+	symBlocks [][]byte               // each file's symbols, encoded
+	nsyms     int
+	err       error // the first damage found
 }
 
 type fileRefs struct {
@@ -250,6 +254,10 @@ func (m *Model) unmarshal(data []byte) error {
 	nt := int(r.uint("terms count", 1<<31))
 	nf := int(r.uint("files count", 1<<31))
 	ns := int(r.uint("symbols count", 1<<31))
+	var symSumLen [nFields]uint64
+	for j := range symSumLen {
+		symSumLen[j] = r.uint("symbol lengths", 1<<63)
+	}
 	if r.err == nil && nn < 1 {
 		r.fail("no names")
 	}
@@ -294,35 +302,33 @@ func (m *Model) unmarshal(data []byte) error {
 		}
 	}
 
-	n := &Model{params: m.params, lz: lz, byPath: make(map[string]uint32, nf)}
+	n := &Model{params: m.params, lz: lz, byPath: make(map[string]uint32, nf), symSumLen: symSumLen}
 	r = &reader{b: sec[4]}
 	n.files = make([]file, 0, min(nf, len(r.b)/8))
-	n.syms = make([]sym, 0, min(ns, len(r.b)/(3+nFields)))
+	lz.symBlocks = make([][]byte, 0, min(nf, len(r.b)/8))
+	lz.syms = map[uint32][]sym{}
+	lo := uint64(0)
 	for i := 0; i < nf && r.err == nil; i++ {
 		id := uint32(i)
-		f := file{path: r.string("path"), lang: r.string("lang"), symLo: uint32(len(n.syms))}
+		f := file{path: r.string("path"), lang: r.string("lang"), symLo: uint32(lo)}
 		for j := range f.len {
 			f.len[j] = uint32(r.uint("length", 1<<32-1))
 			n.sumLen[j] += uint64(f.len[j])
 		}
-		c := r.count("symbols", 3+nFields)
-		for range c {
-			sy := sym{file: id, name: r.id("symbol name", nn), parent: r.id("symbol parent", nn)}
-			sy.kind = r.kind()
-			sy.line = int32(uint32(r.uint("line", 1<<32-1)))
-			for j := range sy.len {
-				sy.len[j] = uint16(r.uint("symbol length", 65535))
-				n.symSumLen[j] += uint64(sy.len[j])
-			}
-			if r.err != nil {
-				break
-			}
-			n.syms = append(n.syms, sy)
+		c := r.uint("symbols", 1<<31)
+		block := r.raw("symbols")
+		if r.err == nil && c > uint64(len(block))/(3+nFields) {
+			r.fail("symbol count out of range")
 		}
-		f.symHi = uint32(len(n.syms))
+		lo += c
+		if r.err == nil && lo > uint64(ns) {
+			r.fail("more symbols than the header says")
+		}
+		f.symHi = uint32(lo)
 		if r.err != nil {
 			break
 		}
+		lz.symBlocks = append(lz.symBlocks, block)
 		if _, dup := n.byPath[f.path]; dup {
 			r.fail("duplicate path " + f.path)
 			break
@@ -330,8 +336,8 @@ func (m *Model) unmarshal(data []byte) error {
 		n.byPath[f.path] = id
 		n.files = append(n.files, f)
 	}
-	if r.err == nil && (len(n.files) != nf || len(n.syms) != ns) {
-		r.fail(fmt.Sprintf("%d files and %d symbols, header says %d and %d", len(n.files), len(n.syms), nf, ns))
+	if r.err == nil && (len(n.files) != nf || lo != uint64(ns)) {
+		r.fail(fmt.Sprintf("%d files and %d symbols, header says %d and %d", len(n.files), lo, nf, ns))
 	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail("trailing bytes after the files")
@@ -339,9 +345,86 @@ func (m *Model) unmarshal(data []byte) error {
 	if r.err != nil {
 		return r.err
 	}
-	n.live, n.liveSyms = len(n.files), len(n.syms)
+	lz.nsyms = ns
+	n.live, n.liveSyms = len(n.files), ns
 	*m = *n
 	return nil
+}
+
+// symCount returns how many symbols the model numbers, dead ones included.
+func (m *Model) symCount() int {
+	if m.lz != nil {
+		return m.lz.nsyms
+	}
+	return len(m.syms)
+}
+
+// sym returns symbol id, which must be below symCount.
+func (m *Model) sym(id uint32) *sym {
+	lz := m.lz
+	if lz == nil {
+		return &m.syms[id]
+	}
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	if lz.allSyms {
+		return &m.syms[id]
+	}
+	i := uint32(sort.Search(len(m.files), func(i int) bool { return m.files[i].symHi > id }))
+	l, ok := lz.syms[i]
+	if !ok {
+		l = m.decodeSyms(lz, i)
+		lz.syms[i] = l
+	}
+	return &l[id-m.files[i].symLo]
+}
+
+// decodeSyms decodes the symbols of file i; damage gives symbols of no
+// name, and is reported by Err.
+func (m *Model) decodeSyms(lz *lazy, i uint32) []sym {
+	f := &m.files[i]
+	out := make([]sym, f.symHi-f.symLo)
+	r := &reader{b: lz.symBlocks[i]}
+	if err := safely(func() {
+		for k := range out {
+			sy := &out[k]
+			*sy = sym{file: i, name: r.id("symbol name", lz.names.n), parent: r.id("symbol parent", lz.names.n)}
+			sy.kind = r.kind()
+			sy.line = int32(uint32(r.uint("line", 1<<32-1)))
+			for j := range sy.len {
+				sy.len[j] = uint16(r.uint("symbol length", 65535))
+			}
+		}
+	}); err != nil {
+		r.err = err
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("trailing bytes after the symbols")
+	}
+	if r.err != nil {
+		lz.failLocked(fmt.Errorf("%s: %w", f.path, r.err))
+		for k := range out {
+			out[k] = sym{file: i}
+		}
+	}
+	return out
+}
+
+// allSymsLocked decodes every symbol into syms.
+func (m *Model) allSymsLocked(lz *lazy) {
+	if lz.allSyms {
+		return
+	}
+	syms := make([]sym, 0, lz.nsyms)
+	for i := range m.files {
+		l, ok := lz.syms[uint32(i)]
+		if !ok {
+			l = m.decodeSyms(lz, uint32(i))
+		}
+		syms = append(syms, l...)
+	}
+	m.syms = syms
+	lz.allSyms = true
 }
 
 // Hold keeps v reachable while the model reads the data it was decoded
@@ -437,7 +520,7 @@ func (m *Model) postings(t uint32) ([]posting, []posting) {
 	var p [2][]posting
 	var df, sdf uint32
 	if err := safely(func() {
-		p = [2][]posting{r.postings(len(m.files)), r.postings(len(m.syms))}
+		p = [2][]posting{r.postings(len(m.files)), r.postings(lz.nsyms)}
 		df, sdf = binary.LittleEndian.Uint32(lz.df[8*t:]), binary.LittleEndian.Uint32(lz.df[8*t+4:])
 	}); err != nil {
 		r.err = err
@@ -561,6 +644,7 @@ func (m *Model) allNames() {
 		lz.failLocked(err)
 		names = make([]string, lz.names.n)
 	}
+	m.allSymsLocked(lz)
 	m.fillNames(names)
 	lz.allNames = true
 }
@@ -637,6 +721,19 @@ func (m *Model) thawLocked(lz *lazy) error {
 		return lz.err
 	}
 	nn, nt, nf := lz.names.n, lz.terms.n, len(m.files)
+	m.allSymsLocked(lz)
+	if lz.err != nil {
+		return lz.err
+	}
+	var sum [nFields]uint64
+	for i := range m.syms {
+		for j := range sum {
+			sum[j] += uint64(m.syms[i].len[j])
+		}
+	}
+	if sum != m.symSumLen {
+		return fmt.Errorf("%w: symbol lengths differ from their sums", errCorrupt)
+	}
 	if !lz.allNames {
 		m.fillNames(block(lz.names))
 	}

@@ -152,7 +152,7 @@ func (m *Model) symbolScores(lx *lexical) {
 			avg[i] = float64(m.symSumLen[i]) / float64(m.liveSyms)
 		}
 	}
-	lx.sym = make([]float64, len(m.syms))
+	lx.sym = make([]float64, m.symCount())
 	var lens [nFields]float64
 	for _, q := range lx.terms {
 		if q.symIDF == 0 {
@@ -161,7 +161,7 @@ func (m *Model) symbolScores(lx *lexical) {
 		_, post := m.postings(q.id)
 		for i := range post {
 			ps := &post[i]
-			sy := &m.syms[ps.id]
+			sy := m.sym(ps.id)
 			if m.files[sy.file].dead {
 				continue
 			}
@@ -177,7 +177,7 @@ func (m *Model) symbolScores(lx *lexical) {
 	lx.bestSym = map[uint32]uint32{}
 	for _, s := range lx.symHit {
 		sc := lx.sym[s]
-		f := m.syms[s].file
+		f := m.sym(s).file
 		if b, ok := lx.bestSym[f]; !ok || sc > lx.sym[b] || sc == lx.sym[b] && s < b {
 			lx.bestSym[f] = s
 		}
@@ -226,7 +226,7 @@ func (m *Model) Files(q Query) []FileHit {
 			add := p.SymbolBoost * lx.maxScore * lx.sym[s] / top
 			score[f] += add
 			if q.Explain {
-				sy := &m.syms[s]
+				sy := m.sym(s)
 				why[f] = append(why[f], fmt.Sprintf("symbol %s: %+.3f", m.symName(sy), add))
 			}
 		}

@@ -41,7 +41,7 @@ func (m *Model) Symbols(q Query) []SymbolHit {
 		m.symbolScores(lx)
 		ids = make([]uint32, 0, len(lx.symHit))
 		for _, s := range lx.symHit {
-			if lx.sym[s] > 0 && !m.files[m.syms[s].file].dead {
+			if lx.sym[s] > 0 && !m.files[m.sym(s).file].dead {
 				ids = append(ids, s)
 			}
 		}
@@ -54,7 +54,7 @@ func (m *Model) Symbols(q Query) []SymbolHit {
 	} else {
 		ids = make([]uint32, 0, len(score))
 		for s, sc := range score {
-			if sc > 0 && !m.files[m.syms[s].file].dead {
+			if sc > 0 && !m.files[m.sym(s).file].dead {
 				ids = append(ids, s)
 			}
 		}
@@ -64,7 +64,7 @@ func (m *Model) Symbols(q Query) []SymbolHit {
 		if sa, sb := scoreOf(a), scoreOf(b); sa != sb {
 			return sa > sb
 		}
-		fa, fb := m.files[m.syms[a].file].path, m.files[m.syms[b].file].path
+		fa, fb := m.files[m.sym(a).file].path, m.files[m.sym(b).file].path
 		if fa != fb {
 			return fa < fb
 		}
@@ -72,7 +72,7 @@ func (m *Model) Symbols(q Query) []SymbolHit {
 	})
 	out := make([]SymbolHit, len(ids))
 	for i, s := range ids {
-		sy := &m.syms[s]
+		sy := m.sym(s)
 		f := &m.files[sy.file]
 		out[i] = SymbolHit{Path: f.path, Index: int(s - f.symLo), Name: m.nameOf(sy.name),
 			Parent: m.nameOf(sy.parent), Kind: sy.kind, Line: int(sy.line), Score: scoreOf(s), Why: why[s]}
@@ -136,7 +136,7 @@ func (m *Model) nameSearch(q string, explain bool, why map[uint32][]string) map[
 			continue
 		}
 		for _, s := range m.nameSyms[n] {
-			sy := &m.syms[s]
+			sy := m.sym(s)
 			v := sc
 			if pkey != "" {
 				ps, _ := matchName(parent, pkey, m.nameStr[sy.parent], m.nameKey[sy.parent], m.nameInit[sy.parent])
