@@ -241,7 +241,20 @@ func encodePayload(st *state) ([]byte, error) {
 			}
 		}
 	}
-	bodies := &encoder{tab: tab}
+	// Sized once: bodies are most of the file.
+	bsize := 0
+	for _, f := range st.Files {
+		switch {
+		case f.lz != nil:
+			bsize += len(f.lz.b)
+		case f.File != nil:
+			bsize += 8 + 4*len(f.File.Imports) + 5*len(f.Refs)
+			for _, s := range f.File.Symbols {
+				bsize += len(s.Signature) + len(s.Doc) + 16
+			}
+		}
+	}
+	bodies := &encoder{b: make([]byte, 0, bsize), tab: tab}
 	blen := make([]int, len(st.Files))
 	if err := safely(func() {
 		for i, f := range st.Files {

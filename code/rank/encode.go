@@ -61,8 +61,8 @@ func sortedOrder(l []string, from int) (order, place []uint32) {
 	return order, place
 }
 
-// tableWriter builds a table: entries are appended to data, and each end
-// is recorded.
+// tableWriter builds a table apart; the model's encoder writes its
+// tables in place (see MarshalBinary).
 type tableWriter struct {
 	off  []byte
 	data []byte
@@ -78,9 +78,24 @@ func (t *tableWriter) end() { t.off = binary.LittleEndian.AppendUint32(t.off, ui
 
 func (t *tableWriter) bytes() []byte { return append(t.off, t.data...) }
 
+// sectionRoom is the room a section's length takes: a varint of 5 bytes,
+// padded, so that it can be written once the section is.
+const sectionRoom = 5
+
+// putPadded writes v as a varint of exactly sectionRoom bytes.
+func putPadded(b []byte, v uint64) {
+	for i := range sectionRoom - 1 {
+		b[i] = byte(v) | 0x80
+		v >>= 7
+	}
+	b[sectionRoom-1] = byte(v)
+}
+
 // MarshalBinary encodes the model. It compacts the model first, so it
-// needs the same exclusive access as Put.
-func (m *Model) MarshalBinary() ([]byte, error) {
+// needs the same exclusive access as Put. Sections and tables are written
+// in place into one buffer sized once: encoding tens of megabytes apart
+// and joining them doubled the memory saving takes.
+func (m *Model) MarshalBinary() (out []byte, err error) {
 	m.thaw()
 	if len(m.files) != m.live {
 		m.compact()
@@ -88,74 +103,18 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 	nameOrder, nameTo := sortedOrder(m.nameStr, 1)
 	termOrder, termTo := sortedOrder(m.termStr, 0)
 
-	names := newTable(len(m.nameStr), 0)
-	for _, n := range nameOrder {
-		names.data = append(names.data, m.nameStr[n]...)
-		names.end()
+	size := 128 + 7*sectionRoom + 4*(2*len(m.nameStr)+2*len(m.termStr)+len(m.files)+8) + 8*len(m.termStr)
+	for t, s := range m.termStr {
+		size += len(s) + 2 + (len(m.post[t])+len(m.symPost[t]))*(nFields+2)
 	}
-	terms := newTable(len(m.termStr), 0)
-	df := make([]byte, 0, 8*len(m.termStr))
-	size := 0
-	for t := range m.termStr {
-		size += 4 + (len(m.post[t])+len(m.symPost[t]))*(nFields+2)
+	for n, s := range m.nameStr {
+		size += len(s) + 2 + 2*(len(m.users[n])+len(m.definers[n]))
 	}
-	post := newTable(len(m.termStr), size)
-	for _, t := range termOrder {
-		terms.data = append(terms.data, m.termStr[t]...)
-		terms.end()
-		df = binary.LittleEndian.AppendUint32(df, m.df[t])
-		df = binary.LittleEndian.AppendUint32(df, m.symDF[t])
-		post.data = appendPostings(post.data, m.post[t])
-		post.data = appendPostings(post.data, m.symPost[t])
-		post.end()
-	}
-	size = 0
 	for i := range m.files {
 		f := &m.files[i]
-		size += len(f.path) + 32 + int(f.symHi-f.symLo)*16
+		size += len(f.path) + 32 + int(f.symHi-f.symLo)*16 + 4*(len(f.refs)+len(f.symTerms)) + 3*(len(f.defs)+len(f.terms))
 	}
-	files := make([]byte, 0, size)
-	var block []byte
-	lists := newTable(len(m.files), 0)
-	for i := range m.files {
-		f := &m.files[i]
-		files = appendString(files, f.path)
-		files = appendString(files, f.lang)
-		for _, l := range f.len {
-			files = binary.AppendUvarint(files, uint64(l))
-		}
-		files = binary.AppendUvarint(files, uint64(f.symHi-f.symLo))
-		block = block[:0]
-		for _, sy := range m.syms[f.symLo:f.symHi] {
-			block = binary.AppendUvarint(block, uint64(nameTo[sy.name]))
-			block = binary.AppendUvarint(block, uint64(nameTo[sy.parent]))
-			block = appendString(block, sy.kind)
-			block = binary.AppendUvarint(block, uint64(uint32(sy.line)))
-			for _, l := range sy.len {
-				block = binary.AppendUvarint(block, uint64(l))
-			}
-		}
-		files = appendString(files, string(block))
-		lists.data = appendRefs(lists.data, f.refs, nameTo)
-		lists.data = appendIDs(lists.data, f.defs, nameTo)
-		lists.data = appendIDs(lists.data, f.terms, termTo)
-		lists.data = appendRefs(lists.data, f.symTerms, termTo)
-		lists.end()
-	}
-	rev := newTable(len(m.nameStr), 0)
-	for _, n := range nameOrder {
-		rev.data = appendFileIDs(rev.data, m.users[n], m.files)
-		rev.data = appendFileIDs(rev.data, m.definers[n], m.files)
-		rev.end()
-	}
-	for _, t := range []*tableWriter{names, terms, post, lists, rev} {
-		if uint64(len(t.data)) > 1<<32-1 {
-			return nil, errors.New("rank model too large to encode")
-		}
-	}
-
-	b := make([]byte, 0, 128+len(names.off)+len(names.data)+len(terms.off)+len(terms.data)+len(df)+
-		len(post.off)+len(post.data)+len(files)+len(lists.off)+len(lists.data)+len(rev.off)+len(rev.data))
+	b := make([]byte, 0, size)
 	b = append(b, magic...)
 	b = binary.AppendUvarint(b, version)
 	for _, n := range []int{len(m.nameStr), len(m.termStr), len(m.files), len(m.syms)} {
@@ -164,23 +123,87 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 	for _, l := range m.symSumLen {
 		b = binary.AppendUvarint(b, l)
 	}
-	section := func(parts ...[]byte) {
-		n := 0
-		for _, p := range parts {
-			n += len(p)
+	tooLarge := false
+	section := func(write func()) {
+		at := len(b)
+		b = append(b, make([]byte, sectionRoom)...)
+		write()
+		n := uint64(len(b) - at - sectionRoom)
+		if n >= 1<<(7*sectionRoom) {
+			tooLarge = true
 		}
-		b = binary.AppendUvarint(b, uint64(n))
-		for _, p := range parts {
-			b = append(b, p...)
+		putPadded(b[at:], n)
+	}
+	table := func(n int, entry func(i int)) {
+		off := len(b)
+		b = append(b, make([]byte, 4*(n+1))...)
+		data := len(b)
+		for i := range n {
+			entry(i)
+			if uint64(len(b)-data) > 1<<32-1 {
+				tooLarge = true
+			}
+			binary.LittleEndian.PutUint32(b[off+4*(i+1):], uint32(len(b)-data))
 		}
 	}
-	section(names.off, names.data)
-	section(terms.off, terms.data)
-	section(df)
-	section(post.off, post.data)
-	section(files)
-	section(lists.off, lists.data)
-	section(rev.off, rev.data)
+	section(func() { table(len(nameOrder), func(i int) { b = append(b, m.nameStr[nameOrder[i]]...) }) })
+	section(func() { table(len(termOrder), func(i int) { b = append(b, m.termStr[termOrder[i]]...) }) })
+	section(func() {
+		for _, t := range termOrder {
+			b = binary.LittleEndian.AppendUint32(b, m.df[t])
+			b = binary.LittleEndian.AppendUint32(b, m.symDF[t])
+		}
+	})
+	section(func() {
+		table(len(termOrder), func(i int) {
+			t := termOrder[i]
+			b = appendPostings(b, m.post[t])
+			b = appendPostings(b, m.symPost[t])
+		})
+	})
+	var block []byte
+	section(func() {
+		for i := range m.files {
+			f := &m.files[i]
+			b = appendString(b, f.path)
+			b = appendString(b, f.lang)
+			for _, l := range f.len {
+				b = binary.AppendUvarint(b, uint64(l))
+			}
+			b = binary.AppendUvarint(b, uint64(f.symHi-f.symLo))
+			block = block[:0]
+			for _, sy := range m.syms[f.symLo:f.symHi] {
+				block = binary.AppendUvarint(block, uint64(nameTo[sy.name]))
+				block = binary.AppendUvarint(block, uint64(nameTo[sy.parent]))
+				block = appendString(block, sy.kind)
+				block = binary.AppendUvarint(block, uint64(uint32(sy.line)))
+				for _, l := range sy.len {
+					block = binary.AppendUvarint(block, uint64(l))
+				}
+			}
+			b = binary.AppendUvarint(b, uint64(len(block)))
+			b = append(b, block...)
+		}
+	})
+	section(func() {
+		table(len(m.files), func(i int) {
+			f := &m.files[i]
+			b = appendRefs(b, f.refs, nameTo)
+			b = appendIDs(b, f.defs, nameTo)
+			b = appendIDs(b, f.terms, termTo)
+			b = appendRefs(b, f.symTerms, termTo)
+		})
+	})
+	section(func() {
+		table(len(nameOrder), func(i int) {
+			n := nameOrder[i]
+			b = appendFileIDs(b, m.users[n], m.files)
+			b = appendFileIDs(b, m.definers[n], m.files)
+		})
+	})
+	if tooLarge {
+		return nil, errors.New("rank model too large to encode")
+	}
 	return b, nil
 }
 
