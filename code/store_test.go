@@ -49,7 +49,7 @@ func indexSections(t *testing.T, b []byte) map[string][2]int {
 	for range 9 { // version, 4 counts, the symbols' 4 length sums
 		d.uint()
 	}
-	for _, name := range []string{"rank names", "rank terms", "rank term counts", "rank postings", "rank files", "rank lists", "rank reverse lists"} {
+	for _, name := range []string{"rank names", "rank terms", "rank term counts", "rank postings", "rank files", "rank symbols", "rank lists", "rank reverse lists"} {
 		n := int(d.uint())
 		s := r[1] - len(d.b)
 		out[name] = [2]int{s, s + n}

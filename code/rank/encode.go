@@ -16,7 +16,7 @@ import (
 //	"mirarank" version
 //	counts: names, terms, files, symbols; the symbols' 4 field lengths
 //	        summed
-//	then seven sections, each a length and its bytes:
+//	then eight sections, each a length and its bytes:
 //	names:    a table (below) of the names in byte order, the first the
 //	          empty name
 //	terms:    a table of the terms in byte order
@@ -25,8 +25,10 @@ import (
 //	postings: a table, for each term: its file postings then its symbol
 //	          postings, each a count then (id delta, 4 tf bytes)
 //	files:    for each file: path, lang, 4 field lengths, its symbols'
-//	          count, then (a length and bytes) each symbol: name, parent,
-//	          kind, line, 4 lengths
+//	          count
+//	symbols:  the kinds (count, strings), then each symbol, file by file,
+//	          in symRecord bytes: name, parent, line (uint32
+//	          little-endian), kind (uint16), 4 lengths (uint16)
 //	lists:    a table, for each file: used names (count; name, uses),
 //	          defined names, its terms, its symbols' terms (term, symbols
 //	          holding it)
@@ -103,7 +105,7 @@ func (m *Model) MarshalBinary() (out []byte, err error) {
 	nameOrder, nameTo := sortedOrder(m.nameStr, 1)
 	termOrder, termTo := sortedOrder(m.termStr, 0)
 
-	size := 128 + 7*sectionRoom + 4*(2*len(m.nameStr)+2*len(m.termStr)+len(m.files)+8) + 8*len(m.termStr)
+	size := 128 + 8*sectionRoom + symRecord*len(m.syms) + 4*(2*len(m.nameStr)+2*len(m.termStr)+len(m.files)+8) + 8*len(m.termStr)
 	for t, s := range m.termStr {
 		size += len(s) + 2 + (len(m.post[t])+len(m.symPost[t]))*(nFields+2)
 	}
@@ -112,7 +114,7 @@ func (m *Model) MarshalBinary() (out []byte, err error) {
 	}
 	for i := range m.files {
 		f := &m.files[i]
-		size += len(f.path) + 32 + int(f.symHi-f.symLo)*16 + 4*(len(f.refs)+len(f.symTerms)) + 3*(len(f.defs)+len(f.terms))
+		size += len(f.path) + 32 + 4*(len(f.refs)+len(f.symTerms)) + 3*(len(f.defs)+len(f.terms))
 	}
 	b := make([]byte, 0, size)
 	b = append(b, magic...)
@@ -161,7 +163,6 @@ func (m *Model) MarshalBinary() (out []byte, err error) {
 			b = appendPostings(b, m.symPost[t])
 		})
 	})
-	var block []byte
 	section(func() {
 		for i := range m.files {
 			f := &m.files[i]
@@ -171,18 +172,35 @@ func (m *Model) MarshalBinary() (out []byte, err error) {
 				b = binary.AppendUvarint(b, uint64(l))
 			}
 			b = binary.AppendUvarint(b, uint64(f.symHi-f.symLo))
-			block = block[:0]
-			for _, sy := range m.syms[f.symLo:f.symHi] {
-				block = binary.AppendUvarint(block, uint64(nameTo[sy.name]))
-				block = binary.AppendUvarint(block, uint64(nameTo[sy.parent]))
-				block = appendString(block, sy.kind)
-				block = binary.AppendUvarint(block, uint64(uint32(sy.line)))
-				for _, l := range sy.len {
-					block = binary.AppendUvarint(block, uint64(l))
-				}
+		}
+	})
+	kindID := map[string]uint16{}
+	var kindList []string
+	for i := range m.syms {
+		k := m.syms[i].kind
+		if _, ok := kindID[k]; !ok {
+			if len(kindList) == 1<<16 {
+				tooLarge = true
+				break
 			}
-			b = binary.AppendUvarint(b, uint64(len(block)))
-			b = append(b, block...)
+			kindID[k] = uint16(len(kindList))
+			kindList = append(kindList, k)
+		}
+	}
+	section(func() {
+		b = binary.AppendUvarint(b, uint64(len(kindList)))
+		for _, k := range kindList {
+			b = appendString(b, k)
+		}
+		for i := range m.syms {
+			sy := &m.syms[i]
+			b = binary.LittleEndian.AppendUint32(b, nameTo[sy.name])
+			b = binary.LittleEndian.AppendUint32(b, nameTo[sy.parent])
+			b = binary.LittleEndian.AppendUint32(b, uint32(sy.line))
+			b = binary.LittleEndian.AppendUint16(b, kindID[sy.kind])
+			for _, l := range sy.len {
+				b = binary.LittleEndian.AppendUint16(b, l)
+			}
 		}
 	})
 	section(func() {

@@ -21,17 +21,17 @@ type lazy struct {
 	df                             []byte // two uint32 per term
 	keep                           any    // what owns the bytes (see Hold)
 
-	mu        sync.Mutex // guards what follows
-	name      map[uint32]string
-	posts     map[uint32][2][]posting // term -> file and symbol postings
-	fileRefs  map[uint32]fileRefs
-	users     map[uint32][2][]uint32 // name -> users, definers
-	allNames  bool                   // nameStr, nameKey, nameInit and nameSyms are filled
-	syms      map[uint32][]sym       // file -> its symbols
-	allSyms   bool                   // syms is filled
-	symBlocks [][]byte               // each file's symbols, encoded
-	nsyms     int
-	err       error // the first damage found
+	mu       sync.Mutex // guards what follows
+	name     map[uint32]string
+	posts    map[uint32][2][]posting // term -> file and symbol postings
+	fileRefs map[uint32]fileRefs
+	users    map[uint32][2][]uint32 // name -> users, definers
+	allNames bool                   // nameStr, nameKey, nameInit and nameSyms are filled
+	allSyms  bool                   // syms is filled
+	symRecs  []byte                 // the symbols, symRecord bytes each
+	kinds    []string
+	nsyms    int
+	err      error // the first damage found
 }
 
 type fileRefs struct {
@@ -261,7 +261,7 @@ func (m *Model) unmarshal(data []byte) error {
 	if r.err == nil && nn < 1 {
 		r.fail("no names")
 	}
-	var sec [7][]byte
+	var sec [8][]byte
 	for i := range sec {
 		sec[i] = r.raw("section")
 	}
@@ -286,12 +286,24 @@ func (m *Model) unmarshal(data []byte) error {
 	if lz.post, err = parseTable(sec[3], nt, "postings"); err != nil {
 		return err
 	}
-	if lz.lists, err = parseTable(sec[5], nf, "lists"); err != nil {
+	if lz.lists, err = parseTable(sec[6], nf, "lists"); err != nil {
 		return err
 	}
-	if lz.rev, err = parseTable(sec[6], nn, "reverse"); err != nil {
+	if lz.rev, err = parseTable(sec[7], nn, "reverse"); err != nil {
 		return err
 	}
+	r = &reader{b: sec[5]}
+	nk := r.count("kinds", 1)
+	for range nk {
+		lz.kinds = append(lz.kinds, r.kind())
+	}
+	if r.err == nil && uint64(len(r.b)) != uint64(ns)*symRecord {
+		r.fail(fmt.Sprintf("%d bytes of symbols for %d", len(r.b), ns))
+	}
+	if r.err != nil {
+		return r.err
+	}
+	lz.symRecs = r.b
 	if len(lz.names.entry(0)) != 0 {
 		return fmt.Errorf("%w: the first name is not empty", errCorrupt)
 	}
@@ -305,8 +317,6 @@ func (m *Model) unmarshal(data []byte) error {
 	n := &Model{params: m.params, lz: lz, byPath: make(map[string]uint32, nf), symSumLen: symSumLen}
 	r = &reader{b: sec[4]}
 	n.files = make([]file, 0, min(nf, len(r.b)/8))
-	lz.symBlocks = make([][]byte, 0, min(nf, len(r.b)/8))
-	lz.syms = map[uint32][]sym{}
 	lo := uint64(0)
 	for i := 0; i < nf && r.err == nil; i++ {
 		id := uint32(i)
@@ -315,12 +325,7 @@ func (m *Model) unmarshal(data []byte) error {
 			f.len[j] = uint32(r.uint("length", 1<<32-1))
 			n.sumLen[j] += uint64(f.len[j])
 		}
-		c := r.uint("symbols", 1<<31)
-		block := r.raw("symbols")
-		if r.err == nil && c > uint64(len(block))/(3+nFields) {
-			r.fail("symbol count out of range")
-		}
-		lo += c
+		lo += r.uint("symbols", 1<<31)
 		if r.err == nil && lo > uint64(ns) {
 			r.fail("more symbols than the header says")
 		}
@@ -328,7 +333,6 @@ func (m *Model) unmarshal(data []byte) error {
 		if r.err != nil {
 			break
 		}
-		lz.symBlocks = append(lz.symBlocks, block)
 		if _, dup := n.byPath[f.path]; dup {
 			r.fail("duplicate path " + f.path)
 			break
@@ -359,55 +363,51 @@ func (m *Model) symCount() int {
 	return len(m.syms)
 }
 
-// sym returns symbol id, which must be below symCount.
-func (m *Model) sym(id uint32) *sym {
+// symRecord is the size of an encoded symbol.
+const symRecord = 4 + 4 + 4 + 2 + 2*nFields
+
+// sym returns symbol id, which must be below symCount. A lazy model reads
+// it from its fixed-size record, in place.
+func (m *Model) sym(id uint32) sym {
 	lz := m.lz
 	if lz == nil {
-		return &m.syms[id]
+		return m.syms[id]
 	}
-	lz.mu.Lock()
-	defer lz.mu.Unlock()
-	if lz.allSyms {
-		return &m.syms[id]
+	sy, err := m.symRecord(lz, id)
+	if err != nil {
+		lz.mu.Lock()
+		lz.failLocked(err)
+		lz.mu.Unlock()
 	}
-	i := uint32(sort.Search(len(m.files), func(i int) bool { return m.files[i].symHi > id }))
-	l, ok := lz.syms[i]
-	if !ok {
-		l = m.decodeSyms(lz, i)
-		lz.syms[i] = l
-	}
-	return &l[id-m.files[i].symLo]
+	return sy
 }
 
-// decodeSyms decodes the symbols of file i; damage gives symbols of no
-// name, and is reported by Err.
-func (m *Model) decodeSyms(lz *lazy, i uint32) []sym {
-	f := &m.files[i]
-	out := make([]sym, f.symHi-f.symLo)
-	r := &reader{b: lz.symBlocks[i]}
-	if err := safely(func() {
-		for k := range out {
-			sy := &out[k]
-			*sy = sym{file: i, name: r.id("symbol name", lz.names.n), parent: r.id("symbol parent", lz.names.n)}
-			sy.kind = r.kind()
-			sy.line = int32(uint32(r.uint("line", 1<<32-1)))
-			for j := range sy.len {
-				sy.len[j] = uint16(r.uint("symbol length", 65535))
-			}
+// symRecord decodes symbol id; damage gives a symbol of no name.
+func (m *Model) symRecord(lz *lazy, id uint32) (sym, error) {
+	i := uint32(sort.Search(len(m.files), func(i int) bool { return m.files[i].symHi > id }))
+	if int(i) >= len(m.files) {
+		return sym{}, fmt.Errorf("%w: symbol %d of no file", errCorrupt, id)
+	}
+	sy := sym{file: i}
+	var name, parent, kind uint32
+	err := safely(func() {
+		b := lz.symRecs[int(id)*symRecord:][:symRecord]
+		name = binary.LittleEndian.Uint32(b)
+		parent = binary.LittleEndian.Uint32(b[4:])
+		sy.line = int32(binary.LittleEndian.Uint32(b[8:]))
+		kind = uint32(binary.LittleEndian.Uint16(b[12:]))
+		for j := range sy.len {
+			sy.len[j] = binary.LittleEndian.Uint16(b[14+2*j:])
 		}
-	}); err != nil {
-		r.err = err
+	})
+	if err != nil {
+		return sym{file: i}, err
 	}
-	if r.err == nil && len(r.b) != 0 {
-		r.fail("trailing bytes after the symbols")
+	if int(name) >= lz.names.n || int(parent) >= lz.names.n || int(kind) >= len(lz.kinds) {
+		return sym{file: i}, fmt.Errorf("%w: symbol %d names out of range", errCorrupt, id)
 	}
-	if r.err != nil {
-		lz.failLocked(fmt.Errorf("%s: %w", f.path, r.err))
-		for k := range out {
-			out[k] = sym{file: i}
-		}
-	}
-	return out
+	sy.name, sy.parent, sy.kind = name, parent, lz.kinds[kind]
+	return sy, nil
 }
 
 // allSymsLocked decodes every symbol into syms.
@@ -415,13 +415,13 @@ func (m *Model) allSymsLocked(lz *lazy) {
 	if lz.allSyms {
 		return
 	}
-	syms := make([]sym, 0, lz.nsyms)
-	for i := range m.files {
-		l, ok := lz.syms[uint32(i)]
-		if !ok {
-			l = m.decodeSyms(lz, uint32(i))
+	syms := make([]sym, lz.nsyms)
+	for id := range syms {
+		sy, err := m.symRecord(lz, uint32(id))
+		if err != nil {
+			lz.failLocked(err)
 		}
-		syms = append(syms, l...)
+		syms[id] = sy
 	}
 	m.syms = syms
 	lz.allSyms = true

@@ -227,7 +227,7 @@ func (m *Model) Files(q Query) []FileHit {
 			score[f] += add
 			if q.Explain {
 				sy := m.sym(s)
-				why[f] = append(why[f], fmt.Sprintf("symbol %s: %+.3f", m.symName(sy), add))
+				why[f] = append(why[f], fmt.Sprintf("symbol %s: %+.3f", m.symName(&sy), add))
 			}
 		}
 	}
