@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -182,5 +183,36 @@ func TestDamagedStringTable(t *testing.T) {
 	payload[first] = 1
 	if _, err := decodePayload(payload); err == nil {
 		t.Fatal("damaged string table decoded")
+	}
+}
+
+// Damage a query meets in a part decoded lazily (here, one file's body)
+// makes the next update rebuild the index rather than build on it.
+func TestLazyDamageRebuiltByUpdate(t *testing.T) {
+	root := project(t)
+	dir := t.TempDir()
+	update(t, open(t, root, dir, nil))
+	var w warnings
+	ix := open(t, root, dir, &w)
+	ix.mu.RLock()
+	st := ix.st
+	ix.mu.RUnlock()
+	if st.bodies == nil {
+		t.Fatal("no lazily decoded bodies")
+	}
+	st.bodies.fail(errors.New("a body that does not decode"))
+	s := update(t, ix)
+	if msgs := w.list(); len(msgs) != 1 || !strings.Contains(msgs[0], "rebuilding the index") || !strings.Contains(msgs[0], "does not decode") {
+		t.Errorf("warnings %q", msgs)
+	}
+	if s.Added == 0 {
+		t.Errorf("nothing rebuilt: %+v", s)
+	}
+	if _, err := ix.Card("Greet", false); err != nil {
+		t.Errorf("after rebuild: %v", err)
+	}
+	var w2 warnings
+	if open(t, root, dir, &w2).Status().Files == 0 || len(w2.list()) != 0 {
+		t.Errorf("rebuilt index not usable: %q", w2.list())
 	}
 }
