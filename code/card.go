@@ -74,7 +74,7 @@ func (ix *Index) resolve(d *derived, ref string) ([]int32, error) {
 			if line < 1 {
 				return nil, fmt.Errorf("%s: line %d out of range", ref, line)
 			}
-			if f.File == nil {
+			if f.file() == nil {
 				return nil, fmt.Errorf("%s: no definitions in %s", ref, p)
 			}
 			id := d.innermost(f, line)
@@ -171,20 +171,24 @@ func (ix *Index) readSource(rel string) ([]byte, error) {
 // definition with body).
 func (ix *Index) card(d *derived, id int32, text, body bool) Card {
 	r := d.syms[id]
-	s := r.sym()
+	return ix.cardOf(d, r.f, r.sym(), text, body)
+}
+
+// cardOf describes definition s of f; d need only know the modules.
+func (ix *Index) cardOf(d *derived, f *fileRec, s *pSymbol, text, body bool) Card {
 	c := Card{
 		Kind: string(s.Kind), Name: s.Name, Parent: s.Parent,
-		Module: d.module(r.f), Path: r.f.Path, Lang: r.f.Lang,
+		Module: d.module(f), Path: f.Path, Lang: f.Lang,
 		Line: s.Line, EndLine: max(s.EndLine, s.Line),
 		Signature: s.Signature, Doc: s.Doc,
 	}
 	if text {
-		c.Stale = ix.isStale(r.f)
+		c.Stale = ix.isStale(f)
 		end := c.EndLine
 		if !body {
 			end = min(end, c.Line+snippetLines-1)
 		}
-		c.Snippet = ix.lines(r.f, c.Line, end)
+		c.Snippet = ix.lines(f, c.Line, end)
 	}
 	return c
 }

@@ -50,7 +50,7 @@ type finfo struct {
 	suffixes  []string // proper '/'-suffixes of dir and modKey: "b/c" of "a/b/c"
 }
 
-func (r symRef) sym() *pSymbol { return &r.f.File.Symbols[r.i] }
+func (r symRef) sym() *pSymbol { return &r.f.file().Symbols[r.i] }
 
 // derive returns the lookup tables of the current state, building them if
 // needed, and the state they describe.
@@ -85,14 +85,14 @@ func (ix *Index) derive() (*derived, *state) {
 		d.files = append(d.files, f)
 		fi := d.newInfo(f)
 		d.info[f] = fi
-		if f.File == nil || len(f.File.Symbols) == 0 {
+		if f.file() == nil || len(f.file().Symbols) == 0 {
 			continue
 		}
 		d.first[f.Path] = int32(len(d.syms))
-		for i := range f.File.Symbols {
+		for i := range f.file().Symbols {
 			id := int32(len(d.syms))
 			d.syms = append(d.syms, symRef{f, fi, int32(i)})
-			n := f.File.Symbols[i].Name
+			n := f.file().Symbols[i].Name
 			d.byName[n] = append(d.byName[n], id)
 		}
 	}
@@ -150,10 +150,10 @@ func (d *derived) patch(root string, old, st *state) *derived {
 			continue // a skipped file
 		}
 		n.oInfo[f] = nil
-		if _, ok := n.firstOf(f.Path); ok && f.File != nil {
+		if _, ok := n.firstOf(f.Path); ok && f.file() != nil {
 			n.oFirst[f.Path] = -1
-			n.dead += len(f.File.Symbols)
-			for _, s := range f.File.Symbols {
+			n.dead += len(f.file().Symbols)
+			for _, s := range f.file().Symbols {
 				touched[s.Name] = true
 			}
 		}
@@ -173,15 +173,15 @@ func (d *derived) patch(root string, old, st *state) *derived {
 		}
 		fi := n.newInfo(f)
 		n.oInfo[f] = fi
-		if f.File == nil || len(f.File.Symbols) == 0 {
+		if f.file() == nil || len(f.file().Symbols) == 0 {
 			continue
 		}
 		n.oFirst[f.Path] = int32(len(n.syms))
-		for i := range f.File.Symbols {
+		for i := range f.file().Symbols {
 			id := int32(len(n.syms))
 			n.syms = append(n.syms, symRef{f, fi, int32(i)})
-			l := n.named(f.File.Symbols[i].Name)
-			n.oName[f.File.Symbols[i].Name] = append(l[:len(l):len(l)], id)
+			l := n.named(f.file().Symbols[i].Name)
+			n.oName[f.file().Symbols[i].Name] = append(l[:len(l):len(l)], id)
 		}
 	}
 	if len(n.oName)+len(n.oInfo) > maxOverlay {
@@ -253,7 +253,7 @@ func (d *derived) fileSyms(f *fileRec) []int32 {
 	if !ok {
 		return nil
 	}
-	ids := make([]int32, len(f.File.Symbols))
+	ids := make([]int32, len(f.file().Symbols))
 	for i := range ids {
 		ids[i] = start + int32(i)
 	}
@@ -279,8 +279,8 @@ func (d *derived) innermost(f *fileRec, line int) int32 {
 func (d *derived) newInfo(f *fileRec) *finfo {
 	fi := &finfo{dir: path.Dir(f.Path), modKey: strings.TrimSuffix(f.Path, path.Ext(f.Path)), mod: d.moduleOf(f)}
 	fi.base = path.Base(fi.dir)
-	if f.File != nil {
-		fi.pkg = f.File.Package
+	if f.file() != nil {
+		fi.pkg = f.file().Package
 	}
 	for _, t := range []string{fi.dir, fi.modKey} {
 		for i := 0; i < len(t); i++ {
@@ -322,8 +322,8 @@ func (d *derived) moduleOf(f *fileRec) string {
 		}
 		return dir
 	case "python", "rust":
-		if f.File != nil && f.File.Package != "" {
-			return f.File.Package
+		if f.file() != nil && f.file().Package != "" {
+			return f.file().Package
 		}
 		if f.Lang == "python" {
 			return strings.ReplaceAll(strings.TrimSuffix(f.Path, path.Ext(f.Path)), "/", ".")

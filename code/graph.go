@@ -81,8 +81,9 @@ func (d *derived) buildGraph() *graph {
 	// call spares growing the edges by doubling, tens of megabytes copied.
 	calls := 0
 	for _, f := range d.files {
-		for i := 2; i < len(f.Refs); i += 3 {
-			calls += int(f.Refs[i] & 1)
+		refs := f.refs()
+		for i := 2; i < len(refs); i += 3 {
+			calls += int(refs[i] & 1)
 		}
 	}
 	g.edges = make([]edge, 0, calls)
@@ -91,15 +92,16 @@ func (d *derived) buildGraph() *graph {
 	refName := make([]int32, len(d.names)) // 0 unknown, -1 no definition, else the name's number in u
 	memo := map[uint64][]int32{}
 	for _, f := range d.files {
-		if f.File == nil || len(f.Refs) == 0 {
+		refs := f.refs()
+		if f.file() == nil || len(refs) == 0 {
 			continue
 		}
 		fim := d.fileImports(u, f)
 		encl := d.enclosing(f)
 		here := u.id[d.infoOf(f).dir]
 		clear(memo)
-		for ri := range len(f.Refs) / 3 {
-			nid, qid, lc := f.Refs[3*ri], f.Refs[3*ri+1], f.Refs[3*ri+2]
+		for ri := range len(refs) / 3 {
+			nid, qid, lc := refs[3*ri], refs[3*ri+1], refs[3*ri+2]
 			n := refName[nid]
 			if n == 0 {
 				n = -1
@@ -140,8 +142,8 @@ func (d *derived) buildGraph() *graph {
 // enclosing returns, for each reference of f, the innermost definition
 // holding its line (-1 for none), by one sweep over both in line order.
 func (d *derived) enclosing(f *fileRec) []int32 {
-	nr := len(f.Refs) / 3
-	line := func(i int) int { return int(f.Refs[3*i+2] >> 1) }
+	nr := len(f.refs()) / 3
+	line := func(i int) int { return int(f.refs()[3*i+2] >> 1) }
 	out := make([]int32, nr)
 	ids := d.fileSyms(f)
 	if len(ids) == 0 {
@@ -307,7 +309,7 @@ func (d *derived) fileImports(u *units, f *fileRec) fileImports {
 // or module can be matched against.
 func importKeys(f *fileRec) []string {
 	var keys []string
-	for _, imp := range f.File.Imports {
+	for _, imp := range f.file().Imports {
 		k := strings.Trim(imp, `"'`)
 		switch f.Lang {
 		case "python":

@@ -41,6 +41,8 @@ type Index struct {
 	disk   loaded      // the files as last loaded or saved
 	der    *derived    // lookup tables built from derSt on first need
 	derSt  *state
+	mods   *derived // the modules alone, of modsSt (see modules)
+	modsSt *state
 	derMu  sync.Mutex
 	closed bool
 }
@@ -149,6 +151,8 @@ func (ix *Index) load() loaded {
 		if err := model.UnmarshalBinary(st.Rank); err != nil {
 			ix.warn(name, fmt.Errorf("rebuilding the index: %w", err))
 			st, model = nil, rank.New()
+		} else {
+			model.Hold(st.own) // it reads st.Rank, a slice of the file, lazily
 		}
 	}
 	var l loaded
@@ -254,6 +258,10 @@ func (ix *Index) update(ctx context.Context, paths []string) (s Stats, err error
 	ix.mu.RUnlock()
 	if !disk.same(ix.dir) {
 		ix.setState(ix.load())
+	}
+	if err := ix.damage(); err != nil {
+		ix.warn(filepath.Join(ix.dir, indexName), fmt.Errorf("rebuilding the index: %w", err))
+		ix.setState(loaded{st: &state{Root: ix.root, names: newStrtab(), History: new(hStats)}, model: rank.New()})
 	}
 	ix.mu.RLock()
 	old, oldBy, disk := ix.st, ix.byPath, ix.disk
@@ -784,12 +792,11 @@ func (ix *Index) Status() Status {
 		s.Files++
 		l := s.Languages[f.Lang]
 		l.Files++
-		if f.File != nil {
-			l.Symbols += len(f.File.Symbols)
-			l.Refs += len(f.Refs) / 3
-			s.Symbols += len(f.File.Symbols)
-			s.Refs += len(f.Refs) / 3
-		}
+		ns, nr := f.counts()
+		l.Symbols += ns
+		l.Refs += nr
+		s.Symbols += ns
+		s.Refs += nr
 		s.Languages[f.Lang] = l
 	}
 	s.Stale = ix.stale(by)

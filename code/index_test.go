@@ -711,7 +711,8 @@ func TestOldRankFormatRebuilt(t *testing.T) {
 	if err != nil || st == nil || len(st.Rank) < 9 {
 		t.Fatalf("loadState: %v", err)
 	}
-	st.Rank[len("mirarank")] = 1 // the version, a one-byte varint
+	st.Rank = bytes.Clone(st.Rank) // a slice of the file, mapped read-only
+	st.Rank[len("mirarank")] = 1   // the version, a one-byte varint
 	if _, _, err := saveState(dir, st); err != nil {
 		t.Fatal(err)
 	}

@@ -122,11 +122,12 @@ func (j *journal) apply(st *state, model *rank.Model) error {
 // unpacked again.
 func rankPutRec(m *rank.Model, f *fileRec, text []byte, names []string) {
 	var pf *pFile
-	if f.File != nil {
-		c := *f.File
-		c.Refs = make([]pRef, len(f.Refs)/3)
+	if file := f.file(); file != nil {
+		c := *file
+		refs := f.refs()
+		c.Refs = make([]pRef, len(refs)/3)
 		for i := range c.Refs {
-			r := unpackRef(names, f.Refs, i)
+			r := unpackRef(names, refs, i)
 			c.Refs[i] = pRef{Name: r.name, Qual: r.qual, Line: r.line, Call: r.call}
 		}
 		pf = &c

@@ -3,6 +3,7 @@ package code
 import (
 	"fmt"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -29,31 +30,61 @@ func (ix *Index) Symbols(q string, k int) []SymbolHit {
 	}
 	ix.mu.RLock()
 	hits := ix.model.Symbols(rank.Query{Text: q, K: k})
+	by := ix.byPath
 	ix.mu.RUnlock()
-	d, _ := ix.derive()
+	d := ix.modules()
 	var out []SymbolHit
 	for _, h := range hits {
-		id, ok := d.symbolAt(h.Path, h.Index, h.Name)
+		f, s, ok := symbolIn(by, h.Path, h.Index, h.Name)
 		if !ok {
 			continue
 		}
-		out = append(out, SymbolHit{Card: ix.card(d, id, true, false), Score: h.Score})
+		out = append(out, SymbolHit{Card: ix.cardOf(d, f, s, true, false), Score: h.Score})
 	}
 	return out
 }
 
-// symbolAt finds the index-th definition of path, checking its name: the
-// ranking model may be a step ahead of the lookup tables during an update.
-func (d *derived) symbolAt(p string, index int, name string) (int32, bool) {
-	start, ok := d.firstOf(p)
-	if !ok {
-		return 0, false
+// symbolIn finds the index-th definition of the file at p, checking its
+// name: the ranking model may be a step ahead of the files during an
+// update. Only that file's definitions are decoded.
+func symbolIn(by map[string]*fileRec, p string, index int, name string) (*fileRec, *pSymbol, bool) {
+	f := by[p]
+	if f == nil || f.Skip != "" {
+		return nil, nil, false
 	}
-	id := start + int32(index)
-	if index < 0 || int(id) >= len(d.syms) || d.syms[id].f.Path != p || d.syms[id].sym().Name != name {
-		return 0, false
+	pf := f.file()
+	if pf == nil || index < 0 || index >= len(pf.Symbols) || pf.Symbols[index].Name != name {
+		return nil, nil, false
 	}
-	return id, true
+	return f, &pf.Symbols[index], true
+}
+
+// modules returns lookup tables that know only the modules (go.mod files)
+// of the project, for cards: the whole tables when built, else tables of
+// the go.mod files alone, which a query makes without decoding every
+// file's definitions.
+func (ix *Index) modules() *derived {
+	ix.mu.RLock()
+	st := ix.st
+	ix.mu.RUnlock()
+	ix.derMu.Lock()
+	defer ix.derMu.Unlock()
+	if ix.der != nil && ix.derSt == st {
+		return ix.der
+	}
+	if ix.mods != nil && ix.modsSt == st {
+		return ix.mods
+	}
+	d := &derived{mods: map[string]string{}}
+	for _, f := range st.Files {
+		if f.Skip == "" && path.Base(f.Path) == "go.mod" {
+			if m := goModule(filepath.Join(ix.root, filepath.FromSlash(f.Path))); m != "" {
+				d.mods[path.Dir(f.Path)] = m
+			}
+		}
+	}
+	ix.mods, ix.modsSt = d, st
+	return d
 }
 
 // near turns what a query points at into the ranking model's near seeds:
@@ -144,8 +175,9 @@ func (ix *Index) Touchpoints(q Query) []Touchpoint {
 	ix.mu.RLock()
 	files := ix.model.Files(rank.Query{Text: q.Text, K: 3 * k, Near: near, Explain: q.Explain})
 	syms := ix.model.Symbols(rank.Query{Text: q.Text, K: 10 * k, Explain: q.Explain})
+	by := ix.byPath
 	ix.mu.RUnlock()
-	d, _ := ix.derive()
+	d := ix.modules()
 
 	fileScore := map[string]float64{}
 	fileRank := map[string]int{}
@@ -162,15 +194,16 @@ func (ix *Index) Touchpoints(q Query) []Touchpoint {
 		topSym = max(topSym, h.Score)
 	}
 	type cand struct {
-		id    int32 // -1: a file
+		id    int32 // the index of the definition in its file; -1: the file
 		f     *fileRec
+		s     *pSymbol
 		score float64
 		why   []string
 	}
 	var cands []cand
 	have := map[string]int{}
 	for _, h := range syms {
-		id, ok := d.symbolAt(h.Path, h.Index, h.Name)
+		f, sym, ok := symbolIn(by, h.Path, h.Index, h.Name)
 		if !ok {
 			continue
 		}
@@ -182,7 +215,7 @@ func (ix *Index) Touchpoints(q Query) []Touchpoint {
 		if topFile > 0 {
 			fs = fileScore[h.Path] / topFile
 		}
-		c := cand{id: id, f: d.syms[id].f, score: s * (0.5 + fs)}
+		c := cand{id: int32(h.Index), f: f, s: sym, score: s * (0.5 + fs)}
 		if b := q.Boost[h.Path+"#"+h.Name]; b > 0 {
 			c.score *= 1 + b
 			c.why = append(c.why, "pointed at by memory")
@@ -203,8 +236,8 @@ func (ix *Index) Touchpoints(q Query) []Touchpoint {
 		if have[h.Path] > 0 || topFile == 0 {
 			continue
 		}
-		f := d.fileOf(h.Path)
-		if f == nil {
+		f := by[h.Path]
+		if f == nil || f.Skip != "" {
 			continue
 		}
 		c := cand{id: -1, f: f, score: 0.9 * h.Score / topFile}
@@ -235,7 +268,7 @@ func (ix *Index) Touchpoints(q Query) []Touchpoint {
 		}
 		var tp Touchpoint
 		if c.id >= 0 {
-			tp.Card = ix.card(d, c.id, true, false)
+			tp.Card = ix.cardOf(d, c.f, c.s, true, false)
 			tp.Excerpt = ix.excerpt(c.f, tp.Line, tp.EndLine)
 		} else {
 			tp.Card = Card{Kind: "file", Name: path.Base(c.f.Path), Path: c.f.Path, Lang: c.f.Lang,
@@ -261,15 +294,6 @@ func (ix *Index) Touchpoints(q Query) []Touchpoint {
 		out = append(out, tp)
 	}
 	return out
-}
-
-// fileOf returns the indexed file at p.
-func (d *derived) fileOf(p string) *fileRec {
-	i := sort.Search(len(d.files), func(i int) bool { return d.files[i].Path >= p })
-	if i < len(d.files) && d.files[i].Path == p {
-		return d.files[i]
-	}
-	return nil
 }
 
 // touchText is what a touchpoint costs in a prompt.

@@ -105,6 +105,12 @@ type Model struct {
 	// numbers (see known) is never used across them.
 	epoch uint64
 
+	// lz is the encoded form the model was opened from, while no change
+	// has made it decode it whole (lazy.go); with it, the fields above
+	// that it holds are filled only as queries need them.
+	lz      *lazy
+	damaged error // damage found decoding it whole
+
 	params Params
 }
 
@@ -681,8 +687,8 @@ func (m *Model) termOf(k *Preparer, in *Prepared, t uint32) uint32 {
 	return id
 }
 
-// nameOf returns the model's number of in's name n.
-func (m *Model) nameOf(k *Preparer, in *Prepared, n uint32) uint32 {
+// nameID returns the model's number of in's name n.
+func (m *Model) nameID(k *Preparer, in *Prepared, n uint32) uint32 {
 	if k != nil && int(n) < len(k.kNames) && k.kNames[n] != 0 {
 		return k.kNames[n] - 1
 	}
@@ -697,6 +703,7 @@ func (m *Model) nameOf(k *Preparer, in *Prepared, n uint32) uint32 {
 // PutPrepared adds a prepared file, or replaces the file of the same path:
 // Put without the work of Prepare.
 func (m *Model) PutPrepared(in *Prepared) {
+	m.thaw()
 	m.remove(in.path)
 	k := m.known(in)
 	id := uint32(len(m.files))
@@ -721,10 +728,10 @@ func (m *Model) PutPrepared(in *Prepared) {
 	for i := range in.syms {
 		s := &in.syms[i]
 		sid := uint32(len(m.syms))
-		sy := sym{file: id, name: m.nameOf(k, in, s.name), kind: s.kind, line: s.line}
+		sy := sym{file: id, name: m.nameID(k, in, s.name), kind: s.kind, line: s.line}
 		m.symbolName(sy.name)
 		if s.parent != 0 {
-			sy.parent = m.nameOf(k, in, s.parent)
+			sy.parent = m.nameID(k, in, s.parent)
 			m.symbolName(sy.parent)
 		}
 		for j := range s.terms {
@@ -755,7 +762,7 @@ func (m *Model) PutPrepared(in *Prepared) {
 	f.symHi = uint32(len(m.syms))
 
 	for _, r := range in.refs {
-		n := m.nameOf(k, in, r.name)
+		n := m.nameID(k, in, r.name)
 		if r.def {
 			continue // a file's own definitions are no edge
 		}
@@ -794,6 +801,12 @@ func (m *Model) remove(path string) {
 	id, ok := m.byPath[path]
 	if !ok {
 		return
+	}
+	if m.lz != nil {
+		m.thaw()
+		if id, ok = m.byPath[path]; !ok {
+			return
+		}
 	}
 	delete(m.byPath, path)
 	f := &m.files[id]
@@ -850,6 +863,7 @@ func pathWords(p string) string {
 // compact drops the dead files and symbols, and the terms no living
 // document holds, renumbering what stays.
 func (m *Model) compact() {
+	m.thaw()
 	fileTo := make([]uint32, len(m.files))
 	files := make([]file, 0, m.live)
 	symTo := make([]uint32, len(m.syms))

@@ -104,3 +104,46 @@ func TestPreparerTerms(t *testing.T) {
 		slices.Reverse(ids)
 	}
 }
+
+// A Preparer that added files to one model opened from its encoding must
+// not lend the numbers it learnt there to another opened model: each
+// decoded model numbers its terms and names afresh (Model.epoch).
+func TestPreparedAcrossOpenedModels(t *testing.T) {
+	docs := tiny()
+	encode := func(in []input) []byte {
+		m := New()
+		for _, d := range in {
+			m.put(d)
+		}
+		b, err := m.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	open := func(b []byte) *Model {
+		m := New()
+		if err := m.UnmarshalBinary(slices.Clone(b)); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	x, y := encode(docs[:1]), encode(docs[1:2])
+	p := NewPreparer()
+	a, b := open(x), open(y)
+	a.PutPrepared(p.prepare(docs[2]))
+	b.PutPrepared(p.prepare(docs[2]))
+	want := open(y)
+	want.put(docs[2])
+	got, err := b.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := want.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, w) {
+		t.Fatalf("second opened model differs from Put's: %d bytes against %d", len(got), len(w))
+	}
+}

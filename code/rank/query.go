@@ -48,15 +48,16 @@ func (m *Model) queryTerms(text string) []qterm {
 	var out []qterm
 	nf, ns := float64(m.live), float64(m.liveSyms)
 	for _, t := range QueryTerms(text) {
-		id, ok := m.lookupTerm(t)
+		id, ok := m.findTerm(t)
 		if !ok {
 			continue
 		}
 		q := qterm{id: id, text: t}
-		if df := float64(m.df[id]); df > 0 {
+		fdf, sdf := m.dfOf(id)
+		if df := float64(fdf); df > 0 {
 			q.idf = math.Log(1 + (nf-df+0.5)/(df+0.5))
 		}
-		if df := float64(m.symDF[id]); df > 0 {
+		if df := float64(sdf); df > 0 {
 			q.symIDF = math.Log(1 + (ns-df+0.5)/(df+0.5))
 		}
 		out = append(out, q)
@@ -112,8 +113,9 @@ func (m *Model) lexical(terms []qterm, explain, symbols bool) *lexical {
 		if q.idf == 0 {
 			continue
 		}
-		for i := range m.post[q.id] {
-			ps := &m.post[q.id][i]
+		post, _ := m.postings(q.id)
+		for i := range post {
+			ps := &post[i]
 			f := &m.files[ps.id]
 			if f.dead {
 				continue
@@ -150,15 +152,16 @@ func (m *Model) symbolScores(lx *lexical) {
 			avg[i] = float64(m.symSumLen[i]) / float64(m.liveSyms)
 		}
 	}
-	lx.sym = make([]float64, len(m.syms))
+	lx.sym = make([]float64, m.symCount())
 	var lens [nFields]float64
 	for _, q := range lx.terms {
 		if q.symIDF == 0 {
 			continue
 		}
-		for i := range m.symPost[q.id] {
-			ps := &m.symPost[q.id][i]
-			sy := &m.syms[ps.id]
+		_, post := m.postings(q.id)
+		for i := range post {
+			ps := &post[i]
+			sy := m.sym(ps.id)
 			if m.files[sy.file].dead {
 				continue
 			}
@@ -174,7 +177,7 @@ func (m *Model) symbolScores(lx *lexical) {
 	lx.bestSym = map[uint32]uint32{}
 	for _, s := range lx.symHit {
 		sc := lx.sym[s]
-		f := m.syms[s].file
+		f := m.sym(s).file
 		if b, ok := lx.bestSym[f]; !ok || sc > lx.sym[b] || sc == lx.sym[b] && s < b {
 			lx.bestSym[f] = s
 		}
@@ -223,8 +226,8 @@ func (m *Model) Files(q Query) []FileHit {
 			add := p.SymbolBoost * lx.maxScore * lx.sym[s] / top
 			score[f] += add
 			if q.Explain {
-				sy := &m.syms[s]
-				why[f] = append(why[f], fmt.Sprintf("symbol %s: %+.3f", m.symName(sy), add))
+				sy := m.sym(s)
+				why[f] = append(why[f], fmt.Sprintf("symbol %s: %+.3f", m.symName(&sy), add))
 			}
 		}
 	}
@@ -273,9 +276,9 @@ func (m *Model) Files(q Query) []FileHit {
 
 func (m *Model) symName(sy *sym) string {
 	if sy.parent != 0 {
-		return m.nameStr[sy.parent] + "." + m.nameStr[sy.name]
+		return m.nameOf(sy.parent) + "." + m.nameOf(sy.name)
 	}
-	return m.nameStr[sy.name]
+	return m.nameOf(sy.name)
 }
 
 // spread adds to score a one-hop walk along the definition-reference graph
@@ -310,7 +313,7 @@ func (m *Model) spread(score map[uint32]float64, top float64, qts []qterm, expla
 	}
 	mentioned := func(n uint32) float64 {
 		hit := false
-		terms(m.nameStr[n], text.Stem, func(t string) {
+		terms(m.nameOf(n), text.Stem, func(t string) {
 			if qset[t] {
 				hit = true
 			}
@@ -340,8 +343,13 @@ func (m *Model) spread(score map[uint32]float64, top float64, qts []qterm, expla
 		f := &m.files[s]
 		var edges []edge
 		var total float64
-		add := func(to []uint32, n uint32, c uint32) {
-			d := live(m.definers[n])
+		add := func(n uint32, c uint32, byUsers bool) {
+			users, definers := m.usersOf(n)
+			to := definers
+			if byUsers {
+				to = users
+			}
+			d := live(definers)
 			if d == 0 || d > p.MaxDefiners {
 				return
 			}
@@ -350,7 +358,7 @@ func (m *Model) spread(score map[uint32]float64, top float64, qts []qterm, expla
 			// as IDF weighs a common word. The seed's share goes by
 			// its plain use counts, so that a seed whose uses are all
 			// of common or unmentioned names hands out little.
-			rare := math.Log(1+float64(m.live)/float64(live(m.users[n])+d)) / norm
+			rare := math.Log(1+float64(m.live)/float64(live(users)+d)) / norm
 			plain := math.Sqrt(float64(c)) / float64(d)
 			for _, x := range to {
 				if x != s && !m.files[x].dead {
@@ -359,12 +367,13 @@ func (m *Model) spread(score map[uint32]float64, top float64, qts []qterm, expla
 				}
 			}
 		}
-		for _, r := range f.refs {
-			add(m.definers[r.name], r.name, r.count)
+		refs, defs := m.refsOf(s)
+		for _, r := range refs {
+			add(r.name, r.count, false)
 		}
 		if p.GraphUsers {
-			for _, n := range f.defs {
-				add(m.users[n], n, 1)
+			for _, n := range defs {
+				add(n, 1, true)
 			}
 		}
 		if total == 0 {
@@ -373,7 +382,7 @@ func (m *Model) spread(score map[uint32]float64, top float64, qts []qterm, expla
 		for _, e := range edges {
 			g := score[s] * e.w / total
 			if explain && g > gain[e.to] {
-				via[e.to] = fmt.Sprintf("%s via %s", f.path, m.nameStr[e.n])
+				via[e.to] = fmt.Sprintf("%s via %s", f.path, m.nameOf(e.n))
 			}
 			gain[e.to] += g
 		}

@@ -41,7 +41,7 @@ func (m *Model) Symbols(q Query) []SymbolHit {
 		m.symbolScores(lx)
 		ids = make([]uint32, 0, len(lx.symHit))
 		for _, s := range lx.symHit {
-			if lx.sym[s] > 0 && !m.files[m.syms[s].file].dead {
+			if lx.sym[s] > 0 && !m.files[m.sym(s).file].dead {
 				ids = append(ids, s)
 			}
 		}
@@ -54,7 +54,7 @@ func (m *Model) Symbols(q Query) []SymbolHit {
 	} else {
 		ids = make([]uint32, 0, len(score))
 		for s, sc := range score {
-			if sc > 0 && !m.files[m.syms[s].file].dead {
+			if sc > 0 && !m.files[m.sym(s).file].dead {
 				ids = append(ids, s)
 			}
 		}
@@ -64,7 +64,7 @@ func (m *Model) Symbols(q Query) []SymbolHit {
 		if sa, sb := scoreOf(a), scoreOf(b); sa != sb {
 			return sa > sb
 		}
-		fa, fb := m.files[m.syms[a].file].path, m.files[m.syms[b].file].path
+		fa, fb := m.files[m.sym(a).file].path, m.files[m.sym(b).file].path
 		if fa != fb {
 			return fa < fb
 		}
@@ -72,10 +72,10 @@ func (m *Model) Symbols(q Query) []SymbolHit {
 	})
 	out := make([]SymbolHit, len(ids))
 	for i, s := range ids {
-		sy := &m.syms[s]
+		sy := m.sym(s)
 		f := &m.files[sy.file]
-		out[i] = SymbolHit{Path: f.path, Index: int(s - f.symLo), Name: m.nameStr[sy.name],
-			Parent: m.nameStr[sy.parent], Kind: sy.kind, Line: int(sy.line), Score: scoreOf(s), Why: why[s]}
+		out[i] = SymbolHit{Path: f.path, Index: int(s - f.symLo), Name: m.nameOf(sy.name),
+			Parent: m.nameOf(sy.parent), Kind: sy.kind, Line: int(sy.line), Score: scoreOf(s), Why: why[s]}
 	}
 	return out
 }
@@ -84,7 +84,7 @@ func (m *Model) Symbols(q Query) []SymbolHit {
 func (m *Model) symbolWords(s uint32, qts []qterm) string {
 	var parts []string
 	for _, q := range qts {
-		ps := m.symPost[q.id]
+		_, ps := m.postings(q.id)
 		i := sort.Search(len(ps), func(i int) bool { return ps[i].id >= s })
 		if i < len(ps) && ps[i].id == s {
 			parts = append(parts, describe(q.text, &ps[i].tf, &symFieldNames))
@@ -125,6 +125,7 @@ func (m *Model) nameSearch(q string, explain bool, why map[uint32][]string) map[
 		return nil
 	}
 	pkey := nameKey(parent)
+	m.allNames()
 	score := map[uint32]float64{}
 	for n := 1; n < len(m.nameStr); n++ {
 		if len(m.nameSyms[n]) == 0 {
@@ -135,7 +136,7 @@ func (m *Model) nameSearch(q string, explain bool, why map[uint32][]string) map[
 			continue
 		}
 		for _, s := range m.nameSyms[n] {
-			sy := &m.syms[s]
+			sy := m.sym(s)
 			v := sc
 			if pkey != "" {
 				ps, _ := matchName(parent, pkey, m.nameStr[sy.parent], m.nameKey[sy.parent], m.nameInit[sy.parent])
