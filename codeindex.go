@@ -169,7 +169,7 @@ func (c *Code) warn(path string, err error) {
 // instead.
 func (c *Code) startWatch() {
 	var gits []string
-	if gitDir, common := gitDirs(c.root); gitDir != "" {
+	if _, gitDir, common := code.GitDirs(c.root); gitDir != "" {
 		gits = []string{filepath.Join(gitDir, "HEAD"), filepath.Join(common, "packed-refs"), filepath.Join(common, "refs")}
 	}
 	c.dir = cmp.Or(c.opt.Dir, c.ix.Status().Dir)
@@ -198,44 +198,6 @@ func (c *Code) startWatch() {
 		return
 	}
 	c.watch = w
-}
-
-// gitDirs finds the git directory of the repository holding dir and its
-// common directory (they differ in a linked worktree), "" when none.
-func gitDirs(dir string) (gitDir, common string) {
-	for d := dir; ; {
-		p := filepath.Join(d, ".git")
-		if fi, err := os.Stat(p); err == nil {
-			if fi.IsDir() {
-				return p, p
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return "", ""
-			}
-			g, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
-			if !ok {
-				return "", ""
-			}
-			g = strings.TrimSpace(g)
-			if !filepath.IsAbs(g) {
-				g = filepath.Join(d, g)
-			}
-			common = g
-			if b, err := os.ReadFile(filepath.Join(g, "commondir")); err == nil {
-				common = strings.TrimSpace(string(b))
-				if !filepath.IsAbs(common) {
-					common = filepath.Join(g, common)
-				}
-			}
-			return g, filepath.Clean(common)
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", ""
-		}
-		d = parent
-	}
 }
 
 // Update brings the index up to date now; its stats say what it did and

@@ -673,9 +673,9 @@ func (a *Agent) AddSearch(ctx context.Context, arts *tools.Artifacts, query stri
 func (a *Agent) tell(ctx context.Context, arts *tools.Artifacts, m tools.Meta, rels []string, what string) (*Added, error) {
 	ref := "artifact://" + m.ID
 	text := fmt.Sprintf("[I added %s to the conversation, stored as %s (%s, %s). Read it with read_file {\"path\": %q} or search it with grep when it matters.]",
-		what, ref, plural(m.Lines, "line", "lines"), sizeText(m.Bytes), ref)
+		what, ref, plural(m.Lines, "line", "lines"), SizeText(m.Bytes), ref)
 	if m.Truncated {
-		text = strings.TrimSuffix(text, "]") + fmt.Sprintf(" Only its first %s were kept.]", sizeText(m.Bytes))
+		text = strings.TrimSuffix(text, "]") + fmt.Sprintf(" Only its first %s were kept.]", SizeText(m.Bytes))
 	}
 	e := a.turn(roleUser, text)
 	e.Extra[fieldArtifacts] = rels
@@ -691,8 +691,8 @@ func (a *Agent) tell(ctx context.Context, arts *tools.Artifacts, m tools.Meta, r
 	return &Added{Artifact: m, Turn: stored.ID, Text: stored.Body}, nil
 }
 
-// sizeText formats a size: 812 B, 7.9 KiB, 1.2 MiB.
-func sizeText(n int64) string {
+// SizeText formats a size: 812 B, 7.9 KiB, 1.2 MiB.
+func SizeText(n int64) string {
 	switch {
 	case n < 1<<10:
 		return fmt.Sprintf("%d B", n)

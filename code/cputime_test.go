@@ -1,7 +1,7 @@
 package code
 
-import "time"
+import "github.com/miramem/mira/internal/cputime"
 
-// cpuTime is the process's CPU time (processCPU): on a machine shared with
-// other work a steadier measure than wall time.
-func cpuTime() time.Duration { return processCPU() }
+// cpuTime is the process's CPU time: on a machine shared with other work
+// a steadier measure than wall time.
+var cpuTime = cputime.Process

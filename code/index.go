@@ -20,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/miramem/mira/code/parse"
 	"github.com/miramem/mira/code/rank"
+	"github.com/miramem/mira/internal/cputime"
 	"github.com/miramem/mira/internal/paths"
 )
 
@@ -397,13 +398,13 @@ type clock struct {
 	c         time.Duration
 }
 
-func (k *clock) start(ph int) { k.ph, k.t, k.c = ph, time.Now(), processCPU() }
+func (k *clock) start(ph int) { k.ph, k.t, k.c = ph, time.Now(), cputime.Process() }
 
 // stop ends the phase begun by start and returns its wall time.
 func (k *clock) stop() time.Duration {
 	d := time.Since(k.t)
 	k.wall[k.ph] += d
-	k.cpu[k.ph] += processCPU() - k.c
+	k.cpu[k.ph] += cputime.Process() - k.c
 	return d
 }
 

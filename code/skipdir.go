@@ -91,7 +91,7 @@ func (f *DirFilter) patterns(dir []string) []gitignore.Pattern {
 // Patterns that would ignore root itself are dropped: the project was
 // asked for by name. Outside a repository there are none.
 func baseIgnores(root string) []gitignore.Pattern {
-	top, common := gitTop(root)
+	top, _, common := GitDirs(root)
 	if top == "" {
 		return nil
 	}
@@ -131,23 +131,25 @@ func (u under) Match(path []string, isDir bool) gitignore.MatchResult {
 	return u.p.Match(append(append(full, u.prefix...), path...), isDir)
 }
 
-// gitTop finds the work tree holding dir: its top directory and the
-// directory of the repository it belongs to (for a linked work tree or a
-// submodule, whose .git is a file, the main one's). "" when there is none.
-func gitTop(dir string) (top, common string) {
+// GitDirs finds the work tree holding dir: its top directory, its git
+// directory and the directory of the repository it belongs to (for a
+// linked work tree or a submodule, whose .git is a file, the git
+// directory is its own and the common one the main one's). "" when there
+// is none.
+func GitDirs(dir string) (top, gitDir, common string) {
 	for d := dir; ; {
 		p := filepath.Join(d, ".git")
 		if fi, err := os.Stat(p); err == nil {
 			if fi.IsDir() {
-				return d, p
+				return d, p, p
 			}
 			b, err := os.ReadFile(p)
 			if err != nil {
-				return "", ""
+				return "", "", ""
 			}
 			g, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
 			if !ok {
-				return "", ""
+				return "", "", ""
 			}
 			g = strings.TrimSpace(g)
 			if !filepath.IsAbs(g) {
@@ -160,11 +162,11 @@ func gitTop(dir string) (top, common string) {
 					common = filepath.Join(g, common)
 				}
 			}
-			return d, filepath.Clean(common)
+			return d, g, filepath.Clean(common)
 		}
 		up := filepath.Dir(d)
 		if up == d {
-			return "", ""
+			return "", "", ""
 		}
 		d = up
 	}

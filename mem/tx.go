@@ -160,18 +160,25 @@ func (tx *Tx) Rewrite(e *Entry) error {
 // may already be on disk, written by the tool that made it; it is written
 // again, atomically, with this content.
 func (tx *Tx) AddFile(rel string, data []byte) error {
-	clean := path.Clean(rel)
-	if clean != rel || !strings.HasPrefix(rel, "artifacts/") || strings.Count(rel, "/") != 2 {
+	if err := tx.addArtifact(rel); err != nil {
+		return err
+	}
+	if tx.dry {
+		return nil
+	}
+	return tx.plan(rel, data)
+}
+
+// addArtifact checks that rel is an artifact's path and records adding it.
+func (tx *Tx) addArtifact(rel string) error {
+	if path.Clean(rel) != rel || !strings.HasPrefix(rel, "artifacts/") || strings.Count(rel, "/") != 2 {
 		return fmt.Errorf("%s: not an artifact path (artifacts/<scope>/<name>)", rel)
 	}
 	if err := ValidScope(strings.Split(rel, "/")[1]); err != nil {
 		return fmt.Errorf("%s: %w", rel, err)
 	}
 	tx.Ops = append(tx.Ops, Op{Op: "add", Path: rel})
-	if tx.dry {
-		return nil
-	}
-	return tx.plan(rel, data)
+	return nil
 }
 
 // AddWritten plans committing an artifact that its maker has already
@@ -180,14 +187,9 @@ func (tx *Tx) AddFile(rel string, data []byte) error {
 // writing it again. Should the change fail or be interrupted, the file is
 // removed, as a file new in the change would be.
 func (tx *Tx) AddWritten(rel string) error {
-	clean := path.Clean(rel)
-	if clean != rel || !strings.HasPrefix(rel, "artifacts/") || strings.Count(rel, "/") != 2 {
-		return fmt.Errorf("%s: not an artifact path (artifacts/<scope>/<name>)", rel)
+	if err := tx.addArtifact(rel); err != nil {
+		return err
 	}
-	if err := ValidScope(strings.Split(rel, "/")[1]); err != nil {
-		return fmt.Errorf("%s: %w", rel, err)
-	}
-	tx.Ops = append(tx.Ops, Op{Op: "add", Path: rel})
 	if tx.dry {
 		return nil
 	}

@@ -963,19 +963,7 @@ func (p *cParser) nameBefore(k, i int) int {
 		return -1
 	}
 	if p.op(n, ">") {
-		depth := 0
-		for m := n; m >= i && m > n-cBackScan; m-- {
-			p.work++
-			if p.op(m, ">") {
-				depth++
-			} else if p.op(m, "<") {
-				depth--
-				if depth == 0 {
-					n = m - 1
-					break
-				}
-			}
-		}
+		n = p.beforeAngles(n, i)
 		if n == k-1 || p.name(n, "operator") {
 			return -1
 		}
@@ -995,6 +983,25 @@ func (p *cParser) nameBefore(k, i int) int {
 	w := p.text(n)
 	if cKeywords[w] || cAttrCalls[w] {
 		return -1
+	}
+	return n
+}
+
+// beforeAngles returns the token before the < that matches the > at n
+// (the start of name<…>), reading back no further than lo nor than
+// cBackScan tokens; n itself when there is none.
+func (p *cParser) beforeAngles(n, lo int) int {
+	depth := 0
+	for m := n; m >= lo && m > n-cBackScan; m-- {
+		p.work++
+		if p.op(m, ">") {
+			depth++
+		} else if p.op(m, "<") {
+			depth--
+			if depth == 0 {
+				return m - 1
+			}
+		}
 	}
 	return n
 }
@@ -1049,19 +1056,7 @@ func (p *cParser) function(start, n, j, end int, sc cScope, exported bool) int {
 	if p.op(q-1, "::") {
 		m := q - 2
 		if p.op(m, ">") {
-			depth := 0
-			for k := m; k >= start && k > m-cBackScan; k-- {
-				p.work++
-				if p.op(k, ">") {
-					depth++
-				} else if p.op(k, "<") {
-					depth--
-					if depth == 0 {
-						m = k - 1
-						break
-					}
-				}
-			}
+			m = p.beforeAngles(m, start)
 		}
 		if p.isName(m) {
 			parent, qualified = p.text(m), true

@@ -371,9 +371,9 @@ func (s *agentSession) ctxArtifacts() error {
 		if m.Lines >= 0 {
 			lines = agentThousands(m.Lines)
 		}
-		size := sizeText(m.Bytes)
+		size := agentloop.SizeText(m.Bytes)
 		if m.Truncated {
-			size += " of " + sizeText(m.TotalBytes)
+			size += " of " + agentloop.SizeText(m.TotalBytes)
 		}
 		fmt.Fprintf(s.o.Out, "%s  %-7s %9s lines  %-18s %s  %s\n", m.ID, m.Type, lines, size, m.Created.Local().Format("2006-01-02 15:04"), agentClip(strings.Join(strings.Fields(m.Source), " "), 60))
 	}
@@ -423,7 +423,7 @@ func (s *agentSession) ctxStats() error {
 		}
 	}
 	if arts > 0 {
-		fmt.Fprintf(w, "artifacts     %d (%s), %s\n", arts, strings.Join(kinds, ", "), sizeText(st.ArtifactBytes))
+		fmt.Fprintf(w, "artifacts     %d (%s), %s\n", arts, strings.Join(kinds, ", "), agentloop.SizeText(st.ArtifactBytes))
 	} else {
 		fmt.Fprintln(w, "artifacts     none")
 	}
@@ -456,9 +456,9 @@ func (s *agentSession) ctxAdded(a *agentloop.Added) error {
 	}
 	m := a.Artifact
 	fmt.Fprintf(s.o.Out, "Added %s as artifact://%s (%s %s, %s); the model is told in turn %s.\n",
-		m.Source, m.ID, agentThousands(m.Lines), agentPlural(m.Lines, "line", "lines"), sizeText(m.Bytes), a.Turn)
+		m.Source, m.ID, agentThousands(m.Lines), agentPlural(m.Lines, "line", "lines"), agentloop.SizeText(m.Bytes), a.Turn)
 	if m.Truncated {
-		fmt.Fprintf(s.o.Out, "Only its first %s were kept (of %s).\n", sizeText(m.Bytes), sizeText(m.TotalBytes))
+		fmt.Fprintf(s.o.Out, "Only its first %s were kept (of %s).\n", agentloop.SizeText(m.Bytes), agentloop.SizeText(m.TotalBytes))
 	}
 	return nil
 }
@@ -476,19 +476,6 @@ func (s *agentSession) ctxPruned(res *agentloop.PruneResult) error {
 	fmt.Fprintf(s.o.Out, "Pruned %d %s (%s → %s tokens, %d %s kept); the store keeps them.\n", n, agentPlural(n, "turn", "turns"),
 		agentThousands(res.TokensBefore), agentThousands(res.TokensAfter), res.KeptTurns, agentPlural(res.KeptTurns, "turn", "turns"))
 	return nil
-}
-
-// sizeText formats a size: 812 B, 7.9 KiB, 1.2 MiB.
-func sizeText(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	case n < 1<<30:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }
 
 // runContext is mira-agent context SUBCOMMAND [ARGS]: args are the words

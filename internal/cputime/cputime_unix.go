@@ -1,16 +1,15 @@
 //go:build unix
 
-package history
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime returns the CPU time, user and system, used by this process and
-// by the children it waited for (the git commands). On a machine shared
-// with other work it is a steadier measure than wall time.
-func cpuTime() time.Duration {
+// Process returns the CPU time, user and system, this process and the
+// children it waited for (git) have used so far.
+func Process() time.Duration {
 	var t time.Duration
 	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
 		var ru syscall.Rusage
