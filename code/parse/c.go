@@ -193,6 +193,22 @@ func cRawStringEnd(src []byte, i int) int {
 	return j + 1 + k + len(end)
 }
 
+// cDirective reads the preprocessor directive whose # is at i: its name
+// ("define", "if", ...), where the name ends, and the end of its logical
+// line.
+func cDirective(src []byte, i int) (name string, nameEnd, end int) {
+	end = cDirectiveEnd(src, i)
+	k := i + 1
+	for k < end && (src[k] == ' ' || src[k] == '\t') {
+		k++
+	}
+	w := k
+	for w < end && isIdentByte(src[w]) {
+		w++
+	}
+	return string(src[k:w]), w, end
+}
+
 // cDirectiveEnd returns the index of the newline that ends the directive
 // going on at i, following line continuations and block comments.
 func cDirectiveEnd(src []byte, i int) int {
@@ -348,16 +364,10 @@ func (l *cLexer) skipBranch(end int, toElse bool) (int, bool) {
 		}
 		var e int
 		if j < len(src) && src[j] == '#' {
-			e = cDirectiveEnd(src, j)
-			k := j + 1
-			for k < e && (src[k] == ' ' || src[k] == '\t') {
-				k++
-			}
-			w := k
-			for w < e && isIdentByte(src[w]) {
-				w++
-			}
-			switch string(src[k:w]) {
+			var name string
+			var w int
+			name, w, e = cDirective(src, j)
+			switch name {
 			case "define":
 				// The other branch's macros are still macros of the file.
 				l.define(j, w, e)
@@ -440,23 +450,15 @@ func (l *cLexer) branchBalanced(end int) bool {
 			i++
 			continue
 		case c == '#' && lineStart:
-			e := cDirectiveEnd(src, i)
-			k := i + 1
-			for k < e && (src[k] == ' ' || src[k] == '\t') {
-				k++
-			}
-			w := k
-			for w < e && isIdentByte(src[w]) {
-				w++
-			}
-			switch string(src[k:w]) {
+			name, _, e := cDirective(src, i)
+			switch name {
 			case "if", "ifdef", "ifndef":
 				depth++
 			case "endif", "else", "elif", "elifdef", "elifndef":
 				if depth == 0 {
 					return b == [3]int{} && (last == 0 || last == ';' || last == '}')
 				}
-				if src[k] == 'e' && src[k+1] == 'n' {
+				if name == "endif" {
 					depth--
 				}
 			}
