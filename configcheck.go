@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/miramem/mira/internal/openaicompat"
+	"github.com/miramem/mira/internal/text"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -270,32 +271,11 @@ func closest(s string, keys []string) string {
 		bestD = 2
 	}
 	for _, k := range keys {
-		if d := editDistance(s, k); d < bestD {
+		if d := text.Distance(s, k); d < bestD {
 			best, bestD = k, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // yamlValue returns the value at key (a dotted path of YAML keys such

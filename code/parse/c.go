@@ -240,16 +240,7 @@ func cDirectiveEnd(src []byte, i int) int {
 // of the skipped branch).
 func (l *cLexer) directive(i int) int {
 	src := l.src
-	end := cDirectiveEnd(src, i)
-	j := i + 1
-	for j < end && (src[j] == ' ' || src[j] == '\t') {
-		j++
-	}
-	k := j
-	for k < end && isIdentByte(src[k]) {
-		k++
-	}
-	word := string(src[j:k])
+	word, k, end := cDirective(src, i)
 	rest := bytes.TrimSpace(src[k:end])
 	switch word {
 	case "define":

@@ -30,3 +30,26 @@ func Shorten(s string, n int) string {
 	}
 	return Cut(s, n) + "…"
 }
+
+// Distance is the Levenshtein distance of a and b, in bytes: how many
+// bytes to insert, delete or replace to make one the other. It is meant
+// for short words, as in "did you mean" suggestions.
+func Distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -41,3 +41,21 @@ func TestShorten(t *testing.T) {
 		}
 	}
 }
+
+func TestDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"", "abc", 3}, {"abc", "", 3}, {"stats", "stats", 0},
+		{"stat", "stats", 1}, {"mesages", "messages", 1}, {"kitten", "sitting", 3},
+		{"flaw", "lawn", 2}, {"max_bytes", "max_byte", 1},
+	} {
+		if got := Distance(c.a, c.b); got != c.want {
+			t.Errorf("Distance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+		if got := Distance(c.b, c.a); got != c.want {
+			t.Errorf("Distance(%q, %q) = %d, want %d", c.b, c.a, got, c.want)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/miramem/mira/agentloop"
 	"github.com/miramem/mira/agentloop/tools"
 	"github.com/miramem/mira/cmd/internal/cli"
+	"github.com/miramem/mira/internal/text"
 )
 
 // contextSub is a subcommand of /context and of mira-agent context.
@@ -232,33 +233,12 @@ func nearSub(w string) string {
 		return ""
 	}
 	for _, n := range contextSubNames() {
-		d := editDistance(w, n)
+		d := text.Distance(w, n)
 		if strings.HasPrefix(n, w) || len(w) >= 4 && d <= 1 || len(w) >= 7 && d <= 2 {
 			return n
 		}
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance of two short words.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // splitWords splits a command line into words: blanks separate them, and
