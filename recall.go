@@ -27,6 +27,10 @@ type Query struct {
 	// model's tool calls leave (tool results, and assistant turns that
 	// only call tools) are left out unless Kinds names turn.
 	Kinds []string
+	// HideToolTurns leaves the turns of tool calls out even when Kinds
+	// names turn: for a front end that wants what was said in a
+	// conversation, not how a memory was made or a file read.
+	HideToolTurns bool
 	// Scope searches this scope and global; empty searches every scope.
 	Scope string
 	// Project is favoured in the ranking; empty means the Memory's.
@@ -99,9 +103,9 @@ var RecallModes = []string{index.ModeLexical, index.ModeVector, index.ModeHybrid
 // memories of a time the query names and for decisions when the query
 // asks what was chosen, near-copies held back by MMR, and
 // reordered by the rerank endpoint when one is configured. Tool calls and
-// results stored as turns are left out unless q.Kinds names turn. A file that
-// changed or broke since the index saw it is reported through
-// Options.Warn and left out.
+// results stored as turns are left out unless q.Kinds names turn and
+// q.HideToolTurns is not set. A file that changed or broke since the index
+// saw it is reported through Options.Warn and left out.
 func (m *Memory) Recall(ctx context.Context, q Query) ([]mem.Record, error) {
 	iq, err := m.indexQuery(q)
 	if err != nil {
@@ -109,7 +113,7 @@ func (m *Memory) Recall(ctx context.Context, q Query) ([]mem.Record, error) {
 	}
 	// Tool traffic is left out unless turns are asked for by kind; the
 	// search then asks for more until k are left, or there are no more.
-	hideTools := !slices.Contains(q.Kinds, mem.KindTurn)
+	hideTools := q.HideToolTurns || !slices.Contains(q.Kinds, mem.KindTurn)
 	want := iq.K
 	var (
 		hits     []index.Hit

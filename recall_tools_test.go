@@ -89,6 +89,22 @@ func TestRecallLeavesOutToolTraffic(t *testing.T) {
 	if tools != 24 {
 		t.Errorf("recall --kind turn returned %d tool turns of 24 (%d records)", tools, len(recs))
 	}
+
+	// A front end that wants turns but not tool traffic (mira-proxy).
+	recs, err = m.Recall(t.Context(), Query{Text: "favourite editor Helix", K: 4, Kinds: []string{mem.KindTurn, mem.KindPreference}, HideToolTurns: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids = ids[:0]
+	for _, r := range recs {
+		ids = append(ids, r.ID)
+		if isToolTrafficRecord(r) {
+			t.Errorf("recall with HideToolTurns returned tool traffic %s (%s): %q", r.ID, r.Role, r.Text)
+		}
+	}
+	if !strings.Contains(strings.Join(ids, " "), userID) {
+		t.Errorf("recall with HideToolTurns = %v, want the user's turn %s among them", ids, userID)
+	}
 }
 
 // BenchmarkRecallToolTraffic is a recall whose best matches are tool

@@ -454,7 +454,7 @@ func (s *Server) plan(ctx context.Context, x *exchange, text string, sent map[st
 	defer func() { x.tPlan = time.Since(start) - x.tRecall }()
 	if k := s.opt.RecallK; k > 0 {
 		// As many more as the turns the client sent that may come first.
-		recs, err := m.Recall(ctx, mira.Query{Text: text, K: k + min(len(sent), 32), Kinds: recallKinds, Scope: conv})
+		recs, err := m.Recall(ctx, mira.Query{Text: text, K: k + min(len(sent), 32), Kinds: recallKinds, HideToolTurns: true, Scope: conv})
 		x.tRecall = time.Since(start)
 		if err != nil {
 			return nil, fmt.Errorf("recall: %w", err)
