@@ -96,3 +96,19 @@ func (s *agentSession) showMeter() {
 	}
 	fmt.Fprintln(s.o.Err, line)
 }
+
+// agentCompleteWithMode completes the modes after "/mode ", and the rest
+// as agentComplete does.
+func agentCompleteWithMode(line string) []string {
+	sub, ok := strings.CutPrefix(line, "/mode ")
+	if !ok {
+		return agentComplete(line)
+	}
+	var out []string
+	for _, m := range agentModes {
+		if strings.HasPrefix(string(m), strings.ToLower(sub)) {
+			out = append(out, "/mode "+string(m))
+		}
+	}
+	return out
+}

@@ -44,7 +44,9 @@ func TestAgentModeOnTerminal(t *testing.T) {
 	term.expect(" · 1 in (0 pinned) · 0 out — /context for why")
 	term.expect("CTX: Heavy > ")
 
-	term.typeIn("/mode off\r")
+	term.typeIn("/mode o\t") // tab completes the mode
+	term.expect("/mode off")
+	term.typeIn("\r")
 	term.expect("CTX: Off > ")
 	term.typeIn("and now?\r")
 	term.expect("Off reply.")

@@ -105,3 +105,18 @@ func TestAgentModeJSON(t *testing.T) {
 		t.Errorf("/mode loud: exit %d, %q", code, errs)
 	}
 }
+
+// Tab completes the modes after /mode, and the commands as before.
+func TestAgentModeComplete(t *testing.T) {
+	for line, want := range map[string][]string{
+		"/mode ":   {"/mode off", "/mode light", "/mode heavy"},
+		"/mode h":  {"/mode heavy"},
+		"/mode x":  nil,
+		"/mo":      {"/mode "},
+		"/context": {"/context "},
+	} {
+		if got := agentCompleteWithMode(line); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("complete %q = %q, want %q", line, got, want)
+		}
+	}
+}

@@ -66,7 +66,7 @@ func (s *agentSession) repl(ctx context.Context) error {
 	ln.SetCtrlCAborts(true)
 	ln.SetMultiLineMode(true)
 	ln.SetTabCompletionStyle(liner.TabPrints)
-	ln.SetCompleter(agentComplete)
+	ln.SetCompleter(agentCompleteWithMode)
 	hist := agentHistoryPath(o)
 	if f, err := os.Open(hist); err == nil {
 		ln.ReadHistory(f)
