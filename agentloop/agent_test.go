@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/miramem/mira/agentloop/tools"
+	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/llm"
 	"github.com/miramem/mira/llm/llmtest"
 	"github.com/miramem/mira/mem"
@@ -713,5 +714,46 @@ func TestTurnsRedactToolCallIDAndName(t *testing.T) {
 	}
 	if call == "" || call != result || strings.Contains(call, token) {
 		t.Errorf("after a restart the call is %q and its result answers %q", call, result)
+	}
+}
+
+// SetContextMode plans the messages that follow with the new mode: off
+// leaves the correction out of the standing context sent, light brings
+// it back; LastPlans are the plans of the message just sent.
+func TestSetContextMode(t *testing.T) {
+	r := newRig(t, []llmtest.Reply{llmtest.Text("one"), llmtest.Text("two"), llmtest.Text("three")})
+	r.remember(&mem.Entry{Kind: mem.KindCorrection, Scope: "global", Body: "Use errors.Is, never compare error strings."})
+	if s, rc := r.agent.LastPlans(); s != nil || rc != nil {
+		t.Errorf("plans before any message: %v, %v", s, rc)
+	}
+	if m := r.agent.ContextMode(); m != plan.ModeLight {
+		t.Errorf("default mode %q, want light", m)
+	}
+	const correction = "never compare error strings"
+	for i, step := range []struct {
+		mode plan.Mode
+		sent bool
+	}{{plan.ModeLight, true}, {plan.ModeOff, false}, {plan.ModeHeavy, true}} {
+		if err := r.agent.SetContextMode(step.mode); err != nil {
+			t.Fatal(err)
+		}
+		r.send(fmt.Sprintf("message %d", i))
+		req := r.srv.Requests()[i]
+		if got := strings.Contains(req.Messages[1].Content, correction); got != step.sent {
+			t.Errorf("mode %s: correction in the standing context = %v, want %v:\n%s", step.mode, got, step.sent, req.Messages[1].Content)
+		}
+		standing, _ := r.agent.LastPlans()
+		if standing == nil || standing.Mode != step.mode {
+			t.Fatalf("mode %s: last standing plan %+v", step.mode, standing)
+		}
+		if !step.sent && (len(standing.Excluded) != 1 || standing.Excluded[0].Reason != plan.ReasonModeOff) {
+			t.Errorf("mode off: excluded %+v, want the correction, for mode off", standing.Excluded)
+		}
+	}
+	if err := r.agent.SetContextMode("loud"); err == nil || !strings.Contains(err.Error(), `"loud"`) {
+		t.Errorf("SetContextMode(loud) = %v, want an error naming it", err)
+	}
+	if m := r.agent.ContextMode(); m != plan.ModeHeavy {
+		t.Errorf("mode after a refused change %q, want heavy", m)
 	}
 }

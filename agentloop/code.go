@@ -45,6 +45,26 @@ func (a *Agent) mode() plan.Mode {
 	return m
 }
 
+// ContextMode returns the context mode the next message is planned with.
+func (a *Agent) ContextMode() plan.Mode { return a.mode() }
+
+// SetContextMode changes the context mode of the messages that follow: the
+// standing context, the recalled memories and the code are planned with
+// m from the next message on. What was sent before stays as it was.
+func (a *Agent) SetContextMode(m plan.Mode) error {
+	m, err := plan.ParseMode(string(m))
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	a.cfg.ContextMode = m
+	return nil
+}
+
+// LastPlans returns the plans of the last message sent: its standing
+// context and its recalled memories and code cards (nil when it had
+// none). Both are nil before the first message.
+func (a *Agent) LastPlans() (standing, recall *plan.Plan) { return a.standing, a.recall }
+
 // codeMap returns the map candidates of the standing context. A code
 // index that fails is reported and done without.
 func (a *Agent) codeMap(ctx context.Context) ([]plan.Item, error) {

@@ -38,7 +38,7 @@ type Cmd struct {
 	AllowGitConfig bool     `name:"allow-git-config" negatable:"" help:"Let the tools change the repository's git configuration and hooks (.git/config, .git/hooks…), which git runs commands from outside any sandbox. Off: the file tools do not write in .git, and what bash's commands change there is refused or undone (agent.allow_git_config)." default:"${agent_allow_git_config}"`
 	MaxSteps       int      `name:"max-steps" help:"Most model requests for one message before the agent stops and asks for another." default:"${agent_max_steps}" placeholder:"N"`
 	BufferTokens   int      `name:"buffer-tokens" help:"Tokens of conversation since the last summary past which the older part is summarized." default:"${agent_buffer_tokens}" placeholder:"N"`
-	ContextMode    string   `name:"context-mode" help:"Context mode of the standing context, the recalled memories and the code (map, cards): off, light or heavy (as mira-context)." enum:"off,light,heavy" default:"${context_mode}"`
+	ContextMode    string   `name:"context-mode" help:"Context mode of the standing context, the recalled memories and the code (map, cards): off, light or heavy (as mira-context); /mode changes it in a session." enum:"off,light,heavy" default:"${context_mode}"`
 	ContextBudget  int      `name:"context-budget" help:"Token budget of the standing context (pins, corrections, goals, tasks, the summary)." default:"${agent_context_budget}" placeholder:"N"`
 	RecallK        int      `name:"recall-k" help:"Memories recalled for each message (0: none)." default:"${agent_recall_k}" placeholder:"N"`
 	Summarizer     string   `help:"Who writes the conversation's summaries: model (the chat model) or extractive (offline)." enum:"model,extractive" default:"${agent_summarizer}"`

@@ -36,7 +36,7 @@ type agentTextPrinter struct {
 func newAgentTextPrinter(o *cli.IO, interactive bool) *agentTextPrinter {
 	return &agentTextPrinter{
 		o: o, activity: interactive || o.ErrTTY, usage: interactive, interactive: interactive,
-		color: o.ErrTTY && o.Getenv("NO_COLOR") == "" && o.Getenv("TERM") != "dumb",
+		color: agentColor(o),
 	}
 }
 

@@ -66,7 +66,7 @@ func (s *agentSession) repl(ctx context.Context) error {
 	ln.SetCtrlCAborts(true)
 	ln.SetMultiLineMode(true)
 	ln.SetTabCompletionStyle(liner.TabPrints)
-	ln.SetCompleter(agentComplete)
+	ln.SetCompleter(agentCompleteWithMode)
 	hist := agentHistoryPath(o)
 	if f, err := os.Open(hist); err == nil {
 		ln.ReadHistory(f)
@@ -119,7 +119,7 @@ func (s *agentSession) repl(ctx context.Context) error {
 
 	aborted := false
 	for {
-		line, err := ln.Prompt("> ")
+		line, err := ln.Prompt(s.promptText())
 		switch {
 		case errors.Is(err, liner.ErrPromptAborted):
 			if aborted {
@@ -185,6 +185,7 @@ func (s *agentSession) repl(ctx context.Context) error {
 		}
 		switch {
 		case err == nil:
+			s.showMeter()
 		case msg.Err() != nil:
 			fmt.Fprintln(o.Err, "(interrupted)")
 		default:

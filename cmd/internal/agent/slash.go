@@ -38,6 +38,7 @@ var agentSlashCommands = []agentSlashCommand{
 	{"/goals", "", "list the open goals"},
 	{"/status", "", "project, model, tokens and cost so far, cache hit rate"},
 	{"/context", "[SUBCOMMAND|QUERY]", "what the model sees and why, with the budget meter; subcommands below"},
+	{"/mode", "[off|light|heavy]", "context mode of the next messages (no argument: off → light → heavy → off)"},
 	{"/summarize", "", "summarize the conversation buffer now"},
 	{"/switch", "[PATH]", "work in the project at PATH (default: the working directory)"},
 	{"/help", "", "list the commands"},
@@ -109,6 +110,8 @@ func (s *agentSession) slash(ctx context.Context, line string) (quit bool, err e
 		return false, s.status()
 	case "/context":
 		return false, s.slashContext(ctx, arg)
+	case "/mode":
+		return false, s.slashMode(arg)
 	case "/summarize":
 		n, err := s.agent.Summarize(ctx, s.printer)
 		if err != nil {
