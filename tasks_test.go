@@ -13,12 +13,13 @@ import (
 // tombstoned, one commit), takes it out of the standing material, and
 // lists it among the tasks; reopening brings it back. Ids that are not
 // goals or tasks, or unknown, and unknown statuses are refused by name.
+// Tasks lists newest first: the closed version is newer than the goal.
 func TestSetStatus(t *testing.T) {
 	m := open(t, false)
 	ctx := t.Context()
 	res, err := m.Remember(ctx, []*mem.Entry{
-		{Kind: mem.KindTask, Body: "write the migration", Priority: "high", Tags: []string{"db"}},
-		{Kind: mem.KindGoal, Body: "ship the release"},
+		{Kind: mem.KindTask, Body: "write the migration", Priority: "high", Tags: []string{"db"}, CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{Kind: mem.KindGoal, Body: "ship the release", CreatedAt: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)},
 		{Kind: mem.KindFact, Body: "the sky is blue"},
 	}, RememberOptions{})
 	if err != nil {
