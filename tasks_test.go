@@ -99,3 +99,40 @@ func TestSetStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestRecurringTask: a task remembered again after it was done is a new
+// open task, not a duplicate of the closed one, and closing it again
+// closes it even though a done task with the same text is live: the
+// second is replaced by the first, so one done task is left.
+func TestRecurringTask(t *testing.T) {
+	m := open(t, false)
+	ctx := t.Context()
+	for round := range 2 {
+		res, err := m.Remember(ctx, []*mem.Entry{{Kind: mem.KindTask, Body: "rotate the signing keys"}}, RememberOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		it := res.Items[0]
+		if it.Duplicate || it.Entry.Status != "open" {
+			t.Fatalf("round %d: remembering the task again gave %+v (duplicate %v)", round, it.Entry, it.Duplicate)
+		}
+		recs, err := m.Standing(ctx, nil, time.Now())
+		if err != nil || len(recs) != 1 || recs[0].ID != it.Entry.ID {
+			t.Fatalf("round %d: standing = %+v, %v", round, recs, err)
+		}
+		done, err := m.SetStatus(ctx, it.Entry.ID, "done", RememberOptions{})
+		if err != nil || done.Replaced == nil || done.Replaced.ID != it.Entry.ID || done.Commit == "" || done.Items[0].Entry.Status != "done" {
+			t.Fatalf("round %d: SetStatus = %+v, %v", round, done, err)
+		}
+		if recs, err := m.Standing(ctx, nil, time.Now()); err != nil || len(recs) != 0 {
+			t.Fatalf("round %d: standing after done = %+v, %v", round, recs, err)
+		}
+		if subj := gitOut(t, m.Root(), "log", "-1", "--format=%s"); round == 1 && !strings.Contains(subj, it.Entry.ID+" by "+done.Items[0].Entry.ID+", the same text") {
+			t.Errorf("round 1: commit %q", subj)
+		}
+	}
+	list, err := m.Tasks(ctx, nil, 0)
+	if err != nil || len(list) != 1 || list[0].Status != "done" {
+		t.Errorf("Tasks = %+v, %v", list, err)
+	}
+}
