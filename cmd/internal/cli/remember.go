@@ -221,7 +221,7 @@ func (c *RememberCmd) runDone(ctx context.Context, o *IO) error {
 	defer m.Close()
 	res, err := m.SetStatus(ctx, c.Done, cmp.Or(c.Status, "done"), mira.RememberOptions{DryRun: c.DryRun, Source: c.Source})
 	if err != nil {
-		return asFlag(err, map[string]string{"status": "--status"})
+		return asFlag(err, map[string]string{"status": "--status", "replace": "--done"})
 	}
 	if c.DryRun {
 		return writeOps(o, res.Ops)
