@@ -54,9 +54,13 @@ func (m *Memory) SetStatus(ctx context.Context, id, status string, opt RememberO
 
 // Tasks returns the live goals and tasks of the given scopes (every scope
 // when none is given), open and closed, newest first, at most n of them
-// (all when n <= 0). They are found through the index, so the store is
-// never walked.
-func (m *Memory) Tasks(ctx context.Context, scopes []string, n int) ([]mem.Record, error) {
+// (all when n <= 0); kind, when given, is mem.KindGoal or mem.KindTask
+// alone. They are found through the index, so the store is never walked,
+// and with n only the newest n files of each directory are read.
+func (m *Memory) Tasks(ctx context.Context, scopes []string, kind string, n int) ([]mem.Record, error) {
+	if kind != "" && kind != mem.KindGoal && kind != mem.KindTask {
+		return nil, invalidField("kind", fmt.Errorf("%q is neither goal nor task", kind))
+	}
 	var paths []string
 	err := m.readIndex(ctx, func(ix *index.Index) error {
 		var err error
@@ -69,6 +73,11 @@ func (m *Memory) Tasks(ctx context.Context, scopes []string, n int) ([]mem.Recor
 	if err != nil {
 		return nil, err
 	}
+	if n > 0 {
+		// File names start with the creation time: the newest n of each
+		// directory hold the newest n of all.
+		paths = newestPerDir(paths, n)
+	}
 	var es []*mem.Entry
 	for _, p := range paths {
 		e, err := m.st.Read(p)
@@ -76,7 +85,7 @@ func (m *Memory) Tasks(ctx context.Context, scopes []string, n int) ([]mem.Recor
 			m.warn(p, err)
 			continue
 		}
-		if e.Deleted() || e.Kind != mem.KindGoal && e.Kind != mem.KindTask {
+		if e.Deleted() || e.Kind != mem.KindGoal && e.Kind != mem.KindTask || kind != "" && e.Kind != kind {
 			continue
 		}
 		es = append(es, e)

@@ -67,12 +67,21 @@ func TestSetStatus(t *testing.T) {
 	if s := standing(); s["write the migration"] || !s["ship the release"] {
 		t.Errorf("standing after done: %v", s)
 	}
-	list, err := m.Tasks(ctx, nil, 0)
+	list, err := m.Tasks(ctx, nil, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list) != 2 || list[0].ID != nw.ID || list[0].Status != "done" || list[1].ID != goal.ID || list[1].Status != "open" {
 		t.Errorf("Tasks = %+v", list)
+	}
+	if goals, err := m.Tasks(ctx, nil, mem.KindGoal, 0); err != nil || len(goals) != 1 || goals[0].ID != goal.ID {
+		t.Errorf("Tasks(goal) = %+v, %v", goals, err)
+	}
+	if newest, err := m.Tasks(ctx, []string{"global"}, "", 1); err != nil || len(newest) != 1 || newest[0].ID != nw.ID {
+		t.Errorf("Tasks(n=1) = %+v, %v", newest, err)
+	}
+	if _, err := m.Tasks(ctx, nil, mem.KindFact, 0); err == nil {
+		t.Error("Tasks(fact) succeeded")
 	}
 	if again, err := m.SetStatus(ctx, nw.ID, "done", RememberOptions{}); err != nil || again.Commit != "" || again.Items[0].Entry.ID != nw.ID {
 		t.Errorf("done twice = %+v, %v", again, err)
@@ -131,7 +140,7 @@ func TestRecurringTask(t *testing.T) {
 			t.Errorf("round 1: commit %q", subj)
 		}
 	}
-	list, err := m.Tasks(ctx, nil, 0)
+	list, err := m.Tasks(ctx, nil, "", 0)
 	if err != nil || len(list) != 1 || list[0].Status != "done" {
 		t.Errorf("Tasks = %+v, %v", list, err)
 	}

@@ -31,15 +31,9 @@ func (s *agentSession) scopes() []string {
 // tasks prints /tasks: the tasks of the standing context's scopes, open
 // and closed, newest first, with their ids.
 func (s *agentSession) tasks(ctx context.Context) error {
-	recs, err := s.lib.m.Tasks(ctx, s.scopes(), 0)
+	out, err := s.lib.m.Tasks(ctx, s.scopes(), mem.KindTask, agentTasksShown)
 	if err != nil {
 		return err
-	}
-	var out []mem.Record
-	for _, r := range recs {
-		if r.Kind == mem.KindTask && len(out) < agentTasksShown {
-			out = append(out, r)
-		}
 	}
 	if !s.o.TextOutput(s.mode()) {
 		return s.records(out)
