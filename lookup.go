@@ -69,14 +69,16 @@ func (h *lookup) pathOf(id string) string {
 }
 
 // duplicate returns the live entry in the same scope and kind with the same
-// text, or nil.
+// text, or nil. A goal or task is a duplicate only of one as open or as
+// closed as itself: a task done once and remembered again (a chore that
+// recurs) is a new open task.
 func (h *lookup) duplicate(e *mem.Entry) *mem.Entry {
 	st := h.st
 	hash := mem.ContentHash(e.Body)
 	if h.f != nil {
 		for _, p := range append(h.f.ByHash(hash), h.since...) {
 			d, err := st.Read(p)
-			if err == nil && !d.Deleted() && d.Scope == e.Scope && d.Kind == e.Kind && mem.ContentHash(d.Body) == hash {
+			if err == nil && !d.Deleted() && d.Scope == e.Scope && d.Kind == e.Kind && mem.ContentHash(d.Body) == hash && IsClosed(d.Status) == IsClosed(e.Status) {
 				return d
 			}
 		}
@@ -86,7 +88,7 @@ func (h *lookup) duplicate(e *mem.Entry) *mem.Entry {
 	paths, _ := st.Paths(e.Scope, e.Kind)
 	for _, p := range paths {
 		d, err := st.Read(p)
-		if err == nil && d.Kind == e.Kind && mem.ContentHash(d.Body) == hash {
+		if err == nil && d.Kind == e.Kind && mem.ContentHash(d.Body) == hash && IsClosed(d.Status) == IsClosed(e.Status) {
 			return d
 		}
 	}

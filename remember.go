@@ -142,7 +142,10 @@ func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt Remembe
 		res.Items = append(res.Items, Remembered{Entry: e})
 		added++
 	}
-	if old != nil && added > 0 {
+	// The old memory is replaced by the last one stored or, when all were
+	// already there, by the live memory with the same text: either way it
+	// leaves, as the caller asked.
+	if old != nil && len(res.Items) > 0 && (added > 0 || res.Items[len(res.Items)-1].Entry.ID != old.ID) {
 		if err := tx.Tombstone(old, "replaced", res.Items[len(res.Items)-1].Entry.ID); err != nil {
 			tx.Rollback()
 			return nil, err
@@ -164,7 +167,10 @@ func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt Remembe
 		}
 	}
 	subject := mem.Subject(verb, addOps)
-	if old != nil {
+	switch {
+	case old != nil && len(addOps) == 0:
+		subject = fmt.Sprintf("replace: %s %s by %s, the same text", old.Kind, old.ID, res.Items[len(res.Items)-1].Entry.ID)
+	case old != nil:
 		subject += " (replaces " + old.ID + ")"
 	}
 	hash, err := tx.Commit(subject, mem.Trailer{Key: "Mira-Source", Value: cmp.Or(opt.Source, "api")})

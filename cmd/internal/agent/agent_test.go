@@ -300,7 +300,7 @@ func TestAgentSlashOneShot(t *testing.T) {
 	if out := x.ok("", "-p", "/goals", "--output", "text"); !strings.Contains(out, "ship the agent") {
 		t.Errorf("/goals = %q", out)
 	}
-	if out := x.ok("", "-p", "/tasks", "--output", "text"); !strings.Contains(out, "No open tasks") {
+	if out := x.ok("", "-p", "/tasks", "--output", "text"); !strings.Contains(out, "No tasks.") {
 		t.Errorf("/tasks = %q", out)
 	}
 	out = x.ok("", "-p", "/status", "--output", "jsonl")

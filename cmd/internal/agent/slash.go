@@ -34,7 +34,8 @@ var agentSlashCommands = []agentSlashCommand{
 	{"/remember", "[KIND:] TEXT", "store a memory (fact, preference, decision, correction, goal, task or note; default note)"},
 	{"/recall", "QUERY", "search the memory store"},
 	{"/forget", "ID [REASON]", "forget a memory (it moves under deleted/)"},
-	{"/tasks", "", "list the open tasks"},
+	{"/tasks", "", "list the tasks, open and done, newest first, with their ids"},
+	{"/done", "ID [STATUS]", "mark a goal or task done (or cancelled, dropped, open...): it leaves the standing context"},
 	{"/goals", "", "list the open goals"},
 	{"/status", "", "project, model, tokens and cost so far, cache hit rate"},
 	{"/context", "[SUBCOMMAND|QUERY]", "what the model sees and why, with the budget meter; subcommands below"},
@@ -103,7 +104,9 @@ func (s *agentSession) slash(ctx context.Context, line string) (quit bool, err e
 		fmt.Fprintf(s.o.Out, "Forgot %s (now %s).\n", e.ID, e.Path)
 		return false, nil
 	case "/tasks":
-		return false, s.standing(ctx, mem.KindTask)
+		return false, s.tasks(ctx)
+	case "/done":
+		return false, s.done(ctx, arg)
 	case "/goals":
 		return false, s.standing(ctx, mem.KindGoal)
 	case "/status":

@@ -26,6 +26,8 @@ type RememberCmd struct {
 	Lines       bool     `help:"Read stdin as one memory per non-empty line."`
 	JSONL       bool     `name:"jsonl" help:"Read stdin as JSONL records; each may carry kind, scope, tags, created_at, role, project and other front-matter fields."`
 	Replace     string   `help:"Replace the memory ID: write the new one and tombstone the old with replaced_by." placeholder:"ID"`
+	Done        string   `help:"Close the goal or task ID: a new version with status done (or --status) replaces it, and it leaves the standing context." placeholder:"ID"`
+	Status      string   `help:"With --done, the status to give: done (the default), cancelled, dropped, another closed status, or open to reopen." placeholder:"STATUS"`
 	Source      string   `help:"Provenance recorded in the source field." default:"cli"`
 	DryRun      bool     `name:"dry-run" short:"n" help:"Print the operations as JSONL and write nothing."`
 	AllowSecret bool     `name:"allow-secret" help:"Store text, tags and other fields even when they look like a credential."`
@@ -45,6 +47,12 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 		// stdin is the client's; extraction talks to a model for
 		// seconds, with the server's other clients waiting.
 		return errNotServed
+	}
+	if c.Done != "" {
+		return c.runDone(ctx, o)
+	}
+	if c.Status != "" {
+		return usagef("--status goes with --done ID")
 	}
 	if c.Extract {
 		return c.runExtract(ctx, o)
@@ -196,4 +204,30 @@ func (c *RememberCmd) collect(o *IO, maxBytes int) ([]*mem.Entry, error) {
 		return nil, usagef("nothing to remember: stdin is empty")
 	}
 	return []*mem.Entry{base(string(data))}, nil
+}
+
+// runDone gives the goal or task --done a new status, done by default.
+func (c *RememberCmd) runDone(ctx context.Context, o *IO) error {
+	if len(c.Text) > 0 || c.Lines || c.JSONL || c.Extract || c.Replace != "" || c.Kind != "" || c.Pin != "" || c.Until != "" {
+		return usagef("--done ID takes no text and none of --lines, --jsonl, --extract, --replace, --kind, --pin, --until")
+	}
+	m, err := c.openWith(ctx, o, "mira-remember", project(o, ""), openOptions{existing: true})
+	if errors.Is(err, mira.ErrNoStore) {
+		return usagef("--done %s: %v", c.Done, err)
+	}
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	res, err := m.SetStatus(ctx, c.Done, cmp.Or(c.Status, "done"), mira.RememberOptions{DryRun: c.DryRun, Source: c.Source})
+	if err != nil {
+		return asFlag(err, map[string]string{"status": "--status", "replace": "--done"})
+	}
+	if c.DryRun {
+		return writeOps(o, res.Ops)
+	}
+	if res.Commit == "" {
+		o.Warnf("%s is already %s; nothing changed", c.Done, res.Items[0].Entry.Status)
+	}
+	return writeEntries(o, c.Output, res.Entries())
 }

@@ -37,6 +37,7 @@ const instructions = `Mira is the user's long-term memory: plain Markdown files 
 - Call remember when the user states a durable fact, preference, decision or correction, or asks you to remember something. One memory per call, written so it stands alone without the conversation.
 - Call forget only when the user asks to forget something or a memory is wrong; pass the ids that recall returned.
 - Call context to get a token-budgeted block (pins, open corrections, goals, tasks, the latest summary and the memories relevant to a question) to put at the top of a prompt.
+- Call task_done when the user says a goal or task is finished (or abandoned): it leaves the standing context but stays in the memory.
 Never store credentials: memories are committed to git and pasted into prompts, and secrets are refused.`
 
 // Options tune a server.
@@ -68,6 +69,7 @@ func New(m *mira.Memory, opt Options) *mcp.Server {
 	addTool(srv, s, contextTool(), s.context)
 	addTool(srv, s, listTool(), s.list)
 	addTool(srv, s, pinTool(), s.pin)
+	addTool(srv, s, taskDoneTool(), s.taskDone)
 	addCodeTools(srv, s)
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{
 		Name:        "memory",
