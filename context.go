@@ -12,7 +12,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	plan "github.com/miramem/mira/ctx"
@@ -56,10 +55,6 @@ type ContextRequest struct {
 	// CodeFiles are files the conversation names, for the touchpoints.
 	CodeFiles []string
 }
-
-// ClosedStatus are the statuses that take a correction, goal or task out
-// of the standing material.
-var ClosedStatus = []string{"done", "completed", "closed", "resolved", "cancelled", "canceled", "abandoned", "obsolete", "dropped", "wontfix"}
 
 // Check reports the first part of req that no plan can take, as an
 // *InvalidError whose Field is the part's name (mode, budget, encoding,
@@ -226,7 +221,7 @@ func standingEntry(e *mem.Entry, now time.Time) bool {
 	if !slices.Contains(index.StandingKinds, e.Kind) {
 		return false
 	}
-	return !slices.Contains(ClosedStatus, strings.ToLower(strings.TrimSpace(e.Status)))
+	return !IsClosed(e.Status)
 }
 
 // contextScopes returns the scopes standing material comes from: global,

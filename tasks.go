@@ -12,9 +12,6 @@ import (
 	"github.com/miramem/mira/mem"
 )
 
-// StatusOpen is the status of a goal or task not yet closed.
-const StatusOpen = "open"
-
 // SetStatus gives the goal or task id a new status: StatusOpen, or one of
 // ClosedStatus ("done", "cancelled", ...), which takes it out of the
 // standing material of every context. The memory is kept: a new version
@@ -101,10 +98,4 @@ func (m *Memory) Tasks(ctx context.Context, scopes []string, kind string, n int)
 		out[i] = e.Record()
 	}
 	return out, nil
-}
-
-// IsClosed reports whether a status takes a goal or task out of the
-// standing material.
-func IsClosed(status string) bool {
-	return slices.Contains(ClosedStatus, strings.ToLower(strings.TrimSpace(status)))
 }
