@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/miramem/mira/internal/text"
 	"io"
 	"io/fs"
 	"os"
@@ -672,12 +673,12 @@ func (a *Agent) AddSearch(ctx context.Context, arts *tools.Artifacts, query stri
 // user added, committing the artifact with it.
 func (a *Agent) tell(ctx context.Context, arts *tools.Artifacts, m tools.Meta, rels []string, what string) (*Added, error) {
 	ref := "artifact://" + m.ID
-	text := fmt.Sprintf("[I added %s to the conversation, stored as %s (%s, %s). Read it with read_file {\"path\": %q} or search it with grep when it matters.]",
-		what, ref, plural(m.Lines, "line", "lines"), SizeText(m.Bytes), ref)
+	note := fmt.Sprintf("[I added %s to the conversation, stored as %s (%s, %s). Read it with read_file {\"path\": %q} or search it with grep when it matters.]",
+		what, ref, plural(m.Lines, "line", "lines"), text.Size(m.Bytes), ref)
 	if m.Truncated {
-		text = strings.TrimSuffix(text, "]") + fmt.Sprintf(" Only its first %s were kept.]", SizeText(m.Bytes))
+		note = strings.TrimSuffix(note, "]") + fmt.Sprintf(" Only its first %s were kept.]", text.Size(m.Bytes))
 	}
-	e := a.turn(roleUser, text)
+	e := a.turn(roleUser, note)
 	e.Extra[fieldArtifacts] = rels
 	stored, err := a.store(ctx, e)
 	if err != nil {
@@ -689,19 +690,6 @@ func (a *Agent) tell(ctx context.Context, arts *tools.Artifacts, m tools.Meta, r
 	}
 	a.push(stored)
 	return &Added{Artifact: m, Turn: stored.ID, Text: stored.Body}, nil
-}
-
-// SizeText formats a size: 812 B, 7.9 KiB, 1.2 MiB.
-func SizeText(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	case n < 1<<30:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }
 
 // Export formats.

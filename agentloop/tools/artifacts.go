@@ -141,29 +141,29 @@ func defaultID() string {
 // and last lines, storing the whole as an artifact when the registry has a
 // store for them.
 func (r *Registry) fit(res Result, tool string) Result {
-	text := res.Content
-	lines := strings.Count(text, "\n")
-	if !strings.HasSuffix(text, "\n") && text != "" {
+	content := res.Content
+	lines := strings.Count(content, "\n")
+	if !strings.HasSuffix(content, "\n") && content != "" {
 		lines++
 	}
-	if len(text) <= r.limits.ResultBytes && lines <= r.limits.ResultLines {
+	if len(content) <= r.limits.ResultBytes && lines <= r.limits.ResultLines {
 		return res
 	}
-	all := strings.SplitAfter(strings.TrimSuffix(text, "\n"), "\n")
+	all := strings.SplitAfter(strings.TrimSuffix(content, "\n"), "\n")
 	partBytes := r.limits.ResultBytes / 4
 	head := takeLines(all, r.limits.HeadLines, partBytes, false)
 	tail := takeLines(all[len(head):], r.limits.TailLines, partBytes, true)
 	omitted := len(all) - len(head) - len(tail)
 
 	var note string
-	size := plural(lines, "line") + ", " + humanBytes(len(text))
+	size := plural(lines, "line") + ", " + text.Size(int64(len(content)))
 	if r.arts == nil {
 		note = fmt.Sprintf("[The output was too long (%s); only its first %d and last %d lines are shown and the rest is lost. Narrow the command or search to see more.]", size, len(head), len(tail))
-	} else if m, rels, err := r.arts.SaveText(text, ArtifactOutput, tool, "txt", r.limits.ArtifactBytes); err != nil {
+	} else if m, rels, err := r.arts.SaveText(content, ArtifactOutput, tool, "txt", r.limits.ArtifactBytes); err != nil {
 		note = fmt.Sprintf("[The output was too long (%s); only its first %d and last %d lines are shown. Storing the whole failed: %v]", size, len(head), len(tail), err)
 	} else {
 		res.Artifacts = append(res.Artifacts, rels...)
-		note = storedNote(lines, int64(len(text)), len(head), len(tail), m, r.limits.ArtifactBytes, r.limits.ReadFileBytes)
+		note = storedNote(lines, int64(len(content)), len(head), len(tail), m, r.limits.ArtifactBytes, r.limits.ReadFileBytes)
 	}
 	var b strings.Builder
 	b.WriteString(note)
@@ -214,15 +214,4 @@ func takeLines(lines []string, n, maxBytes int, fromEnd bool) []string {
 		}
 	}
 	return out
-}
-
-// humanBytes formats a size for a message: 812 B, 7.9 KiB, 1.2 MiB.
-func humanBytes(n int) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/miramem/mira/internal/text"
 	"io"
 	"os"
 	"path"
@@ -492,7 +493,7 @@ func storedNote(lines int, size int64, head, tail int, m Meta, cap, readable int
 // humanBytes64 is humanBytes for sizes that may pass 2 GiB.
 func humanBytes64(n int64) string {
 	if n < 1<<30 {
-		return humanBytes(int(n))
+		return text.Size(int64(n))
 	}
 	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/miramem/mira/internal/text"
 	"io"
 	"os"
 	"os/exec"
@@ -250,7 +251,7 @@ func readCapped(f *os.File, limit int64) (string, error) {
 		tl = tl[1:]
 	}
 	omitted := size - int64(len(h)) - int64(len(tl))
-	return fmt.Sprintf("%s\n[… %s of output omitted …]\n%s", h, humanBytes(int(omitted)), tl), nil
+	return fmt.Sprintf("%s\n[… %s of output omitted …]\n%s", h, text.Size(int64(omitted)), tl), nil
 }
 
 // trimPartialRune drops an incomplete UTF-8 sequence from the end of s.

@@ -75,7 +75,7 @@ func (t writeFile) Run(ctx context.Context, args json.RawMessage) (Result, error
 		return errorf("the content "+markRefusal, redactedPrefix), nil
 	}
 	lines := len(splitLines(a.Content))
-	size := fmt.Sprintf("%s, %s", plural(lines, "line"), humanBytes(len(a.Content)))
+	size := fmt.Sprintf("%s, %s", plural(lines, "line"), text.Size(int64(len(a.Content))))
 	summary := fmt.Sprintf("%s %s (%s)\n%s", action, tg.show, size, preview("+ ", a.Content))
 	if res, ok, err := t.e.approve(ctx, "write_file", summary); !ok {
 		return res, err

@@ -60,14 +60,6 @@ func TestTakeLinesEdges(t *testing.T) {
 	}
 }
 
-func TestHumanBytes(t *testing.T) {
-	for n, want := range map[int]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1<<20 - 1: "1024.0 KiB", 1 << 20: "1.0 MiB", 3 << 20: "3.0 MiB"} {
-		if got := humanBytes(n); got != want {
-			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
 // Artifact ids and scopes are letters, digits, '-', '_' and inner dots.
 func TestValidNameEdges(t *testing.T) {
 	for _, s := range []string{"azAZ09_-", "a.b", "z", "Z", "9", strings.Repeat("a", 200)} {

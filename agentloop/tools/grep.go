@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/miramem/mira/internal/text"
 	"io/fs"
 	"os"
 	"path"
@@ -283,7 +284,7 @@ func (s *grepSearch) result(note, where string) Result {
 		}
 	}
 	if s.big > 0 {
-		fmt.Fprintf(&b, "\n[%s over %s not searched.]", plural(s.big, "file"), humanBytes(grepMaxFile))
+		fmt.Fprintf(&b, "\n[%s over %s not searched.]", plural(s.big, "file"), text.Size(int64(grepMaxFile)))
 	}
 	return Result{Content: strings.TrimSpace(b.String())}
 }

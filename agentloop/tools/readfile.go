@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/miramem/mira/internal/text"
 	"io/fs"
 	"os"
 	"strings"
@@ -29,7 +30,7 @@ func (t readFile) Definition() openai.Tool {
 	return schemaTool("read_file", fmt.Sprintf("Read a text file. Lines are shown numbered as by `cat -n` (number, tab, line); the numbers are not part of the file. "+
 		"At most %d lines or %s are returned at a time and lines longer than %d bytes are clipped; use offset and limit to read on. "+
 		"Read a file before editing it. Also reads stored outputs: path artifact://ID.",
-		t.e.limits.ReadLines, humanBytes(t.e.limits.ReadBytes), t.e.limits.LineBytes), t.schema())
+		t.e.limits.ReadLines, text.Size(int64(t.e.limits.ReadBytes)), t.e.limits.LineBytes), t.schema())
 }
 
 // Run implements Tool.
@@ -117,14 +118,14 @@ func readText(tg target, maxBytes int64) (string, error) {
 		return "", fmt.Errorf("%s is not a regular file", tg.show)
 	case fi.Size() > maxBytes:
 		return "", fmt.Errorf("%s is too large (%s; the limit is %s); find the part you need with grep, or print it with bash (sed -n 'FROM,TOp')",
-			tg.show, humanBytes(int(fi.Size())), humanBytes(int(maxBytes)))
+			tg.show, text.Size(int64(fi.Size())), text.Size(int64(maxBytes)))
 	}
 	data, err := os.ReadFile(tg.abs)
 	if err != nil {
 		return "", fmt.Errorf("cannot read %s: %w", tg.show, err)
 	}
 	if isBinary(data) {
-		return "", fmt.Errorf("%s is a binary file (%s); only text files can be read or edited", tg.show, humanBytes(len(data)))
+		return "", fmt.Errorf("%s is a binary file (%s); only text files can be read or edited", tg.show, text.Size(int64(len(data))))
 	}
 	return string(data), nil
 }

@@ -718,9 +718,9 @@ func (p *cParser) namespace(i, end int, sc cScope) int {
 	return close
 }
 
-// using reads a using or static_assert declaration: using X = T is a type.
-func (p *cParser) using(i, end int, sc cScope) int {
-	j := i + 1
+// declEnd returns the ; } or { that ends the declaration going on at j
+// (or end), stepping over parenthesised and bracketed groups whole.
+func (p *cParser) declEnd(j, end int) int {
 	for j < end && !p.op(j, ";") && !p.op(j, "}") && !p.op(j, "{") {
 		p.work++
 		if p.op(j, "(") || p.op(j, "[") {
@@ -729,6 +729,12 @@ func (p *cParser) using(i, end int, sc cScope) int {
 		}
 		j++
 	}
+	return j
+}
+
+// using reads a using or static_assert declaration: using X = T is a type.
+func (p *cParser) using(i, end int, sc cScope) int {
+	j := p.declEnd(i+1, end)
 	if p.name(i, "using") && p.isName(i+1) && p.op(i+2, "=") {
 		p.add(Symbol{Kind: KindType, Name: p.text(i + 1), Parent: sc.name, Exported: sc.public && !sc.hidden}, i, i+1, max(j-1, i+1), min(j, end-1))
 	}
@@ -1164,15 +1170,7 @@ func (p *cParser) typeDef(start, kw, body, end int, sc cScope, typedef, exported
 		p.block(body+1, close-1, inner)
 	}
 	// Declarators: struct s { … } a, *b; or typedef struct s { … } T;
-	j := close
-	for j < end && !p.op(j, ";") && !p.op(j, "}") && !p.op(j, "{") {
-		p.work++
-		if p.op(j, "(") || p.op(j, "[") {
-			j = p.after(j, end)
-			continue
-		}
-		j++
-	}
+	j := p.declEnd(close, end)
 	if j > close {
 		kind := KindVar
 		switch {

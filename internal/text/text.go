@@ -1,10 +1,14 @@
 // Package text cuts strings to a size in bytes without splitting a
 // character, for every layer that bounds what it stores, indexes or
 // prints, and reduces English words to their stems for every layer that
-// searches. It imports nothing of Mira's, so any package may use it.
+// searches, and writes sizes for messages. It imports nothing of Mira's, so
+// any package may use it.
 package text
 
-import "unicode/utf8"
+import (
+	"fmt"
+	"unicode/utf8"
+)
 
 // Cut returns the longest prefix of s that is at most n bytes long and
 // does not end inside a UTF-8 sequence: s itself when it fits, "" when n
@@ -52,4 +56,18 @@ func Distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// Size formats a number of bytes for a message: 812 B, 7.9 KiB, 1.2 MiB,
+// 3.0 GiB.
+func Size(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }

@@ -59,3 +59,11 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestSize(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1<<20 - 1: "1024.0 KiB", 1 << 20: "1.0 MiB", 3 << 20: "3.0 MiB", 3 << 30: "3.0 GiB"} {
+		if got := Size(n); got != want {
+			t.Errorf("Size(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -351,9 +351,9 @@ func (s *agentSession) ctxArtifacts() error {
 		if m.Lines >= 0 {
 			lines = agentThousands(m.Lines)
 		}
-		size := agentloop.SizeText(m.Bytes)
+		size := text.Size(m.Bytes)
 		if m.Truncated {
-			size += " of " + agentloop.SizeText(m.TotalBytes)
+			size += " of " + text.Size(m.TotalBytes)
 		}
 		fmt.Fprintf(s.o.Out, "%s  %-7s %9s lines  %-18s %s  %s\n", m.ID, m.Type, lines, size, m.Created.Local().Format("2006-01-02 15:04"), agentClip(strings.Join(strings.Fields(m.Source), " "), 60))
 	}
@@ -403,7 +403,7 @@ func (s *agentSession) ctxStats() error {
 		}
 	}
 	if arts > 0 {
-		fmt.Fprintf(w, "artifacts     %d (%s), %s\n", arts, strings.Join(kinds, ", "), agentloop.SizeText(st.ArtifactBytes))
+		fmt.Fprintf(w, "artifacts     %d (%s), %s\n", arts, strings.Join(kinds, ", "), text.Size(st.ArtifactBytes))
 	} else {
 		fmt.Fprintln(w, "artifacts     none")
 	}
@@ -436,9 +436,9 @@ func (s *agentSession) ctxAdded(a *agentloop.Added) error {
 	}
 	m := a.Artifact
 	fmt.Fprintf(s.o.Out, "Added %s as artifact://%s (%s %s, %s); the model is told in turn %s.\n",
-		m.Source, m.ID, agentThousands(m.Lines), agentPlural(m.Lines, "line", "lines"), agentloop.SizeText(m.Bytes), a.Turn)
+		m.Source, m.ID, agentThousands(m.Lines), agentPlural(m.Lines, "line", "lines"), text.Size(m.Bytes), a.Turn)
 	if m.Truncated {
-		fmt.Fprintf(s.o.Out, "Only its first %s were kept (of %s).\n", agentloop.SizeText(m.Bytes), agentloop.SizeText(m.TotalBytes))
+		fmt.Fprintf(s.o.Out, "Only its first %s were kept (of %s).\n", text.Size(m.Bytes), text.Size(m.TotalBytes))
 	}
 	return nil
 }
