@@ -136,7 +136,7 @@ type Config struct {
 	// their first and last lines and the rest is lost.
 	Artifacts *Artifacts
 	// Memory backs remember and recall; with none, those tools are not
-	// offered.
+	// offered. A Memory that is also a TaskStatus backs task_done.
 	Memory Memory
 	// Limits bounds reads, commands and results.
 	Limits Limits
@@ -190,7 +190,7 @@ type Registry struct {
 
 // New returns a Registry with the built-in tools: read_file, write_file,
 // edit_file, bash, glob and grep, and remember and recall when cfg.Memory
-// is set.
+// is set (and task_done when it is also a TaskStatus).
 func New(cfg Config) (*Registry, error) {
 	ws, err := newWorkspace(cfg.Root, cfg.AllowPaths, cfg.Artifacts)
 	if err != nil {
@@ -210,6 +210,9 @@ func New(cfg Config) (*Registry, error) {
 	builtin := []Tool{readFile{e}, writeFile{e}, editFile{e}, bashTool{e}, globTool{e}, grepTool{e}}
 	if cfg.Memory != nil {
 		builtin = append(builtin, rememberTool{cfg.Memory}, recallTool{cfg.Memory})
+		if ts, ok := cfg.Memory.(TaskStatus); ok {
+			builtin = append(builtin, taskDoneTool{ts})
+		}
 	}
 	for _, t := range builtin {
 		if err := r.Register(t); err != nil {

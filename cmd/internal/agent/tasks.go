@@ -87,3 +87,22 @@ func (s *agentSession) done(ctx context.Context, arg string) error {
 	}
 	return nil
 }
+
+// SetStatus implements tools.TaskStatus for the task_done tool: the same
+// use case, and so the same refusals, as /done and mira-mcp's task_done.
+func (l *agentLibrary) SetStatus(ctx context.Context, id, status string) (string, error) {
+	res, err := l.m.SetStatus(ctx, id, status, mira.RememberOptions{Source: "conversation " + l.conversation})
+	if err != nil {
+		return "", err
+	}
+	e := res.Items[0].Entry
+	if res.Replaced == nil {
+		return fmt.Sprintf("%s %s is already %s.", e.Kind, e.ID, e.Status), nil
+	}
+	return fmt.Sprintf("Marked %s %s %s; it is now %s.", e.Kind, res.Replaced.ID, e.Status, e.ID), nil
+}
+
+// Statuses implements tools.TaskStatus.
+func (l *agentLibrary) Statuses() []string {
+	return slices.Concat([]string{mira.StatusOpen}, mira.ClosedStatus)
+}

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sashabaranov/go-openai"
 
 	"github.com/miramem/mira/cmd/internal/cli"
 	"github.com/miramem/mira/llm/llmtest"
@@ -73,4 +76,81 @@ func TestAgentDoneTasks(t *testing.T) {
 			t.Errorf("%s: %v, want a usage error with %q", arg, err, want)
 		}
 	}
+}
+
+// The model closes a task with its task_done tool: the task is done in the
+// store and leaves the next request's standing context; a fact's id, a
+// closed version's id and an unknown status are refused by name, as
+// mira-mcp's task_done refuses them, and change nothing.
+func TestAgentTaskDoneTool(t *testing.T) {
+	x := newAgentEnv(t)
+	delete(x.env, "MIRA_MODEL")
+	var ids []string
+	for _, text := range []string{"/remember task: migrate the orders table", "/remember fact: orders live in PostgreSQL"} {
+		var rec mem.Record
+		if err := json.Unmarshal([]byte(x.ok("", "-p", text, "--output", "jsonl")), &rec); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, rec.ID)
+	}
+	x.env["MIRA_MODEL"] = "test-model"
+	call := func(id string, args map[string]any) llmtest.Reply {
+		return llmtest.Tools(llmtest.ToolCall{ID: id, Name: "task_done", Arguments: jsonArgs(args)})
+	}
+	x.srv.Push(
+		call("d", map[string]any{"id": ids[0]}), llmtest.Text("Closed it."),
+		call("f", map[string]any{"id": ids[1]}),
+		call("o", map[string]any{"id": ids[0]}),
+		call("s", map[string]any{"id": ids[0], "status": "finished"}),
+		llmtest.Text("Refused."),
+		llmtest.Text("Next."),
+	)
+	var out bytes.Buffer
+	s := x.session(&out, "--no-extract")
+	ctx := t.Context()
+	if _, err := s.send(ctx, "the migration is finished"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := x.srv.Requests()
+	if !slices.ContainsFunc(reqs[0].Tools, func(tl openai.Tool) bool { return tl.Function != nil && tl.Function.Name == "task_done" }) {
+		t.Fatalf("task_done is not offered: %v", reqs[0].Tools)
+	}
+	if res := lastTool(reqs[1]); !strings.Contains(res, "Marked task "+ids[0]+" done") {
+		t.Fatalf("task_done = %q", res)
+	}
+	tasks, err := s.lib.m.Tasks(ctx, s.scopes(), mem.KindTask, 0)
+	if err != nil || len(tasks) != 1 || tasks[0].Status != "done" || tasks[0].Text != "migrate the orders table" {
+		t.Fatalf("tasks after task_done = %+v, %v", tasks, err)
+	}
+	done := tasks[0].ID
+	if _, err := s.send(ctx, "close the others"); err != nil {
+		t.Fatal(err)
+	}
+	reqs = x.srv.Requests()
+	for i, want := range []string{ids[1] + " is a fact, not a goal or task", ids[0], "finished"} {
+		res := lastTool(reqs[3+i])
+		if !strings.Contains(res, want) || strings.Contains(res, "Marked") {
+			t.Errorf("task_done refusal %d = %q, want it to name %q", i, res, want)
+		}
+	}
+	if _, err := s.send(ctx, "what is open?"); err != nil {
+		t.Fatal(err)
+	}
+	if req := x.srv.Requests()[6].Text(); strings.Contains(req, "migrate the orders table") {
+		t.Errorf("the closed task is still standing:\n%s", req)
+	}
+	after, err := s.lib.m.Tasks(ctx, s.scopes(), mem.KindTask, 0)
+	if err != nil || len(after) != 1 || after[0].ID != done {
+		t.Errorf("the refusals changed the tasks: %+v, %v", after, err)
+	}
+}
+
+// lastTool is the content of a request's last tool message.
+func lastTool(r llmtest.Request) string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == openai.ChatMessageRoleTool {
+			return r.Messages[i].Content
+		}
+	}
+	return ""
 }
