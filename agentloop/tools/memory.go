@@ -34,7 +34,7 @@ type rememberTool struct{ m Memory }
 var rememberSchema = object(map[string]jsonschema.Definition{
 	"text": {Type: jsonschema.String, Description: "The memory, self-contained: it will be read later without this conversation."},
 	"kind": {Type: jsonschema.String, Enum: memoryKinds, Description: "What it is: a fact, a preference of the user, a decision and its reason, a correction of something wrong, a goal, a task, or a note (the default)."},
-	"tags": {Type: jsonschema.Array, Items: &jsonschema.Definition{Type: jsonschema.String}, Description: "Optional tags to find it by."},
+	"tags": {Type: jsonschema.Array, Items: &jsonschema.Definition{Type: jsonschema.String}, Description: "Optional tags to find it by. A task that serves a goal takes the tag goal:<the goal's id>."},
 }, "text")
 
 // Definition implements Tool.

@@ -317,7 +317,7 @@ func TestAgentSlashOneShot(t *testing.T) {
 	if out := x.ok("", "-p", "/forget "+rec.ID, "--output", "text"); !strings.Contains(out, "Forgot "+rec.ID) {
 		t.Errorf("/forget = %q", out)
 	}
-	if out := x.ok("", "-p", "/goals", "--output", "text"); !strings.Contains(out, "No open goals") {
+	if out := x.ok("", "-p", "/goals", "--output", "text"); !strings.Contains(out, "No goals.") {
 		t.Errorf("/goals after /forget = %q", out)
 	}
 	if code, _, errs := x.run("", "-p", "/nope"); code != cli.ExitUsage || !strings.Contains(errs, "unknown command /nope") {

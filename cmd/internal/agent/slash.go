@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/miramem/mira/agentloop"
 	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/internal/paths"
 	"github.com/miramem/mira/mem"
@@ -36,7 +35,7 @@ var agentSlashCommands = []agentSlashCommand{
 	{"/forget", "ID [REASON]", "forget a memory (it moves under deleted/)"},
 	{"/tasks", "", "list the tasks, open and done, newest first, with their ids"},
 	{"/done", "ID [STATUS]", "mark a goal or task done (or cancelled, dropped, open...): it leaves the standing context"},
-	{"/goals", "", "list the open goals"},
+	{"/goals", "", "list the goals, open and done, newest first, with their ids and tasks done/total (tasks tagged goal:ID)"},
 	{"/status", "", "project, model, tokens and cost so far, cache hit rate"},
 	{"/context", "[SUBCOMMAND|QUERY]", "what the model sees and why, with the budget meter; subcommands below"},
 	{"/mode", "[off|light|heavy]", "context mode of the next messages (no argument: off → light → heavy → off)"},
@@ -108,7 +107,7 @@ func (s *agentSession) slash(ctx context.Context, line string) (quit bool, err e
 	case "/done":
 		return false, s.done(ctx, arg)
 	case "/goals":
-		return false, s.standing(ctx, mem.KindGoal)
+		return false, s.goals(ctx)
 	case "/status":
 		return false, s.status()
 	case "/context":
@@ -199,45 +198,6 @@ func (s *agentSession) records(recs []mem.Record) error {
 		return nil
 	}
 	return cli.WriteRecords(s.o, s.mode(), recs, false)
-}
-
-// standing lists the open goals or tasks of the global, project and
-// conversation scopes.
-func (s *agentSession) standing(ctx context.Context, kind string) error {
-	scopes := []string{mem.DefaultScope}
-	for _, sc := range []string{agentloop.ProjectScope(s.agent.Project()), s.agent.Conversation()} {
-		if sc != "" && !slices.Contains(scopes, sc) {
-			scopes = append(scopes, sc)
-		}
-	}
-	recs, err := s.lib.Standing(ctx, scopes)
-	if err != nil {
-		return err
-	}
-	var out []mem.Record
-	for _, r := range recs {
-		if r.Kind == kind {
-			out = append(out, r)
-		}
-	}
-	if !s.o.TextOutput(s.mode()) {
-		return s.records(out)
-	}
-	if len(out) == 0 {
-		fmt.Fprintf(s.o.Out, "No open %ss.\n", kind)
-		return nil
-	}
-	for _, r := range out {
-		meta := []string{r.ID, "scope " + r.Scope}
-		if r.Priority != "" {
-			meta = append(meta, "priority "+r.Priority)
-		}
-		if r.Status != "" {
-			meta = append(meta, r.Status)
-		}
-		fmt.Fprintf(s.o.Out, "○ %s  (%s)\n", agentFirstLine(r.Text), strings.Join(meta, " · "))
-	}
-	return nil
 }
 
 // status prints /status.

@@ -106,3 +106,45 @@ func (l *agentLibrary) SetStatus(ctx context.Context, id, status string) (string
 func (l *agentLibrary) Statuses() []string {
 	return slices.Concat([]string{mira.StatusOpen}, mira.ClosedStatus)
 }
+
+// goals prints /goals: the goals of the standing context's scopes, open
+// and closed, newest first, with their ids, status and the progress of
+// the tasks that name them (tag goal:<id>).
+func (s *agentSession) goals(ctx context.Context) error {
+	out, err := s.lib.m.Goals(ctx, s.scopes(), agentTasksShown)
+	if err != nil {
+		return err
+	}
+	if !s.o.TextOutput(s.mode()) {
+		for _, g := range out {
+			line := map[string]any{"goal": g.Goal, "tasks_done": g.Done, "tasks_total": g.Total}
+			if err := agentJSONLine(s.o, line); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(out) == 0 {
+		fmt.Fprintln(s.o.Out, "No goals.")
+		return nil
+	}
+	for _, g := range out {
+		r := g.Goal
+		mark := "○"
+		if mira.IsClosed(r.Status) {
+			mark = "✓"
+		}
+		meta := []string{r.ID, "scope " + r.Scope}
+		if r.Priority != "" {
+			meta = append(meta, "priority "+r.Priority)
+		}
+		meta = append(meta, agentOr(r.Status, mira.StatusOpen))
+		if g.Total > 0 {
+			meta = append(meta, fmt.Sprintf("%d/%d %s done", g.Done, g.Total, agentPlural(g.Total, "task", "tasks")))
+		} else {
+			meta = append(meta, "no tasks")
+		}
+		fmt.Fprintf(s.o.Out, "%s %s  (%s)\n", mark, agentFirstLine(r.Text), strings.Join(meta, " · "))
+	}
+	return nil
+}

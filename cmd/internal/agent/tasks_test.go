@@ -154,3 +154,64 @@ func lastTool(r llmtest.Request) string {
 	}
 	return ""
 }
+
+// /goals lists the goals open and closed, newest first, with ids, status
+// and the progress of the tasks that name them by a tag goal:<id>, also
+// after the goal's own status changed (a new id) and a task was closed.
+func TestAgentGoalsProgress(t *testing.T) {
+	x := newAgentEnv(t)
+	delete(x.env, "MIRA_MODEL")
+	var out bytes.Buffer
+	s := x.session(&out, "--no-extract")
+	ctx := t.Context()
+	remember := func(kind, text string, tags ...string) string {
+		t.Helper()
+		e, _, err := s.lib.remember(ctx, text, kind, tags, "cli")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.ID
+	}
+	old := remember(mem.KindGoal, "retire the old billing system")
+	ship := remember(mem.KindGoal, "ship the agent")
+	t1 := remember(mem.KindTask, "write the release notes", "goal:"+ship)
+	remember(mem.KindTask, "tag the release", "goal:"+ship, "release")
+	remember(mem.KindTask, "export the invoices", "goal:"+old)
+	remember(mem.KindTask, "water the plants")
+	for _, c := range []string{"/done " + t1, "/done " + old} {
+		if _, err := s.slash(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out.Reset()
+	if _, err := s.slash(ctx, "/goals"); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(got) != 2 {
+		t.Fatalf("/goals = %q", out.String())
+	}
+	// The closed goal is a new version, so the newest.
+	for i, want := range []string{"✓ retire the old billing system  (", "○ ship the agent  (" + ship + " · scope shop · open · 1/2 tasks done)"} {
+		if !strings.HasPrefix(got[i], want) {
+			t.Errorf("/goals line %d = %q, want it to start %q", i, got[i], want)
+		}
+	}
+	if !strings.HasSuffix(got[0], " · done · 0/1 task done)") {
+		t.Errorf("/goals closed goal = %q", got[0])
+	}
+	out.Reset()
+	s.c.Output = "jsonl"
+	if _, err := s.slash(ctx, "/goals"); err != nil {
+		t.Fatal(err)
+	}
+	var line struct {
+		Goal       mem.Record `json:"goal"`
+		TasksDone  int        `json:"tasks_done"`
+		TasksTotal int        `json:"tasks_total"`
+	}
+	last := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if err := json.Unmarshal([]byte(last[len(last)-1]), &line); err != nil || line.Goal.ID != ship || line.TasksDone != 1 || line.TasksTotal != 2 {
+		t.Errorf("/goals jsonl = %q (%v)", out.String(), err)
+	}
+}
