@@ -364,6 +364,7 @@ type replyParts struct {
 	text, reasoning string
 	calls           []openai.ToolCall
 	interrupted     bool
+	usage           llm.Usage // what the reply cost, recorded with it
 }
 
 // Send sends a user message and runs the tool loop until the model answers
@@ -419,7 +420,7 @@ func (a *Agent) Send(ctx context.Context, text string, on func(Event)) (*Answer,
 			if ctx.Err() != nil && reply != nil && (reply.Content != "" || reply.Reasoning != "") {
 				// Keep what the user saw; calls that had not finished
 				// arriving are dropped unrun.
-				if e, serr := a.store(ctx, a.assistantEntry(replyParts{text: reply.Content, interrupted: true}), usageTrailer(reply.Usage)...); serr == nil {
+				if e, serr := a.store(ctx, a.assistantEntry(replyParts{text: reply.Content, interrupted: true, usage: reply.Usage}), usageTrailer(reply.Usage)...); serr == nil {
 					a.push(e)
 				} else {
 					err = errors.Join(err, serr)
@@ -428,7 +429,7 @@ func (a *Agent) Send(ctx context.Context, text string, on func(Event)) (*Answer,
 			finish()
 			return ans, err
 		}
-		stored, err := a.store(ctx, a.assistantEntry(replyParts{text: reply.Content, reasoning: reply.Reasoning, calls: reply.ToolCalls}), usageTrailer(reply.Usage)...)
+		stored, err := a.store(ctx, a.assistantEntry(replyParts{text: reply.Content, reasoning: reply.Reasoning, calls: reply.ToolCalls, usage: reply.Usage}), usageTrailer(reply.Usage)...)
 		if err != nil {
 			return ans, err
 		}

@@ -228,9 +228,12 @@ type Stats struct {
 	// summary; BufferLimit the size past which they are summarized.
 	BufferTokens int `json:"buffer_tokens"`
 	BufferLimit  int `json:"buffer_limit"`
-	// Usage is this session's, with its cost when prices are known.
-	Usage        Usage   `json:"usage"`
-	CacheHitRate float64 `json:"cache_hit_rate"`
+	// Usage is this session's, with its cost when prices are known;
+	// ConversationUsage the conversation's, summed from what its replies
+	// record, over every session.
+	Usage             Usage             `json:"usage"`
+	ConversationUsage ConversationUsage `json:"conversation_usage"`
+	CacheHitRate      float64           `json:"cache_hit_rate"`
 	// Summary is the rolling summary's id, "" before the first.
 	Summary string `json:"summary,omitempty"`
 	// Created and Updated are the times of the conversation's first and
@@ -254,6 +257,9 @@ func (a *Agent) Stats(arts *tools.Artifacts) (*Stats, error) {
 		Conversation: a.cfg.Conversation, Messages: map[string]int{}, Artifacts: map[string]int{},
 		Hidden: len(buf) - len(a.buffer), BufferTokens: st.BufferTokens, BufferLimit: st.BufferLimit,
 		Usage: st.Usage, CacheHitRate: st.Usage.CacheHitRate(),
+	}
+	if s.ConversationUsage, err = a.conversationUsage(); err != nil {
+		return nil, err
 	}
 	for _, r := range Roles {
 		s.Messages[r] = 0

@@ -83,6 +83,9 @@ func (a *Agent) assistantEntry(r replyParts) *mem.Entry {
 	if r.interrupted {
 		e.Extra[fieldInterrupted] = true
 	}
+	if r.usage.Requests > 0 {
+		e.Extra[fieldUsage] = usageField(r.usage)
+	}
 	if len(r.calls) > 0 {
 		calls := make([]storedCall, len(r.calls))
 		for i, c := range r.calls {

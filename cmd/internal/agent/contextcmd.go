@@ -412,12 +412,7 @@ func (s *agentSession) ctxStats() error {
 		pct = 100 * float64(st.BufferTokens) / float64(st.BufferLimit)
 	}
 	fmt.Fprintf(w, "tokens        %s / %s in the buffer (%.1f%%; summarized past it)\n", agentThousands(st.BufferTokens), agentThousands(st.BufferLimit), pct)
-	if st.Usage.Cost != nil {
-		fmt.Fprintf(w, "cost          $%.4f this session\n", *st.Usage.Cost)
-	} else {
-		fmt.Fprintln(w, "cost          unknown (set --price-input, --price-cached and --price-output)")
-	}
-	fmt.Fprintf(w, "cache hits    %.0f%% of prompt tokens this session\n", 100*st.CacheHitRate)
+	agentStatsCost(w, st)
 	if st.Summary != "" {
 		fmt.Fprintf(w, "summary       %s\n", st.Summary)
 	} else {
