@@ -38,6 +38,8 @@ type SummarizeOptions struct {
 	Through string
 	// DryRun computes the summaries and writes nothing.
 	DryRun bool
+	// Leave lists turns whose text no summary takes in (summarize.Options.Leave).
+	Leave []string
 }
 
 // Check validates the options as Summarize does, without a store: a front
@@ -68,6 +70,7 @@ func (m *Memory) Summarize(ctx context.Context, opt SummarizeOptions) (*summariz
 		LockTimeout: m.opt.LockTimeout,
 		DryRun:      opt.DryRun,
 		Through:     opt.Through,
+		Leave:       opt.Leave,
 		Kinds:       opt.Kinds,
 		Bad:         func(err error) { m.warn("", err) },
 		Lock:        m.lockFile,

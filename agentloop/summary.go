@@ -57,7 +57,7 @@ func (a *Agent) compact(ctx context.Context, all bool, on func(Event)) (int, err
 	before, tokens := len(a.buffer), a.bufferTokens()
 	on(Event{Type: "summary", Text: fmt.Sprintf("summarizing the older conversation (%d %s, %s tokens in the buffer)…",
 		before, plural(before, "turn", "turns"), thousands(tokens))})
-	if err := a.cfg.Summarizer.Summarize(ctx, a.cfg.Conversation, through); err != nil {
+	if err := a.summarizeView(ctx, through); err != nil {
 		return 0, err
 	}
 	if err := a.load(); err != nil {
@@ -82,4 +82,44 @@ func (a *Agent) Summarize(ctx context.Context, on func(Event)) (int, error) {
 		return 0, err
 	}
 	return a.compact(ctx, true, on)
+}
+
+// ViewSummarizer is a Summarizer that can leave turns' text out of the
+// summary while covering them.
+type ViewSummarizer interface {
+	// SummarizeView summarizes as Summarize does, except that the text of
+	// the turns in hidden reaches no summary.
+	SummarizeView(ctx context.Context, scope, through string, hidden []string) error
+}
+
+// summarizeView summarizes through the given turn. Pruning and clearing
+// change what the model sees, never what is kept: the turns they left out
+// stay in the store, and their text stays out of the rolling summary too,
+// which the model sees in their place. A Summarizer that cannot leave
+// text out summarizes them as they are.
+func (a *Agent) summarizeView(ctx context.Context, through string) error {
+	vs, ok := a.cfg.Summarizer.(ViewSummarizer)
+	if !ok {
+		return a.cfg.Summarizer.Summarize(ctx, a.cfg.Conversation, through)
+	}
+	buf, err := a.storeBuffer()
+	if err != nil {
+		return err
+	}
+	v, err := a.readView()
+	if err != nil {
+		return err
+	}
+	visible := v.apply(buf)
+	shown := make(map[string]bool, len(visible))
+	for _, e := range visible {
+		shown[e.ID] = true
+	}
+	var hidden []string
+	for _, e := range buf {
+		if !shown[e.ID] {
+			hidden = append(hidden, e.ID)
+		}
+	}
+	return vs.SummarizeView(ctx, a.cfg.Conversation, through, hidden)
 }

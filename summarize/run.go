@@ -63,6 +63,12 @@ type Options struct {
 	// latest exchanges word for word). An id that is not in the buffer
 	// summarizes nothing new. Meant for a run over one scope.
 	Through string
+	// Leave lists turns or facts whose text no summary takes in: an
+	// agent's turns that the user pruned or cleared from what its model
+	// sees. They are covered all the same (they leave the buffer with
+	// the rest), each by a line that says it was left out, so that the
+	// summary shows the model no more than the buffer did.
+	Leave []string
 	// Trailers, if set, gives extra commit trailers when the run commits,
 	// after every model call (the model's token usage, say).
 	Trailers func() []mem.Trailer
@@ -364,6 +370,10 @@ func (p *plan) valid(fresh *scopeData) bool {
 	return true
 }
 
+// LeftOut stands in a summary's input for the text of a turn in
+// Options.Leave.
+const LeftOut = "(left out of the conversation the model sees; kept in the store)"
+
 // makePlan summarizes a scope's buffer: L1 summaries of the new material,
 // L2 groups at the hierarchical level, and the L3 that folds them into the
 // previous one.
@@ -378,6 +388,9 @@ func makePlan(ctx context.Context, d *scopeData, sum summarizer, opt Options) (*
 	costs := make([]int, len(buf))
 	for i, m := range buf {
 		u := unit{label: labelOf(m), text: m.Body, at: m.CreatedAt.UTC().Format("2006-01-02 15:04")}
+		if slices.Contains(opt.Leave, m.ID) {
+			u.text = LeftOut
+		}
 		if c := opt.Count(u.text); c > opt.ChunkTokens {
 			// One huge tool output must not crowd out the conversation.
 			r := []rune(u.text)

@@ -389,9 +389,15 @@ type agentSummarizer struct {
 // Summarize implements agentloop.Summarizer. Only turns are summarized:
 // the conversation's scope is the conversation.
 func (s agentSummarizer) Summarize(ctx context.Context, scope, through string) error {
+	return s.SummarizeView(ctx, scope, through, nil)
+}
+
+// SummarizeView implements agentloop.ViewSummarizer: the turns the model
+// no longer sees are covered without their text.
+func (s agentSummarizer) SummarizeView(ctx context.Context, scope, through string, hidden []string) error {
 	_, err := s.m.Summarize(ctx, mira.SummarizeOptions{
 		Scopes: []string{scope}, Kinds: []string{mem.KindTurn}, Through: through,
-		Chat: s.client, Extractive: s.client == nil,
+		Chat: s.client, Extractive: s.client == nil, Leave: hidden,
 	})
 	if err != nil {
 		return fmt.Errorf("summarize conversation %s: %w", scope, err)
