@@ -49,6 +49,12 @@ type ExtractRequest struct {
 	Source string
 	// Scope the facts go to (and stored turns come from); default global.
 	Scope string
+	// AlsoScopes are more scopes whose memories the facts are reconciled
+	// with, besides Scope: where the conversation's other writers (an
+	// agent's remember tool) put memories, so that a fact already
+	// stored there is not stored again. A fact that updates a memory of
+	// one of them replaces it in that scope.
+	AlsoScopes []string
 	// MaxTurns bounds the stored user turns read in one run; zero means
 	// 50, and a negative number is refused.
 	MaxTurns int
@@ -135,7 +141,7 @@ func (m *Memory) Extract(ctx context.Context, req ExtractRequest) (*ExtractResul
 	facts = m.screenFacts(facts, req)
 	res.Facts = len(facts)
 	paths := map[string]string{} // id → path of the memories shown to the model
-	x.Neighbours = m.neighbours(scope, paths)
+	x.Neighbours = m.neighbours(reconcileScopes(scope, req.AlsoScopes), paths)
 	actions, err := x.Reconcile(ctx, facts)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -164,6 +170,11 @@ func (req ExtractRequest) Check(project string) error {
 	}
 	if err := mem.ValidScope(cmp.Or(req.Scope, mem.DefaultScope)); err != nil {
 		return invalidField("scope", err)
+	}
+	for _, sc := range req.AlsoScopes {
+		if err := mem.ValidScope(sc); err != nil {
+			return invalidField("scope", err)
+		}
 	}
 	if req.Kind != "" && !slices.Contains(extract.Kinds, req.Kind) {
 		return invalidField("kind", fmt.Errorf("%s cannot be extracted: extracted memories are %s", req.Kind, strings.Join(extract.Kinds, ", ")))
@@ -268,15 +279,15 @@ func (m *Memory) screenFacts(facts []extract.Fact, req ExtractRequest) []extract
 	return out
 }
 
-// neighbours finds each fact's nearest memories in the scope with the same
+// neighbours finds each fact's nearest memories in the scopes with the same
 // hybrid search as Recall, recording their paths.
-func (m *Memory) neighbours(scope string, paths map[string]string) func(context.Context, []string, int) ([][]extract.Memory, error) {
+func (m *Memory) neighbours(scopes []string, paths map[string]string) func(context.Context, []string, int) ([][]extract.Memory, error) {
 	return func(ctx context.Context, texts []string, k int) ([][]extract.Memory, error) {
 		out := make([][]extract.Memory, len(texts))
 		err := m.readIndex(ctx, func(ix *index.Index) error {
 			for i, t := range texts {
 				out[i] = nil // a second try starts over (readIndex)
-				hits, err := ix.Search(index.Query{Text: t, K: k, Scopes: []string{scope}, Kinds: reconcileKinds})
+				hits, err := ix.Search(index.Query{Text: t, K: k, Scopes: scopes, Kinds: reconcileKinds})
 				if err != nil {
 					return fmt.Errorf("search: %w", err)
 				}
@@ -351,6 +362,17 @@ func (ap *extractApply) run(ctx context.Context, actions []extract.Action, store
 	lk := m.openLookup()
 	defer lk.close()
 
+	// A fact that updates a memory of another scope (one of AlsoScopes)
+	// takes its place there: a global preference stays global.
+	scopeOf := map[string]string{} // new id → its scope, when not ap.scope
+	for _, a := range actions {
+		if a.Op != extract.OpUpdate || a.Target.ID == "" {
+			continue
+		}
+		if ep, err := mem.ParsePath(ap.paths[a.Target.ID]); err == nil && ep.Scope != "" && ep.Scope != ap.scope {
+			scopeOf[a.ID] = ep.Scope
+		}
+	}
 	// First the new memories, so that an update knows whether the memory
 	// replacing its target is stored or turned out to be an exact
 	// duplicate of one already there.
@@ -360,7 +382,7 @@ func (ap *extractApply) run(ctx context.Context, actions []extract.Action, store
 		if a.Op != extract.OpAdd || taken[a.Fact.Turn] {
 			continue
 		}
-		e := &mem.Entry{ID: a.ID, Kind: a.Kind, Scope: ap.scope, Body: a.Text, Source: sourceExtract,
+		e := &mem.Entry{ID: a.ID, Kind: a.Kind, Scope: cmp.Or(scopeOf[a.ID], ap.scope), Body: a.Text, Source: sourceExtract,
 			Tags: cleanTags(req.Tags), Project: ap.project}
 		if !req.AllowSecret && a.Text != a.Fact.Text && secret.Scan(a.Text) != nil {
 			// The model merged a secret of the old memory into the new
@@ -514,4 +536,15 @@ func extractSubject(ops []mem.Op, counts map[string]int, turns int) string {
 		s += "; " + strings.Join(more, ", ")
 	}
 	return s
+}
+
+// reconcileScopes is scope and then the other scopes, each once.
+func reconcileScopes(scope string, also []string) []string {
+	out := []string{scope}
+	for _, s := range also {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }

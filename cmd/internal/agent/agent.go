@@ -228,6 +228,7 @@ func (c *Cmd) open(ctx context.Context, o *cli.IO, client *llm.Client, interacti
 			return nil, err
 		}
 		s.extract = newAgentExtractor(m, chat, c.Conversation, o.Warnf)
+		s.extract.setProject(project)
 	}
 	enc := o.Config().Context.Encoding
 	cfg := agentloop.Config{
@@ -374,6 +375,7 @@ func (s *agentSession) switchProject(dir string) (mem.Project, error) {
 	}
 	s.agent.Switch(p, reg)
 	s.lib.setProject(p)
+	s.extract.setProject(p)
 	s.code.switchTo(p)
 	return p, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/miramem/mira"
 	"github.com/miramem/mira/llm"
+	"github.com/miramem/mira/mem"
 )
 
 // agentExtractDrain bounds how long a session that ends (end of input,
@@ -31,7 +32,11 @@ type agentExtractor struct {
 	ctx    context.Context // the rounds'; cancelled by close when its wait ends
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// also are the scopes the agent's remember tool writes to (global,
+	// the project's): facts are reconciled with their memories too, so
+	// that one the model remembered is not stored a second time.
+	also    []string
 	due     bool          // a round is asked for
 	running bool          // the loop goroutine is at work
 	idle    chan struct{} // closed when the loop goroutine has nothing left to do
@@ -84,7 +89,10 @@ func (x *agentExtractor) loop(idle chan struct{}) {
 // round extracts from the conversation's unread user turns and reports
 // whether some are left for another round.
 func (x *agentExtractor) round() (more bool) {
-	res, err := x.m.Extract(x.ctx, mira.ExtractRequest{Scope: x.scope, Chat: x.chat, Source: "conversation " + x.scope})
+	x.mu.Lock()
+	also := x.also
+	x.mu.Unlock()
+	res, err := x.m.Extract(x.ctx, mira.ExtractRequest{Scope: x.scope, AlsoScopes: also, Chat: x.chat, Source: "conversation " + x.scope})
 	if err != nil {
 		if x.ctx.Err() == nil {
 			x.warnf("warning: conversation %s: facts not extracted (tried again after the next message): %v", x.scope, err)
@@ -130,4 +138,20 @@ func (x *agentExtractor) close(ctx context.Context) bool {
 		<-idle // a cancelled round returns at once, writing nothing
 	}
 	return done
+}
+
+// setProject makes the rounds reconcile with the scopes the remember tool
+// writes to in project p (agentLibrary.scopeFor).
+func (x *agentExtractor) setProject(p mem.Project) {
+	if x == nil {
+		return
+	}
+	l := agentLibrary{project: p}
+	also := []string{mem.DefaultScope}
+	if sc := l.scopeFor(mem.KindFact); sc != mem.DefaultScope {
+		also = append(also, sc)
+	}
+	x.mu.Lock()
+	x.also = also
+	x.mu.Unlock()
 }

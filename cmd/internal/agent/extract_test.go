@@ -121,8 +121,9 @@ func newFactsEnv(t *testing.T, extract func(llmtest.Request) llmtest.Reply, repl
 }
 
 // After a message the facts the user stated are stored, reconciled, in
-// the conversation's scope, as mira-proxy stores them: the model never
-// had to call remember. The user turn is marked read; the commit records
+// the conversation's scope, as mira-proxy stores them: the model need not
+// call remember, and a fact it did remember (in the global or project
+// scope) is reconciled with and stored once. The user turn is marked read; the commit records
 // the model and what the round cost.
 func TestAgentExtractsFacts(t *testing.T) {
 	x, f := newFactsEnv(t, factsOf("The user's favourite editor is Helix.", "The user prefers tabs over spaces."),
@@ -132,9 +133,14 @@ func TestAgentExtractsFacts(t *testing.T) {
 	if out != "Noted.\n" {
 		t.Errorf("stdout = %q", out)
 	}
+	// The fact the model remembered (a preference: global scope) is
+	// reconciled with, not stored a second time in the conversation's.
 	got := x.extracted("chat")
-	if len(got) != 2 || !strings.Contains(bodies(got), "Helix") || !strings.Contains(bodies(got), "tabs over spaces") {
+	if len(got) != 1 || !strings.Contains(bodies(got), "tabs over spaces") {
 		t.Fatalf("extracted memories: %q", bodies(got))
+	}
+	if n := x.countBody("The user's favourite editor is Helix."); n != 1 {
+		t.Errorf("the remembered fact is stored %d times, want once", n)
 	}
 	user := x.turns("chat")[0]
 	for _, e := range got {
@@ -149,7 +155,7 @@ func TestAgentExtractsFacts(t *testing.T) {
 		t.Errorf("extraction was asked about %q", f.asked)
 	}
 	msg := git(t, x.home, "log", "-1", "--format=%B")
-	for _, want := range []string{"extract: 2 memories", "Mira-Model: test-model", "Mira-Source: chat", "Mira-Usage: requests="} {
+	for _, want := range []string{`extract: preference`, `"The user prefers tabs over spaces."`, "Mira-Model: test-model", "Mira-Source: chat", "Mira-Usage: requests="} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("last commit lacks %q:\n%s", want, msg)
 		}
@@ -347,4 +353,23 @@ func TestAgentExtractionCutShortResumes(t *testing.T) {
 	if f.askedN() != 2 {
 		t.Errorf("extraction asked %d times", f.askedN())
 	}
+}
+
+// countBody counts the live memories of every scope with this text.
+func (x *agentEnv) countBody(body string) int {
+	x.t.Helper()
+	st, err := mem.Open(t0(), x.home, "test", 0)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	n := 0
+	if err := st.Walk(func(e *mem.Entry) error {
+		if e.Kind != mem.KindTurn && !e.Deleted() && e.Body == body {
+			n++
+		}
+		return nil
+	}, nil); err != nil {
+		x.t.Fatal(err)
+	}
+	return n
 }
