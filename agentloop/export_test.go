@@ -38,3 +38,7 @@ func (a *Agent) RequestMessages(ctx context.Context, text string) ([]openai.Chat
 	}
 	return a.request(p, "", EffortAuto).Messages, nil
 }
+
+// Refresh reloads the conversation when the store moved, as the next
+// message does first.
+func (a *Agent) Refresh() error { return a.refresh() }
