@@ -21,7 +21,6 @@ import (
 	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/llm"
 	"github.com/miramem/mira/mem"
-	"github.com/peterh/liner"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -74,7 +73,7 @@ type agentSession struct {
 	// prompt aborted with Ctrl-C does).
 	cancel context.CancelFunc
 	// ln is the line editor of an interactive session.
-	ln          *liner.State
+	ln          *agentLineEditor
 	interactive bool
 
 	// drain bounds endExtraction's wait (agentExtractDrain when zero).

@@ -13,8 +13,8 @@ import (
 // shows it, and after each reply a meter line shows what the standing
 // context of that message took of its budget.
 //
-// There is no key for cycling it: the line editor (liner) has no way to
-// bind a key of one's own.
+// At the prompt, Shift-Tab cycles it too and redraws the prompt at once
+// (agentModeKey, lineeditor.go).
 
 // agentModes are the context modes in the order /mode cycles them.
 var agentModes = []plan.Mode{plan.ModeOff, plan.ModeLight, plan.ModeHeavy}
@@ -39,8 +39,8 @@ func agentModeName(m plan.Mode) string {
 }
 
 // promptText is the REPL's prompt: the context mode, then "> ". It is
-// plain text whatever the terminal: liner refuses control characters in
-// a prompt, so it has no colour to take away for NO_COLOR.
+// plain text whatever the terminal, so it has no colour to take away for
+// NO_COLOR.
 func (s *agentSession) promptText() string {
 	return "CTX: " + agentModeName(s.agent.ContextMode()) + " > "
 }

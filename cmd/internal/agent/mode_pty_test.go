@@ -11,11 +11,11 @@ import (
 	"github.com/miramem/mira/llm/llmtest"
 )
 
-// On a real terminal the prompt shows the context mode, /mode cycles it,
-// the next message is sent with the new mode, and the meter line follows
-// the reply, without escapes under NO_COLOR.
+// On a real terminal the prompt shows the context mode, /mode and
+// Shift-Tab cycle it, the next message is sent with the new mode, and the
+// meter line follows the reply, without escapes under NO_COLOR.
 func TestAgentModeOnTerminal(t *testing.T) {
-	srv := llmtest.New(t, llmtest.Text("Heavy reply."), llmtest.Text("Off reply."))
+	srv := llmtest.New(t, llmtest.Text("Heavy reply."), llmtest.Text("Off reply."), llmtest.Text("Light reply."))
 	dir := t.TempDir()
 	proj := filepath.Join(dir, "proj")
 	if err := os.MkdirAll(filepath.Join(proj, ".git"), 0o755); err != nil {
@@ -53,6 +53,19 @@ func TestAgentModeOnTerminal(t *testing.T) {
 	term.expect("ctx off · ")
 	term.expect(" · 0 in (0 pinned) · 1 out — /context for why")
 	term.expect("CTX: Off > ")
+
+	// Shift-Tab (ESC [ Z) cycles the mode at once, the line typed so far
+	// kept, and the message sent next carries the new mode.
+	term.typeIn("ship")
+	term.expect("ship")
+	term.typeIn("\x1b[Z")
+	term.expect("CTX: Light > ")
+	term.expect("ship") // redrawn after the prompt
+	term.typeIn(" it?\r")
+	term.expect("Light reply.")
+	term.expect("ctx light · ")
+	term.expect(" · 1 in (0 pinned) · 0 out — /context for why")
+	term.expect("CTX: Light > ")
 	term.typeIn("\x04")
 	if err := term.wait(); err != nil {
 		t.Fatalf("mira-agent exited with %v after Ctrl-D", err)
@@ -65,10 +78,13 @@ func TestAgentModeOnTerminal(t *testing.T) {
 		t.Errorf("NO_COLOR, yet the terminal was sent dim text:\n%q", shown)
 	}
 	reqs := srv.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d requests, want 2", len(reqs))
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
 	}
-	for i, want := range []bool{true, false} {
+	if got := reqs[2].LastUser(); !strings.HasSuffix(got, "ship it?") {
+		t.Errorf("the message typed around Shift-Tab arrived as %q", got)
+	}
+	for i, want := range []bool{true, false, true} {
 		if got := strings.Contains(reqs[i].Messages[1].Content, "Ship the parser fix"); got != want {
 			t.Errorf("request %d: the task in the standing context = %v, want %v", i+1, got, want)
 		}

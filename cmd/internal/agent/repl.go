@@ -13,18 +13,21 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ergochat/readline"
 	"github.com/miramem/mira/agentloop/tools"
-	"github.com/peterh/liner"
 )
 
-// The line editor is github.com/peterh/liner rather than
-// github.com/chzyer/readline: liner reads the terminal only while a prompt
-// is open, so the approval questions asked in the middle of an answer read
-// their own line and Ctrl-C reaches the process as SIGINT while the model
-// streams; readline keeps a goroutine reading stdin between prompts, which
-// would take those keys away. liner has what the session needs besides:
-// history with search, tab completion, and Ctrl-C and Ctrl-D at the
-// prompt.
+// The line editor is github.com/ergochat/readline (the maintained fork of
+// chzyer/readline) rather than github.com/peterh/liner, for one key:
+// Shift-Tab cycles the context mode and redraws the prompt at once, and
+// liner cannot bind a key. It keeps what liner gave: it puts the terminal
+// in raw mode and reads it only while a prompt is open (its reader is
+// woken per key), so the approval questions asked in the middle of an
+// answer read their own line, and Ctrl-C reaches the process as SIGINT
+// while the model streams. It has history with search (Ctrl-R), tab
+// completion, and Ctrl-C and Ctrl-D at the prompt; the history file is
+// still written whole and atomically by saveHistory. Ctrl-T still
+// transposes characters; Shift-Tab did nothing before.
 
 // agentHistoryPath is the file the prompt's history is kept in:
 // $XDG_STATE_HOME/mira/history (~/.local/state/mira/history). It is state
@@ -57,21 +60,16 @@ func (s *agentSession) repl(ctx context.Context) error {
 	base, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 
-	ln := liner.NewLiner()
+	hist := agentHistoryPath(o)
+	ln, err := newAgentLineEditor(s, hist)
+	if err != nil {
+		return fmt.Errorf("open the terminal: %w", err)
+	}
 	s.ln = ln
 	defer func() {
 		ln.Close()
 		s.ln = nil
 	}()
-	ln.SetCtrlCAborts(true)
-	ln.SetMultiLineMode(true)
-	ln.SetTabCompletionStyle(liner.TabPrints)
-	ln.SetCompleter(agentCompleteWithMode)
-	hist := agentHistoryPath(o)
-	if f, err := os.Open(hist); err == nil {
-		ln.ReadHistory(f)
-		f.Close()
-	}
 
 	var (
 		mu      sync.Mutex
@@ -121,7 +119,7 @@ func (s *agentSession) repl(ctx context.Context) error {
 	for {
 		line, err := ln.Prompt(s.promptText())
 		switch {
-		case errors.Is(err, liner.ErrPromptAborted):
+		case errors.Is(err, readline.ErrInterrupt):
 			if aborted {
 				return nil
 			}
@@ -156,7 +154,7 @@ func (s *agentSession) repl(ctx context.Context) error {
 				ln.AppendHistory(l)
 			}
 		}
-		if err := saveHistory(ln, hist); err != nil {
+		if err := saveHistory(ln.history, hist); err != nil {
 			o.Warnf("warning: history not saved: %v", err)
 		}
 		if strings.HasPrefix(line, "/") {
@@ -194,9 +192,9 @@ func (s *agentSession) repl(ctx context.Context) error {
 	}
 }
 
-// saveHistory writes the history file whole, replacing it atomically, so
-// that a session killed later still leaves it.
-func saveHistory(ln *liner.State, path string) error {
+// saveHistory writes the history file whole, one entry a line, replacing
+// it atomically, so that a session killed later still leaves it.
+func saveHistory(history []string, path string) error {
 	if path == "" {
 		return nil
 	}
@@ -208,7 +206,12 @@ func saveHistory(ln *liner.State, path string) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := ln.WriteHistory(tmp); err != nil {
+	w := bufio.NewWriter(tmp)
+	for _, l := range history {
+		w.WriteString(l)
+		w.WriteByte('\n')
+	}
+	if err := w.Flush(); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -236,7 +239,7 @@ func (a *agentApprover) Approve(ctx context.Context, tool, summary string) (tool
 	for {
 		answer, err := a.ask(question)
 		switch {
-		case errors.Is(err, liner.ErrPromptAborted):
+		case errors.Is(err, readline.ErrInterrupt):
 			// Ctrl-C at the question stops the whole answer.
 			if a.s.cancel != nil {
 				a.s.cancel()
