@@ -28,7 +28,7 @@ var contextSubs = []contextSub{
 	{"messages", "[--role R] [--last N]", "the turns since the summary; those the model no longer sees are marked"},
 	{"artifacts", "", "the conversation's artifacts: type, lines, size, what they hold"},
 	{"show", "ID", "print an artifact as stored"},
-	{"stats", "", "messages by role, artifacts by type, buffer tokens, cost, cache hits, dates"},
+	{"stats", "", "messages by role, artifacts by type, buffer tokens, the conversation's cost and cache hits (and this session's), dates"},
 	{"add", "FILE", "store a file as an artifact and tell the model about it"},
 	{"add-folder", "PATH", "the same with a folder's listing"},
 	{"add-search", "QUERY", "the same with the memories that match QUERY"},

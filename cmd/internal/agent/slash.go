@@ -38,7 +38,7 @@ var agentSlashCommands = []agentSlashCommand{
 	{"/goals", "", "list the goals, open and done, newest first, with their ids and tasks done/total (tasks tagged goal:ID)"},
 	{"/status", "", "project, model, tokens and cost so far, cache hit rate"},
 	{"/context", "[SUBCOMMAND|QUERY]", "what the model sees and why, with the budget meter; subcommands below"},
-	{"/mode", "[off|light|heavy]", "context mode of the next messages (no argument: off → light → heavy → off)"},
+	{"/mode", "[off|light|heavy]", "context mode of the next messages (no argument, or Shift-Tab: off → light → heavy → off)"},
 	{"/summarize", "", "summarize the conversation buffer now"},
 	{"/switch", "[PATH]", "work in the project at PATH (default: the working directory)"},
 	{"/help", "", "list the commands"},
@@ -157,7 +157,7 @@ func (s *agentSession) help() {
 	}
 	contextHelp(w)
 	fmt.Fprintln(w, "End a line with \\ to go on on the next one. Ctrl-C stops the answer or command in progress;")
-	fmt.Fprintln(w, "Ctrl-C twice at the prompt, or Ctrl-D, leaves.")
+	fmt.Fprintln(w, "Ctrl-C twice at the prompt, or Ctrl-D, leaves. Shift-Tab cycles the context mode (off, light, heavy).")
 }
 
 // slashRemember stores "[KIND:] TEXT".
