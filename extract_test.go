@@ -138,3 +138,46 @@ func TestExtractApplyChecks(t *testing.T) {
 		t.Errorf("the model's reason reached the history:\n%s", log)
 	}
 }
+
+// With AlsoScopes, a fact is reconciled with the memories of those scopes
+// too: one that says the same is not stored again, and one that updates a
+// global memory replaces it in the global scope, not the conversation's.
+func TestExtractAlsoScopes(t *testing.T) {
+	m := open(t, false)
+	ctx := t.Context()
+	for _, body := range []string{"The user's editor is Helix.", "The user deploys on Fridays."} {
+		if _, err := m.Remember(ctx, []*mem.Entry{{Kind: mem.KindFact, Scope: mem.DefaultScope, Body: body}}, RememberOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chat, srv := extractModel(t,
+		factsReply("The user's editor is Helix.", "The user deploys on Tuesdays."),
+		llmtest.Func(func(req llmtest.Request) llmtest.Reply {
+			// f1 is settled without the model (the same words); f2 updates
+			// the Friday memory, listed as m1.
+			if !strings.Contains(req.LastUser(), "deploys on Fridays") {
+				return llmtest.Error(400, "the global memory was not shown")
+			}
+			return llmtest.JSON(map[string]any{"decisions": []map[string]string{{"fact": "f1", "action": "UPDATE", "memory": "m1", "text": "The user deploys on Tuesdays.", "reason": "moved"}}})
+		}),
+	)
+	res, err := m.Extract(ctx, ExtractRequest{Scope: "chat", AlsoScopes: []string{mem.DefaultScope},
+		Turns: []extract.Turn{{Role: "user", Text: "I use Helix. We deploy on Tuesdays now."}}, Chat: chat})
+	if err != nil {
+		t.Fatalf("Extract: %v (requests %d)", err, len(srv.Requests()))
+	}
+	if res.Counts["none"] != 1 || res.Counts["update"] != 1 || len(res.Added) != 1 || res.Added[0].Scope != mem.DefaultScope {
+		t.Fatalf("Extract = counts %v, added %+v", res.Counts, res.Added)
+	}
+	live := map[string]string{}
+	m.st.Walk(func(e *mem.Entry) error {
+		if !e.Deleted() && e.Kind == mem.KindFact {
+			live[e.Body] = e.Scope
+		}
+		return nil
+	}, nil)
+	want := map[string]string{"The user's editor is Helix.": "global", "The user deploys on Tuesdays.": "global"}
+	if len(live) != 2 || live["The user's editor is Helix."] != "global" || live["The user deploys on Tuesdays."] != "global" {
+		t.Errorf("live facts = %v, want %v", live, want)
+	}
+}
