@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/miramem/mira/agentloop/tools"
@@ -169,13 +170,13 @@ func (a *Agent) newRecorder(p *prompt, user *mem.Entry) *recorder {
 	r := &recorder{a: a, user: user}
 	b := &r.base
 	b.Conversation, b.UserTurn, b.Model, b.Mode = a.cfg.Conversation, user.ID, a.model.Model(), a.mode()
-	b.Query = clip(oneLine(user.Body), queryChars)
+	b.Query = oneLine(head(user.Body, queryChars))
 	b.Plans, b.Entries = planParts(PartStanding, a.standing, nil, nil)
 	if a.recall != nil {
 		b.Plans, b.Entries = planParts(PartRecall, a.recall, b.Plans, b.Entries)
 	}
 	for i, rec := range a.retrieved {
-		b.Retrieved = append(b.Retrieved, Retrieved{ID: rec.ID, Kind: rec.Kind, Scope: rec.Scope, Rank: i + 1, Score: rec.Score, Title: firstLine(rec.Text, 80)})
+		b.Retrieved = append(b.Retrieved, Retrieved{ID: rec.ID, Kind: rec.Kind, Scope: rec.Scope, Rank: i + 1, Score: rec.Score, Title: title(rec.Text)})
 	}
 	b.Estimated.Standing = a.tok.Count(p.standing)
 	b.Estimated.Recall = a.tok.Count(p.recall)
@@ -295,4 +296,30 @@ func (a *Agent) estimate(req openai.ChatCompletionRequest, fixed int, e Estimate
 	e.Messages = len(req.Messages)
 	e.Total = e.Instructions + e.Tools + fixed + e.Conversation + messageTokens*e.Messages + replyTokens
 	return e
+}
+
+// titleChars bounds the start of a memory's text a record keeps.
+const titleChars = 80
+
+// title is the start of a memory's first line, for a person to recognize
+// it by.
+func title(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i]) + "…"
+	}
+	return head(s, titleChars)
+}
+
+// head is s cut to n characters, marked when cut, without converting more
+// of s than it keeps: a memory may be megabytes long.
+func head(s string, n int) string {
+	i := 0
+	for at := range s {
+		if i == n {
+			return s[:at] + "…"
+		}
+		i++
+	}
+	return s
 }

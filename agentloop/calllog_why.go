@@ -268,7 +268,7 @@ func (a *Agent) matchMemories(ctx context.Context, about string, msgs [][]CallRe
 		}
 		for _, r := range recs {
 			if containsAll(strings.ToLower(r.Text), words) || single && idMatch(r.ID, about) {
-				add(Finding{ID: r.ID, Kind: r.Kind, Title: firstLine(r.Text, 80)})
+				add(Finding{ID: r.ID, Kind: r.Kind, Title: title(r.Text)})
 			}
 		}
 	}
