@@ -151,3 +151,25 @@ func TestWhyExcludedAndNeverRetrieved(t *testing.T) {
 		t.Errorf("Why for words no message has: %v, want ErrNoRecord", err)
 	}
 }
+
+// Turns written before call records, or edited by hand, name no plan or
+// a plan that is no string: the conversation still loads and goes on.
+func TestTurnsWithoutPlanStillLoad(t *testing.T) {
+	r := newRig(t, []llmtest.Reply{llmtest.Text("Still here.")}, withCallLog())
+	old := r.remember(&mem.Entry{Kind: mem.KindTurn, Scope: "chat", Role: "assistant", Source: "agent", Body: "An old reply."})
+	odd := r.remember(&mem.Entry{Kind: mem.KindTurn, Scope: "chat", Role: "assistant", Source: "agent", Body: "A hand-edited reply.",
+		Extra: map[string]any{"plan": []any{"not", "an", "id"}}})
+	r.agent = r.open()
+	r.send("are you there")
+	if n := len(r.turns()); n != 4 {
+		t.Fatalf("%d turns, want the 2 old ones and the new exchange", n)
+	}
+	for _, id := range []string{old.ID, odd.ID} {
+		if _, err := r.agent.Why(context.Background(), id, ""); !errors.Is(err, ErrNoRecord) {
+			t.Errorf("Why(%s) for a turn with no record: %v, want ErrNoRecord", id, err)
+		}
+	}
+	if ans, err := r.agent.Why(context.Background(), "last", ""); err != nil || len(ans.Turns) != 1 || ans.Turns[0].Record.Query != "are you there" {
+		t.Errorf("Why(last) = %+v, %v", ans, err)
+	}
+}
