@@ -308,7 +308,8 @@ func title(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = strings.TrimSpace(s[:i]) + "…"
 	}
-	return head(s, titleChars)
+	// A memory edited by hand may hold what the store refuses.
+	return tools.Redact(head(s, titleChars))
 }
 
 // head is s cut to n characters, marked when cut, without converting more

@@ -173,3 +173,23 @@ func TestTurnsWithoutPlanStillLoad(t *testing.T) {
 		t.Errorf("Why(last) = %+v, %v", ans, err)
 	}
 }
+
+// A memory edited by hand may hold a secret the store would refuse: the
+// record keeps the start of its text only masked, as the turns do.
+func TestCallRecordRedactsTitles(t *testing.T) {
+	r := newRig(t, []llmtest.Reply{llmtest.Text("It is in PostgreSQL.")}, withCallLog())
+	pass := "S3cr3tPa55w0rd"
+	r.remember(&mem.Entry{Kind: mem.KindFact, Scope: "global", Body: "Sessions database: postgres://app:" + pass + "@db:5432/x"})
+	r.send("which sessions database")
+	recs := r.callRecords()
+	if len(recs) != 1 || len(recs[0].Retrieved) != 1 {
+		t.Fatalf("records = %+v, want one retrieving the fact", recs)
+	}
+	if title := recs[0].Retrieved[0].Title; strings.Contains(title, pass) || !strings.Contains(title, "Sessions database") {
+		t.Errorf("title = %q, want the password masked", title)
+	}
+	ans, err := r.agent.Why(context.Background(), "last", "kubernetes")
+	if err != nil || len(ans.Matched) != 0 || len(ans.Turns) != 1 || len(ans.Turns[0].Findings) != 0 {
+		t.Errorf("Why(last, kubernetes) = %+v, %v; want no memory matched, and no word taken for an id", ans, err)
+	}
+}

@@ -272,7 +272,7 @@ func (a *Agent) matchMemories(ctx context.Context, about string, msgs [][]CallRe
 			}
 		}
 	}
-	if len(out) == 0 && single {
+	if len(out) == 0 && single && looksLikeID(about) {
 		// An id the store does not know: the records can still say it was
 		// never there.
 		add(Finding{ID: about})
@@ -325,4 +325,10 @@ func findIn(r *CallRecord, m Finding) Finding {
 		f.Verdict = VerdictNotRetrieved
 	}
 	return f
+}
+
+// looksLikeID reports whether s could be a memory's id (a ULID, upper
+// case with digits) rather than a word of its text.
+func looksLikeID(s string) bool {
+	return len(s) >= 6 && strings.ToUpper(s) == s && strings.ContainsAny(s, "0123456789")
 }
