@@ -355,6 +355,9 @@ type Event struct {
 	Effort string `json:"effort,omitempty"`
 	// Steps is the number of requests the message took (done).
 	Steps int `json:"steps,omitempty"`
+	// Plan is the id of the request's call record (usage), when records
+	// are kept.
+	Plan string `json:"plan,omitempty"`
 }
 
 // Answer is the outcome of a message.
@@ -427,7 +430,7 @@ func (a *Agent) Send(ctx context.Context, text string, on func(Event)) (*Answer,
 			u := a.count(reply.Usage)
 			ans.Usage.add(u)
 			if reply.Usage.Requests > 0 {
-				on(Event{Type: "usage", Step: step, Usage: &u})
+				on(Event{Type: "usage", Step: step, Usage: &u, Plan: planID})
 			}
 		}
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -90,6 +91,18 @@ func TestCallRecordForEachStep(t *testing.T) {
 	}
 	if len(recs[1].ToolCalls) != 0 {
 		t.Errorf("step 2 tool calls = %+v, want none", recs[1].ToolCalls)
+	}
+	var evPlans []string
+	for _, ev := range r.events {
+		if ev.Type == "usage" {
+			evPlans = append(evPlans, ev.Plan)
+		}
+	}
+	if len(evPlans) != 2 || evPlans[0] != recs[0].ID || evPlans[1] != recs[1].ID {
+		t.Errorf("usage events name plans %q, want the records' ids", evPlans)
+	}
+	if out, err := exec.Command("git", "-C", r.home, "status", "--porcelain").Output(); err != nil || len(out) != 0 {
+		t.Errorf("git status after recording = %q, %v; want clean (plans/ is ignored)", out, err)
 	}
 	line, err := r.memory().FindCall(recs[1].ID, nil)
 	if err != nil || !strings.Contains(string(line), `"id":"`+recs[1].ID+`"`) {
