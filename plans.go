@@ -30,10 +30,12 @@ const maxCallLine = 16 << 20
 func (m *Memory) callDir() string { return filepath.Join(m.home, "plans", "calls") }
 
 // callFiles are a conversation's record files, oldest first: the rotated
-// one, then the one being written.
+// one, then the one being written. Only the one being written ends in
+// .jsonl, so no conversation's file is another's rotated one (a
+// conversation may be called chat.1).
 func (m *Memory) callFiles(conversation string) (old, cur string) {
 	base := filepath.Join(m.callDir(), conversation)
-	return base + ".1.jsonl", base + ".jsonl"
+	return base + ".jsonl.1", base + ".jsonl"
 }
 
 // planLogBytes is the cap on a conversation's records.
@@ -179,14 +181,14 @@ func (m *Memory) FindCall(id string, warn func(error)) ([]byte, error) {
 			return nil, err
 		}
 		for _, e := range ents {
-			if strings.HasSuffix(e.Name(), ".jsonl") && e.Type().IsRegular() {
+			if (strings.HasSuffix(e.Name(), ".jsonl") || strings.HasSuffix(e.Name(), ".jsonl.1")) && e.Type().IsRegular() {
 				files = append(files, filepath.Join(m.callDir(), e.Name()))
 			}
 		}
 	}
 	// The current files before the rotated ones: the newest record wins.
 	slices.SortStableFunc(files, func(a, b string) int {
-		return boolInt(strings.HasSuffix(a, ".1.jsonl")) - boolInt(strings.HasSuffix(b, ".1.jsonl"))
+		return boolInt(strings.HasSuffix(a, ".1")) - boolInt(strings.HasSuffix(b, ".1"))
 	})
 	want := []byte(`"id":"` + id + `"`)
 	for _, p := range files {

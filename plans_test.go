@@ -24,7 +24,7 @@ func callLine(i int) []byte {
 
 func TestCallLogRotationKeepsUnderCap(t *testing.T) {
 	dir := t.TempDir()
-	cur, old := filepath.Join(dir, "chat.jsonl"), filepath.Join(dir, "chat.1.jsonl")
+	cur, old := filepath.Join(dir, "chat.jsonl"), filepath.Join(dir, "chat.jsonl.1")
 	const limit = 4096
 	for i := range 500 {
 		if err := appendRotated(cur, old, callLine(i), limit); err != nil {
@@ -135,6 +135,39 @@ func TestCallLogPrivateAndChecked(t *testing.T) {
 		}
 		if fi.Mode().Perm() != want {
 			t.Errorf("%s has mode %v, want %v", p, fi.Mode().Perm(), want)
+		}
+	}
+}
+
+// A conversation may be named like another's rotated file ("chat.1"):
+// rotating one must not overwrite, nor read as its own, the other's.
+func TestCallLogConversationsNamedLikeRotation(t *testing.T) {
+	m := Detached(&Config{}, t.TempDir())
+	m.cfg.Agent.PlanLogMiB = 1
+	other := []byte(`{"id":"other"}`)
+	if err := m.AppendCall("chat.1", other); err != nil {
+		t.Fatal(err)
+	}
+	big := fmt.Appendf(nil, `{"id":"big","pad":"%s"}`, strings.Repeat("x", 6000))
+	for range 200 { // 1.2 MB: chat rotates
+		if err := m.AppendCall("chat", big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines, err := m.ReadCalls("chat.1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 1 || string(lines[0]) != string(other) {
+		t.Errorf("conversation chat.1 holds %d records after chat rotated, want its own one", len(lines))
+	}
+	lines, err = m.ReadCalls("chat", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		if string(l) == string(other) {
+			t.Error("conversation chat reads chat.1's record as its own")
 		}
 	}
 }
