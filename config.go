@@ -111,6 +111,11 @@ type Config struct {
 		// Extract has facts extracted after each message (nil: true;
 		// --no-extract).
 		Extract *bool `yaml:"extract"`
+		// PlanLog records what the model was shown for each call under
+		// plans/calls/ (nil: true; --no-plan-log), keeping the newest
+		// PlanLogMiB of each conversation (DefaultPlanLogMiB when 0).
+		PlanLog    *bool `yaml:"plan_log"`
+		PlanLogMiB int   `yaml:"plan_log_mib"`
 	} `yaml:"agent"`
 	// Prices are in US dollars per million tokens, by model name, for the
 	// agent's /status.
@@ -234,6 +239,7 @@ var configChecks = map[string]func(string) error{
 	"embed.base_url":           baseURL,
 	"rerank.base_url":          baseURL,
 	"llm.base_url":             baseURL,
+	"agent.plan_log_mib":       nonNegative,
 	"context.code.cards.light": nonNegative,
 	"context.code.cards.heavy": nonNegative,
 	"context.code.lines.light": nonNegative,

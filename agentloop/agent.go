@@ -152,6 +152,9 @@ type Config struct {
 	// Warn receives problems that do not stop the conversation, such as
 	// a summary that failed or a file that does not parse.
 	Warn func(error)
+	// CallLog keeps a record of each model call (see CallRecord), and
+	// the assistant turns name theirs; with none, nothing is recorded.
+	CallLog CallLog
 }
 
 // Agent is one conversation with a model. Its methods must not be called
@@ -179,6 +182,11 @@ type Agent struct {
 	standing *plan.Plan // standing context of the last request
 	recall   *plan.Plan // recalled memories of the last message
 	query    string     // the last user message
+
+	retrieved   []mem.Record // what recall returned for the last message
+	rec         *recorder    // the call records of the message under way
+	instrTokens int          // tokens of the instructions (-1: not counted)
+	toolsTokens int          // tokens of the tools' schemas (-1: not counted)
 
 	viewAt time.Time // when the buffer view loaded was recorded (see buffer.go)
 
@@ -291,7 +299,8 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
 	cfg.Encoding = enc.Name()
-	a := &Agent{cfg: cfg, model: cfg.Model, tok: enc, project: cfg.Project, tools: cfg.Tools, tokens: map[string]int{}}
+	a := &Agent{cfg: cfg, model: cfg.Model, tok: enc, project: cfg.Project, tools: cfg.Tools, tokens: map[string]int{},
+		instrTokens: -1, toolsTokens: -1}
 	if err := a.load(); err != nil {
 		return nil, err
 	}
@@ -312,6 +321,7 @@ func (a *Agent) Project() mem.Project {
 // from now on, and the standing context shows p. The conversation goes on.
 func (a *Agent) Switch(p mem.Project, tb Toolbox) {
 	a.project, a.tools = p, tb
+	a.toolsTokens = -1
 }
 
 // ProjectScope returns the scope a project's memories are kept in: the
@@ -345,6 +355,9 @@ type Event struct {
 	Effort string `json:"effort,omitempty"`
 	// Steps is the number of requests the message took (done).
 	Steps int `json:"steps,omitempty"`
+	// Plan is the id of the request's call record (usage), when records
+	// are kept.
+	Plan string `json:"plan,omitempty"`
 }
 
 // Answer is the outcome of a message.
@@ -365,6 +378,7 @@ type replyParts struct {
 	calls           []openai.ToolCall
 	interrupted     bool
 	usage           llm.Usage // what the reply cost, recorded with it
+	plan            string    // the id of the request's call record
 }
 
 // Send sends a user message and runs the tool loop until the model answers
@@ -400,6 +414,8 @@ func (a *Agent) Send(ctx context.Context, text string, on func(Event)) (*Answer,
 		effort = ClassifyEffort(text)
 	}
 	a.effort, a.last = effort, Usage{}
+	a.rec = a.newRecorder(prompt, user)
+	defer func() { a.rec = nil }()
 
 	ans := &Answer{Effort: effort}
 	finish := func() {
@@ -408,41 +424,51 @@ func (a *Agent) Send(ctx context.Context, text string, on func(Event)) (*Answer,
 	}
 	for step := 1; step <= a.cfg.MaxSteps; step++ {
 		ans.Steps = step
-		reply, err := a.ask(ctx, a.request(prompt, user.ID, effort), step, on)
+		req := a.request(prompt, user.ID, effort)
+		planID := a.rec.id(step)
+		reply, err := a.ask(ctx, req, step, on)
 		if reply != nil {
 			u := a.count(reply.Usage)
 			ans.Usage.add(u)
 			if reply.Usage.Requests > 0 {
-				on(Event{Type: "usage", Step: step, Usage: &u})
+				on(Event{Type: "usage", Step: step, Usage: &u, Plan: planID})
 			}
 		}
 		if err != nil {
 			if ctx.Err() != nil && reply != nil && (reply.Content != "" || reply.Reasoning != "") {
 				// Keep what the user saw; calls that had not finished
 				// arriving are dropped unrun.
-				if e, serr := a.store(ctx, a.assistantEntry(replyParts{text: reply.Content, interrupted: true, usage: reply.Usage}), usageTrailer(reply.Usage)...); serr == nil {
+				if e, serr := a.store(ctx, a.assistantEntry(replyParts{text: reply.Content, interrupted: true, usage: reply.Usage, plan: planID}), usageTrailer(reply.Usage)...); serr == nil {
 					a.push(e)
+					a.rec.write(step, req, reply, e.ID, err)
 				} else {
 					err = errors.Join(err, serr)
+					a.rec.write(step, req, reply, "", err)
 				}
+			} else {
+				a.rec.write(step, req, reply, "", err)
 			}
 			finish()
 			return ans, err
 		}
-		stored, err := a.store(ctx, a.assistantEntry(replyParts{text: reply.Content, reasoning: reply.Reasoning, calls: reply.ToolCalls, usage: reply.Usage}), usageTrailer(reply.Usage)...)
+		stored, err := a.store(ctx, a.assistantEntry(replyParts{text: reply.Content, reasoning: reply.Reasoning, calls: reply.ToolCalls, usage: reply.Usage, plan: planID}), usageTrailer(reply.Usage)...)
 		if err != nil {
+			a.rec.write(step, req, reply, "", err)
 			return ans, err
 		}
 		a.push(stored)
 		ans.Text = reply.Content
 		if len(reply.ToolCalls) == 0 {
+			a.rec.write(step, req, reply, stored.ID, nil)
 			finish()
 			if a.overBuffer() {
 				a.autoCompact(ctx, on)
 			}
 			return ans, nil
 		}
-		if err := a.runCalls(ctx, callsOf(stored), step, on); err != nil {
+		err = a.runCalls(ctx, callsOf(stored), step, on)
+		a.rec.write(step, req, reply, stored.ID, err)
+		if err != nil {
 			finish()
 			return ans, err
 		}
@@ -490,6 +516,7 @@ func (a *Agent) runCalls(ctx context.Context, calls []openai.ToolCall, step int,
 				stop = fmt.Errorf("tool %s: %w", c.Function.Name, err)
 			}
 		}
+		a.rec.tool(c, res, stop != nil && res.IsError && ctx.Err() != nil)
 		e, err := a.store(ctx, a.toolEntry(c, res))
 		if err != nil {
 			return errors.Join(stop, err)

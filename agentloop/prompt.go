@@ -121,7 +121,7 @@ func (a *Agent) prepare(ctx context.Context, text string) (*prompt, error) {
 	a.standing = standing
 	p := &prompt{standing: a.standingText(standing)}
 	a.query = text
-	a.recall = nil
+	a.recall, a.retrieved = nil, nil
 	if a.recalls() {
 		rp, err := a.planRecall(ctx, text, standing)
 		if err != nil {
@@ -199,6 +199,7 @@ func (a *Agent) planRecall(ctx context.Context, text string, standing *plan.Plan
 			recs = nil
 		}
 	}
+	a.retrieved = recs
 	code, err := a.codeTouchpoints(ctx, text)
 	if err != nil {
 		return nil, err

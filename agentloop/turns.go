@@ -80,6 +80,9 @@ func (a *Agent) assistantEntry(r replyParts) *mem.Entry {
 	}
 	e := a.turn(roleAssistant, text)
 	e.Extra[fieldModel] = a.model.Model()
+	if r.plan != "" {
+		e.Extra[fieldPlan] = r.plan
+	}
 	if r.interrupted {
 		e.Extra[fieldInterrupted] = true
 	}

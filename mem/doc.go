@@ -15,7 +15,8 @@
 //	.mira-store       the marker: this directory is a Mira store (committed)
 //	.lock             the writer lock while a command is writing (not committed)
 //	.index/           the disposable search index (not committed)
-//	plans/            context plan log (not committed)
+//	plans/            context plan log, and plans/calls/<scope>.jsonl the
+//	                  agent's call records (not committed)
 //	entries/<scope>/<kind-dir>/<created>__<id>.md
 //	entries/<scope>/turns/<role>/<created>__<id>.md
 //	entries/<scope>/summaries/<level>/<created>__<id>.md
@@ -93,6 +94,10 @@
 //	no_text, interrupted
 //	                the agent's turns: what the assistant called and what
 //	                each call returned, so a conversation can be replayed.
+//	plan            assistant turns: the id of the call record of the request
+//	                the turn answers (plans/calls/<scope>.jsonl, not
+//	                committed). Optional: turns without it, or whose record
+//	                is gone, are read as any other.
 //
 // Any other field is the user's: Mira keeps it, in its place and spelling,
 // whenever it rewrites a file. Writers put known fields in the order above

@@ -192,7 +192,7 @@ func (t bashTool) run(ctx context.Context, command string, timeout time.Duration
 		}
 	}
 	trailer.WriteString(undone)
-	res := Result{IsError: undone != ""}
+	res := Result{IsError: undone != "", Reverted: undone != ""}
 	if stopped != "" {
 		trailer.WriteString(stopped)
 		res.IsError = true

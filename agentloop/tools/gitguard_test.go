@@ -184,13 +184,13 @@ func testBashGit(t *testing.T) {
 	t.Run("a new repository", func(t *testing.T) {
 		f := newFixture(t)
 		res := f.call(t, "bash", obj{"command": "git init -q && echo c > c.txt && git add c.txt && git commit -qm first && git log --format=%s"})
-		if res.IsError || !strings.Contains(res.Content, "first\n[exit code 0]") || !exists(t, filepath.Join(f.root, ".git")) {
+		if res.IsError || res.Reverted || !strings.Contains(res.Content, "first\n[exit code 0]") || !exists(t, filepath.Join(f.root, ".git")) {
 			t.Errorf("result = %q", res.Content)
 		}
 		g := newFixture(t)
 		res = g.call(t, "bash", obj{"command": "git init -q && git config core.fsmonitor 'touch $MARK'"})
-		if !res.IsError || !strings.Contains(res.Content, "core.fsmonitor") {
-			t.Errorf("result = %q", res.Content)
+		if !res.IsError || !res.Reverted || !strings.Contains(res.Content, "core.fsmonitor") {
+			t.Errorf("result = %q (reverted %v)", res.Content, res.Reverted)
 		}
 		if exists(t, filepath.Join(g.root, ".git")) {
 			t.Error("the new repository with core.fsmonitor is left as .git")

@@ -35,6 +35,9 @@ type Result struct {
 	// Denied reports that the permission policy or the user refused the
 	// call.
 	Denied bool
+	// Reverted reports that what the call changed was undone after it
+	// ran (bash's changes to git's configuration and hooks).
+	Reverted bool
 	// Artifacts lists the files the call wrote into the store, as
 	// slash-separated paths relative to the store root
 	// ("artifacts/<scope>/<id>.txt"), for the caller to commit.

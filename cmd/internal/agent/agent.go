@@ -42,11 +42,12 @@ type Cmd struct {
 	RecallK        int      `name:"recall-k" help:"Memories recalled for each message (0: none)." default:"${agent_recall_k}" placeholder:"N"`
 	Summarizer     string   `help:"Who writes the conversation's summaries: model (the chat model) or extractive (offline)." enum:"model,extractive" default:"${agent_summarizer}"`
 	Extract        bool     `help:"After each message, extract facts from the user's turns with the chat model and reconcile them with the memories of the conversation, the project and global, in the background, as mira-proxy does (agent.extract). A session that ends waits up to 30 s for it; what is not done is taken up by the next session." default:"${agent_extract}" negatable:""`
+	PlanLog        bool     `name:"plan-log" help:"Record what the model was shown for each call (plans, memories in and out and why, tokens estimated and reported, tool outcomes) in $MIRA_HOME/plans/calls/, for /context why and mira-context --show-plan; the newest agent.plan_log_mib MiB (default 16) of each conversation are kept (agent.plan_log)." default:"${agent_plan_log}" negatable:""`
 	PriceInput     float64  `name:"price-input" help:"Price of prompt tokens that miss the provider's cache, in US dollars per million, for /status and /context stats." env:"MIRA_PRICE_INPUT" placeholder:"USD"`
 	PriceCached    float64  `name:"price-cached" help:"Price of cached prompt tokens, in US dollars per million (default: --price-input)." env:"MIRA_PRICE_CACHED" placeholder:"USD"`
 	PriceOutput    float64  `name:"price-output" help:"Price of completion tokens, in US dollars per million." env:"MIRA_PRICE_OUTPUT" placeholder:"USD"`
 	ArtifactMax    int64    `name:"artifact-max" help:"Most of one long output (a command's, or a file /context add stores) an artifact keeps, in MiB; past it the first part is kept and the model is told so." default:"256" placeholder:"MIB"`
-	Args           []string `arg:"" optional:"" passthrough:"" name:"context" help:"context SUBCOMMAND [ARGS]: run a /context subcommand and exit (messages, artifacts, show, stats, add, add-folder, add-search, prune, clear, compact, export; see /help). Flags of mira-agent go before context."`
+	Args           []string `arg:"" optional:"" passthrough:"" name:"context" help:"context SUBCOMMAND [ARGS]: run a /context subcommand and exit (messages, artifacts, show, stats, add, add-folder, add-search, prune, clear, compact, export, why; see /help). Flags of mira-agent go before context."`
 }
 
 // Main is the main of mira-agent.
@@ -247,6 +248,9 @@ func (c *Cmd) open(ctx context.Context, o *cli.IO, client *llm.Client, interacti
 	}
 	if c.RecallK == 0 {
 		cfg.RecallK = -1
+	}
+	if c.PlanLog {
+		cfg.CallLog = m
 	}
 	if s.agent, err = agentloop.New(cfg); err != nil {
 		return nil, asFlag(err)

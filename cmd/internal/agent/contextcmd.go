@@ -36,6 +36,7 @@ var contextSubs = []contextSub{
 	{"clear", "", "start the buffer afresh; the summary goes on, the store keeps the turns"},
 	{"compact", "", "summarize the buffer now"},
 	{"export", "FILE", "write the summary and the turns to FILE (.json or .md)"},
+	{"why", "TURN [MEMORY]", "what the model was shown for a message (last, an id, a day, or its words) and what became of MEMORY there"},
 }
 
 // contextSubNames are the names of the subcommands.
@@ -84,6 +85,9 @@ func (s *agentSession) contextCommand(ctx context.Context, words []string, text 
 			}
 		}
 		return s.context(ctx, strings.TrimSpace(text))
+	}
+	if name == "why" {
+		return s.ctxWhy(ctx, rest)
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

@@ -58,6 +58,7 @@ func configVars(c *Config, getenv func(string) string) kong.Vars {
 		"agent_extract":          strconv.FormatBool(c.Agent.Extract == nil || *c.Agent.Extract),
 		"agent_allow":            strings.Join(c.Agent.Allow, ","),
 		"agent_allow_git_config": strconv.FormatBool(c.Agent.AllowGitConfig),
+		"agent_plan_log":         strconv.FormatBool(c.Agent.PlanLog == nil || *c.Agent.PlanLog),
 		"max_entries":            strconv.Itoa(cmpOrInt(c.Summarize.MaxEntries, 500)),
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/miramem/mira"
+	"github.com/miramem/mira/agentloop"
 	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/internal/paths"
 	"github.com/miramem/mira/mem"
@@ -28,6 +29,7 @@ type ContextCmd struct {
 	Scope    []string `short:"s" help:"Take standing material (pins, open corrections, active goals and tasks, the latest summary) from these scopes as well as global (default: global and the current project's scope)." sep:","`
 	Project  string   `help:"The current project (default: detected from the working directory, or $MIRA_PROJECT)."`
 	NoStore  bool     `name:"no-store" help:"Use only what is on stdin: take nothing from the store, nor from the code index."`
+	ShowPlan string   `name:"show-plan" help:"Print the record mira-agent kept of one model call, by the plan id its assistant turn names (plan: in the front matter): the plans, what was in and out and why, tokens estimated and reported, the tool calls' outcomes. JSON when piped, readable on a terminal; reads no stdin." placeholder:"ID"`
 	NoCode   bool     `name:"no-code" help:"Take no code from the project's code index (by default, with --query and an index built by mira-code, the code map and the query's touchpoints, as the mode says). Code cards on stdin are still planned."`
 }
 
@@ -49,6 +51,9 @@ func (e *partialError) Error() string {
 func (e *partialError) ExitCode() int { return ExitPartial }
 
 func (c *ContextCmd) run(ctx context.Context, o *IO) error {
+	if c.ShowPlan != "" {
+		return c.showPlan(ctx, o)
+	}
 	req := mira.ContextRequest{Mode: c.Mode, Budget: c.Budget, Query: c.Query, Encoding: c.Encoding,
 		Scopes: c.Scope, NoStore: c.NoStore, Log: c.Log}
 	if err := req.Check(); err != nil {
@@ -157,4 +162,29 @@ func readContextInput(o *IO, add func(plan.Item)) int {
 		o.Warnf("%v", err)
 	}
 	return len(bad)
+}
+
+// showPlan prints the call record named by --show-plan.
+func (c *ContextCmd) showPlan(ctx context.Context, o *IO) error {
+	m, err := c.openWith(ctx, o, "mira-context", project(o, c.Project), openOptions{existing: true})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	line, err := m.FindCall(c.ShowPlan, func(err error) { o.Warnf("warning: %v", err) })
+	if err != nil {
+		return asFlag(err, map[string]string{"id": "--show-plan"})
+	}
+	if !o.TextOutput(c.Output) {
+		out := append(line[:len(line):len(line)], '\n')
+		_, err := o.Out.Write(out)
+		return err
+	}
+	var rec agentloop.CallRecord
+	if err := json.Unmarshal(line, &rec); err != nil {
+		return fmt.Errorf("call record %s: %w", c.ShowPlan, err)
+	}
+	out := bufio.NewWriter(o.Out)
+	WriteCallRecord(out, &rec)
+	return out.Flush()
 }
