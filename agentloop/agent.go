@@ -184,6 +184,8 @@ type Agent struct {
 
 	noEffort bool   // the server refused reasoning_effort
 	failedAt string // the newest turn when summarizing last failed
+
+	pinState pinState // the session's pins, activation and suggestions (pins.go)
 }
 
 // OptionError is an option of Config that New refuses, named as Config's
@@ -401,7 +403,9 @@ func (a *Agent) Send(ctx context.Context, text string, on func(Event)) (*Answer,
 	a.effort, a.last = effort, Usage{}
 
 	ans := &Answer{Effort: effort}
+	var said strings.Builder // the replies' text, for activation
 	finish := func() {
+		a.endTurn(said.String())
 		u := ans.Usage
 		on(Event{Type: "done", Steps: ans.Steps, Usage: &u, Effort: effort})
 	}
@@ -428,6 +432,7 @@ func (a *Agent) Send(ctx context.Context, text string, on func(Event)) (*Answer,
 			finish()
 			return ans, err
 		}
+		said.WriteString(reply.Content + "\n")
 		stored, err := a.store(ctx, a.assistantEntry(replyParts{text: reply.Content, reasoning: reply.Reasoning, calls: reply.ToolCalls}), usageTrailer(reply.Usage)...)
 		if err != nil {
 			return ans, err
