@@ -192,7 +192,10 @@ type PinView struct {
 	// Until says where a lease ends: "turn N", a time, "task ID".
 	Until string `json:"until,omitempty"`
 	// Promoted says the session's activation made it a lease.
-	Promoted   bool    `json:"promoted,omitempty"`
+	Promoted bool `json:"promoted,omitempty"`
+	// Reason is what the standing plan says of the pin: pinned, or why it
+	// is left out (expired pin, over budget…).
+	Reason     string  `json:"reason,omitempty"`
 	Activation float64 `json:"activation"`
 	Section    string  `json:"section,omitempty"`
 	Text       string  `json:"text,omitempty"`
@@ -201,38 +204,82 @@ type PinView struct {
 // PinsView is /context pins: the pins and the activation of the items
 // seen, pins first, then by activation, and the model's suggestions.
 type PinsView struct {
+	// Turn is the last turn of the session (0 before the first).
 	Turn        int          `json:"turn"`
 	Items       []PinView    `json:"items"`
 	Suggestions []Suggestion `json:"suggestions"`
 }
 
 // Pins reports the pins, the activation and the suggestions of the
-// session. The store's pins are those of the last standing plan.
-func (a *Agent) Pins() PinsView {
+// session. The pins are those of the standing context the next message
+// would have, planned now, with the reason the plan gives each.
+func (a *Agent) Pins(ctx context.Context) (*PinsView, error) {
+	if err := a.refresh(); err != nil {
+		return nil, err
+	}
+	standing, err := a.planStanding(ctx)
+	if err != nil {
+		return nil, err
+	}
 	st := &a.pinState
-	v := PinsView{Turn: st.turn, Suggestions: slices.Clone(st.suggestions)}
-	for id, act := range st.seen {
-		pv := PinView{ID: id, Activation: round2(act.score), Section: string(act.section), Text: firstLine(act.rec.Text, 80)}
-		if p := st.pins[id]; p != nil {
-			pv.Kind, pv.Session, pv.Promoted = p.kind, true, p.promoted
-			pv.Until = fmt.Sprintf("turn %d", p.untilTurn)
-		} else if act.storedPin != "" {
-			pv.Kind = act.storedPin
-			if act.rec.PinUntil != nil {
-				pv.Until = act.rec.PinUntil.UTC().Format("2006-01-02 15:04")
-			}
-			if act.rec.PinTask != "" {
-				pv.Until = strings.TrimSpace(pv.Until + " task " + act.rec.PinTask)
-			}
-		} else if act.score == 0 {
+	st.init()
+	v := &PinsView{Turn: st.turn, Suggestions: slices.Clone(st.suggestions)}
+	if v.Suggestions == nil {
+		v.Suggestions = []Suggestion{}
+	}
+	byID := map[string]*PinView{}
+	add := func(id string) *PinView {
+		if pv := byID[id]; pv != nil {
+			return pv
+		}
+		pv := &PinView{ID: id}
+		byID[id] = pv
+		return pv
+	}
+	for _, e := range append(slices.Clip(standing.Included), standing.Excluded...) {
+		if e.Pin == "" || byID[e.ID] != nil {
 			continue
 		}
-		v.Items = append(v.Items, pv)
+		pv := add(e.ID)
+		pv.Kind, pv.Reason, pv.Section = e.Pin, e.Reason, string(e.Section)
+		it := st.items[e.ID]
+		pv.Text = firstLine(it.Record.Text, 80)
+		if p := st.pins[e.ID]; p != nil {
+			pv.Session, pv.Promoted = true, p.promoted
+			if p.untilTurn > 0 {
+				pv.Until = fmt.Sprintf("turn %d", p.untilTurn)
+			}
+			continue
+		}
+		var until []string
+		if u := it.Record.PinUntil; u != nil {
+			until = append(until, u.UTC().Format("2006-01-02 15:04"))
+		}
+		if t := it.Record.PinTask; t != "" {
+			until = append(until, "task "+t)
+		}
+		pv.Until = strings.Join(until, " or ")
+	}
+	for id, act := range st.seen {
+		if act.score == 0 && byID[id] == nil {
+			continue
+		}
+		pv := add(id)
+		pv.Activation = round2(act.score)
+		if pv.Section == "" {
+			pv.Section = string(act.section)
+		}
+		if pv.Text == "" {
+			pv.Text = firstLine(act.rec.Text, 80)
+		}
+	}
+	for _, pv := range byID {
+		v.Items = append(v.Items, *pv)
 	}
 	slices.SortFunc(v.Items, func(x, y PinView) int {
 		return cmp.Or(cmp.Compare(pinOrder(x.Kind), pinOrder(y.Kind)), cmp.Compare(y.Activation, x.Activation), cmp.Compare(x.ID, y.ID))
 	})
-	return v
+	return v, nil
 }
 
 func pinOrder(kind string) int {

@@ -47,7 +47,11 @@ func newPinRig(t *testing.T, replies ...llmtest.Reply) *rig {
 
 // pinOf is the view of id in /context pins, or nil.
 func pinOf(a *Agent, id string) *PinView {
-	for _, p := range a.Pins().Items {
+	v, err := a.Pins(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	for _, p := range v.Items {
 		if p.ID == id {
 			return &p
 		}
@@ -218,7 +222,7 @@ func TestSuggestPinIsShownNotApplied(t *testing.T) {
 	if len(r.agent.NewSuggestions()) != 0 {
 		t.Error("the suggestions stay new after they were shown")
 	}
-	if got := r.agent.Pins().Suggestions; len(got) != 1 || got[0].ID != note.ID {
+	if got := pinsOf(t, r.agent).Suggestions; len(got) != 1 || got[0].ID != note.ID {
 		t.Errorf("/context pins suggestions = %+v", got)
 	}
 	if p := pinOf(r.agent, note.ID); p != nil && p.Kind != "" {
@@ -241,7 +245,7 @@ func TestSuggestPinIsShownNotApplied(t *testing.T) {
 	if err := r.agent.Pin(t.Context(), note.ID, PinEphemeral, 0); err != nil {
 		t.Fatal(err)
 	}
-	if got := r.agent.Pins().Suggestions; len(got) != 0 {
+	if got := pinsOf(t, r.agent).Suggestions; len(got) != 0 {
 		t.Errorf("suggestions after pinning: %+v", got)
 	}
 }
@@ -261,4 +265,13 @@ func TestRecalledMemoryQuotedBecomesEphemeral(t *testing.T) {
 	if got := standingReason(r.agent, note.ID); got != plan.ReasonPinned {
 		t.Errorf("next turn: %q, want pinned", got)
 	}
+}
+
+func pinsOf(t *testing.T, a *Agent) *PinsView {
+	t.Helper()
+	v, err := a.Pins(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -37,6 +37,8 @@ var agentSlashCommands = []agentSlashCommand{
 	{"/tasks", "", "list the tasks, open and done, newest first, with their ids"},
 	{"/done", "ID [STATUS]", "mark a goal or task done (or cancelled, dropped, open...): it leaves the standing context"},
 	{"/goals", "", "list the open goals"},
+	{"/pin", "ID [sticky|leased --until WHEN|ephemeral]", "pin a memory: sticky (stored), leased until a time, task:ID or Nturns, or ephemeral (next message)"},
+	{"/unpin", "ID", "take a memory's pin away (the session's and the store's)"},
 	{"/status", "", "project, model, tokens and cost so far, cache hit rate"},
 	{"/context", "[SUBCOMMAND|QUERY]", "what the model sees and why, with the budget meter; subcommands below"},
 	{"/mode", "[off|light|heavy]", "context mode of the next messages (no argument: off → light → heavy → off)"},
@@ -50,6 +52,9 @@ var agentSlashCommands = []agentSlashCommand{
 func agentComplete(line string) []string {
 	if sub, ok := strings.CutPrefix(line, "/context "); ok {
 		return contextComplete(sub)
+	}
+	if strings.HasPrefix(line, "/pin ") {
+		return pinComplete(line)
 	}
 	if !strings.HasPrefix(line, "/") || strings.ContainsAny(line, " \t") {
 		return nil
@@ -109,6 +114,10 @@ func (s *agentSession) slash(ctx context.Context, line string) (quit bool, err e
 		return false, s.done(ctx, arg)
 	case "/goals":
 		return false, s.standing(ctx, mem.KindGoal)
+	case "/pin":
+		return false, s.slashPin(ctx, arg)
+	case "/unpin":
+		return false, s.slashUnpin(ctx, arg)
 	case "/status":
 		return false, s.status()
 	case "/context":
