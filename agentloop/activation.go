@@ -120,26 +120,40 @@ func newRefs(id, path, symbol, text string) refs {
 // identifiers.
 func notWord(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' }
 
-// normalise is text as spans are searched in: lower case words between
-// single spaces, with a space at each end.
-func normalise(text string) string {
-	return " " + strings.Join(strings.FieldsFunc(strings.ToLower(text), notWord), " ") + " "
+// said is a message as references are looked for in it: the raw text,
+// and the set of its runs of SpanWords words, so that looking for every
+// span of every item costs a map lookup each, not a scan of the text.
+type said struct {
+	raw  string
+	runs map[string]bool
 }
 
-// in reports whether text (raw) or norm (normalise(text)) references the
-// item.
-func (r refs) in(text, norm string) bool {
-	if r.id != "" && strings.Contains(text, r.id) {
+// newText indexes a message.
+func newText(raw string) said {
+	words := strings.FieldsFunc(strings.ToLower(raw), notWord)
+	t := said{raw: raw, runs: make(map[string]bool, max(len(words)-SpanWords+1, 0))}
+	for i := 0; i+SpanWords <= len(words); i++ {
+		t.runs[" "+strings.Join(words[i:i+SpanWords], " ")+" "] = true
+	}
+	return t
+}
+
+// in reports whether t references the item.
+func (r refs) in(t said) bool {
+	if t.raw == "" {
+		return false
+	}
+	if r.id != "" && strings.Contains(t.raw, r.id) {
 		return true
 	}
-	if r.path != "" && strings.Contains(text, r.path) {
+	if r.path != "" && strings.Contains(t.raw, r.path) {
 		return true
 	}
-	if r.symbol != "" && hasIdent(text, r.symbol) {
+	if r.symbol != "" && hasIdent(t.raw, r.symbol) {
 		return true
 	}
 	for _, s := range r.spans {
-		if strings.Contains(norm, s) {
+		if t.runs[s] {
 			return true
 		}
 	}

@@ -2,6 +2,8 @@ package agentloop
 
 import (
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -63,12 +65,40 @@ func TestReferences(t *testing.T) {
 		{code, "WriteInvoicesTo does it", false},
 		{code, "writeinvoices", false},
 	} {
-		if got := tc.refs.in(tc.text, normalise(tc.text)); got != tc.want {
+		if got := tc.refs.in(newText(tc.text)); got != tc.want {
 			t.Errorf("%+v in %q = %v, want %v", tc.refs, tc.text, got, tc.want)
 		}
 	}
 	// Short common words do not make a span.
 	if s := newRefs("", "", "", "it is in the way of it all to be so"); len(s.spans) != 0 {
 		t.Errorf("spans of common words: %q", s.spans)
+	}
+}
+
+// BenchmarkReferences checks a reply of some 4 KB against 50 memories of
+// 400 words: the work endTurn does after every reply.
+func BenchmarkReferences(b *testing.B) {
+	word := func(i int) string { return "word" + strconv.Itoa(i) }
+	var items []refs
+	for n := range 50 {
+		var w []string
+		for i := range 400 {
+			w = append(w, word(n*400+i))
+		}
+		items = append(items, newRefs("01MEMORY"+strconv.Itoa(n), "", "", strings.Join(w, " ")))
+	}
+	var rw []string
+	for i := range 600 {
+		rw = append(rw, word(1_000_000+i))
+	}
+	reply := strings.Join(rw, " ")
+	b.ReportAllocs()
+	for b.Loop() {
+		msg := newText(reply)
+		for _, r := range items {
+			if r.in(msg) {
+				b.Fatal("found")
+			}
+		}
 	}
 }

@@ -413,9 +413,9 @@ func (a *Agent) beginTurn(n int, text string, standing, recall *plan.Plan) {
 			}
 		}
 	}
-	norm := normalise(text)
+	said := newText(text)
 	for _, act := range st.seen {
-		if act.refs.in(text, norm) {
+		if act.refs.in(said) {
 			act.score += GainUser
 		}
 	}
@@ -428,9 +428,9 @@ func (a *Agent) beginTurn(n int, text string, standing, recall *plan.Plan) {
 func (a *Agent) endTurn(reply string) {
 	st := &a.pinState
 	st.init()
-	norm := normalise(reply)
+	said := newText(reply)
 	for _, act := range st.seen {
-		if reply != "" && act.refs.in(reply, norm) {
+		if act.refs.in(said) {
 			act.score += GainReply
 		}
 	}

@@ -37,7 +37,7 @@ var agentSlashCommands = []agentSlashCommand{
 	{"/tasks", "", "list the tasks, open and done, newest first, with their ids"},
 	{"/done", "ID [STATUS]", "mark a goal or task done (or cancelled, dropped, open...): it leaves the standing context"},
 	{"/goals", "", "list the open goals"},
-	{"/pin", "ID [sticky|leased --until WHEN|ephemeral]", "pin a memory: sticky (stored), leased until a time, task:ID or Nturns, or ephemeral (next message)"},
+	{"/pin", "ID [sticky|leased|ephemeral]", "pin a memory: sticky (stored), leased --until a time, task:ID or Nturns, or ephemeral (next message only)"},
 	{"/unpin", "ID", "take a memory's pin away (the session's and the store's)"},
 	{"/status", "", "project, model, tokens and cost so far, cache hit rate"},
 	{"/context", "[SUBCOMMAND|QUERY]", "what the model sees and why, with the budget meter; subcommands below"},
