@@ -142,7 +142,7 @@ func (m *Memory) Context(ctx context.Context, req ContextRequest) (*plan.Plan, e
 		}
 		items = append(items, code...)
 	}
-	p, err := plan.Build(items, plan.Options{Mode: mode, Limits: lim, Encoding: tok.Name(), Query: req.Query, Now: now})
+	p, err := plan.Build(items, plan.Options{Mode: mode, Limits: lim, Encoding: tok.Name(), Query: req.Query, Now: now, Closed: m.closedTasks(ctx)})
 	if err != nil {
 		return nil, err
 	}

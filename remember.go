@@ -29,6 +29,9 @@ type RememberOptions struct {
 	Source string
 	// Until is the end of a leased pin for entries that have none.
 	Until time.Time
+	// UntilTask is the goal or task whose closing ends a leased pin, for
+	// entries that have no end (pin_task); it must be open.
+	UntilTask string
 	// MaxBytes is the largest text a memory may have; zero means the
 	// configuration's remember.max_bytes, else DefaultMaxBytes.
 	MaxBytes int
@@ -82,6 +85,11 @@ func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt Remembe
 	opt.MaxBytes = cmp.Or(opt.MaxBytes, m.cfg.Remember.MaxBytes)
 	for _, e := range entries {
 		if err := prepare(e, opt, m.opt.Project); err != nil {
+			return nil, err
+		}
+	}
+	if opt.UntilTask != "" {
+		if err := m.checkLeaseTask(ctx, opt.UntilTask); err != nil {
 			return nil, err
 		}
 	}
@@ -206,12 +214,12 @@ func prepare(e *mem.Entry, opt RememberOptions, project string) error {
 	e.Tags = cleanTags(e.Tags)
 	e.Source = cmp.Or(e.Source, "api")
 	e.Project = cmp.Or(e.Project, project)
-	if e.Pin == mem.PinLeased && e.PinUntil.IsZero() {
-		if opt.Until.IsZero() {
+	if e.Pin == mem.PinLeased && e.PinUntil.IsZero() && e.PinTask == "" {
+		if opt.Until.IsZero() && opt.UntilTask == "" {
 			return errUntilMissing
 		}
-		e.PinUntil = opt.Until
-	} else if !opt.Until.IsZero() && e.Pin != mem.PinLeased {
+		e.PinUntil, e.PinTask = opt.Until, opt.UntilTask
+	} else if (!opt.Until.IsZero() || opt.UntilTask != "") && e.Pin != mem.PinLeased {
 		return errUntilUnused
 	}
 	if err := CheckSize(e, opt.MaxBytes); err != nil {

@@ -42,8 +42,8 @@ func (m *Memory) SetStatus(ctx context.Context, id, status string, opt RememberO
 		Priority: old.Priority, Body: old.Body, Source: cmp.Or(opt.Source, old.Source)}
 	// A pin would keep a closed goal or task in every context: closing
 	// unpins it. Reopening keeps a pin that still holds.
-	if status == StatusOpen && (old.Pin == mem.PinSticky || old.Pin == mem.PinLeased && old.PinUntil.After(m.st.Now())) {
-		e.Pin, e.PinUntil = old.Pin, old.PinUntil
+	if status == StatusOpen && (old.Pin == mem.PinSticky || old.Pin == mem.PinLeased && (old.PinUntil.After(m.st.Now()) || old.PinUntil.IsZero() && old.PinTask != "")) {
+		e.Pin, e.PinUntil, e.PinTask = old.Pin, old.PinUntil, old.PinTask
 	}
 	opt.Replace, opt.Until = id, time.Time{}
 	return m.Remember(ctx, []*mem.Entry{e}, opt)

@@ -192,6 +192,8 @@ type Agent struct {
 
 	noEffort bool   // the server refused reasoning_effort
 	failedAt string // the newest turn when summarizing last failed
+
+	pinState pinState // the session's pins, activation and suggestions (pins.go)
 }
 
 // OptionError is an option of Config that New refuses, named as Config's
@@ -418,7 +420,9 @@ func (a *Agent) Send(ctx context.Context, text string, on func(Event)) (*Answer,
 	defer func() { a.rec = nil }()
 
 	ans := &Answer{Effort: effort}
+	var said strings.Builder // the replies' text, for activation
 	finish := func() {
+		a.endTurn(said.String())
 		u := ans.Usage
 		on(Event{Type: "done", Steps: ans.Steps, Usage: &u, Effort: effort})
 	}
@@ -451,6 +455,7 @@ func (a *Agent) Send(ctx context.Context, text string, on func(Event)) (*Answer,
 			finish()
 			return ans, err
 		}
+		said.WriteString(reply.Content + "\n")
 		stored, err := a.store(ctx, a.assistantEntry(replyParts{text: reply.Content, reasoning: reply.Reasoning, calls: reply.ToolCalls, usage: reply.Usage, plan: planID}), usageTrailer(reply.Usage)...)
 		if err != nil {
 			a.rec.write(step, req, reply, "", err)

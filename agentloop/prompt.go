@@ -132,6 +132,7 @@ func (a *Agent) prepare(ctx context.Context, text string) (*prompt, error) {
 			p.recall = rp.Prompt()
 		}
 	}
+	a.beginTurn(a.nextTurn(), text, a.standing, a.recall)
 	return p, nil
 }
 
@@ -172,8 +173,10 @@ func (a *Agent) planStanding(ctx context.Context) (*plan.Plan, error) {
 		it.Auto = true
 		items = append(items, it)
 	}
+	items = append(items, a.sessionItems(ctx)...)
+	a.noteItems(items)
 	p, err := plan.Build(items, plan.Options{
-		Mode: a.cfg.ContextMode, Encoding: a.cfg.Encoding, Now: a.now(),
+		Mode: a.cfg.ContextMode, Encoding: a.cfg.Encoding, Now: a.now(), Turn: a.nextTurn(), Closed: a.closedFunc(ctx),
 		// No per-item cap: the summary and the pins are shown whole as
 		// long as the budget holds them.
 		Limits: plan.Limits{Budget: a.cfg.ContextBudget},
@@ -227,6 +230,7 @@ func (a *Agent) planRecall(ctx context.Context, text string, standing *plan.Plan
 		lim.Budget += a.codeBudget()
 		items = append(items, code...)
 	}
+	a.noteItems(items)
 	p, err := plan.Build(items, plan.Options{Mode: mode, Limits: lim, Encoding: a.cfg.Encoding, Query: text, Now: a.now()})
 	if err != nil {
 		return nil, fmt.Errorf("plan recalled memories: %w", err)

@@ -84,8 +84,9 @@ type Item struct {
 	// Record is the memory, in the pipe format.
 	Record mem.Record
 	// Section is where the item is rendered. An item in SectionPins is
-	// always included; it is a leased pin if Record.Pin is "leased" and a
-	// sticky one otherwise.
+	// always included; it is a leased pin if Record.Pin is "leased", an
+	// ephemeral one (shown as a card of EphemeralLines lines) if it is
+	// PinEphemeral, and a sticky one otherwise.
 	Section Section
 	// Atom groups items that must be included or left out together, such
 	// as a tool call and its result, or a turn and its reply. Items with
@@ -96,6 +97,9 @@ type Item struct {
 	// given explicitly on input. ModeOff leaves auto items out, except
 	// sticky pins.
 	Auto bool
+	// UntilTurn, when above zero, is the last turn (Options.Turn) a leased
+	// or ephemeral pin lasts: a lease of the session, never stored.
+	UntilTurn int
 	// Code is the card of an item in SectionCode (nil elsewhere). Its
 	// Record has the card's Ref as id, its kind and its score, no text.
 	Code *Code

@@ -23,14 +23,21 @@ func (p *Plan) JSON() ([]byte, error) {
 }
 
 // Meter returns the budget meter, a one-line summary such as
-// "ctx light · 1,840/4,000 tok · 12 in (3 pinned) · 7 out".
+// "ctx light · 1,840/4,000 tok · 12 in (3 pinned: 2 sticky, 1 leased) · 7
+// out". It counts the included pins of each kind; an item included only
+// because it shares an atom with a pin is no pin.
 func (p *Plan) Meter() string {
-	pinned := 0
-	for _, e := range p.Included {
-		if e.Reason == ReasonPinned {
-			pinned++
+	n := p.PinCounts()
+	pinned, kinds := 0, ""
+	for _, k := range PinKinds {
+		if n[k] > 0 {
+			pinned += n[k]
+			kinds += fmt.Sprintf(", %d %s", n[k], k)
 		}
 	}
-	return fmt.Sprintf("ctx %s · %s/%s tok · %d in (%d pinned) · %d out",
-		p.Mode, thousands(p.Used), thousands(p.Budget), len(p.Included), pinned, len(p.Excluded))
+	if kinds != "" {
+		kinds = ":" + kinds[1:]
+	}
+	return fmt.Sprintf("ctx %s · %s/%s tok · %d in (%d pinned%s) · %d out",
+		p.Mode, thousands(p.Used), thousands(p.Budget), len(p.Included), pinned, kinds, len(p.Excluded))
 }

@@ -66,6 +66,13 @@ type Options struct {
 	// Now decides which leased pins have expired; the zero time expires
 	// none. It is not part of the plan id, but which pins expired is.
 	Now time.Time
+	// Turn is the number of the turn being planned, from 1; a pin leased
+	// for turns (Item.UntilTurn) expires once Turn is past it. Zero
+	// expires none. Like Now, only its effect is part of the plan id.
+	Turn int
+	// Closed reports whether a task is closed (or gone): a pin leased for
+	// that task (Record.PinTask) has expired. Nil expires none.
+	Closed func(id string) bool
 }
 
 // Entry is one candidate's line in a plan.
@@ -88,6 +95,9 @@ type Entry struct {
 	Path string `json:"path,omitempty"`
 	Line int    `json:"line,omitempty"`
 	Form string `json:"form,omitempty"`
+	// Pin is the kind of an item of the pins section: sticky, leased or
+	// ephemeral (PinKinds).
+	Pin string `json:"pin,omitempty"`
 }
 
 // Plan is a context plan: which candidates make up the context block and
@@ -144,6 +154,19 @@ func (c *cand) code() bool   { return c.it.Section == SectionCode && c.it.Code !
 func (c *cand) whole() bool  { return c.code() || c.it.Section == SectionCodeMap }
 func (c *cand) leased() bool { return c.pin() && c.it.Record.Pin == mem.PinLeased }
 
+// pinKind is the kind of a pin: sticky, leased or ephemeral, ranked in
+// that order; "" for an item that is none.
+func (c *cand) pinKind() string {
+	if !c.pin() {
+		return ""
+	}
+	switch c.it.Record.Pin {
+	case mem.PinLeased, PinEphemeral:
+		return c.it.Record.Pin
+	}
+	return mem.PinSticky
+}
+
 // unit is an atom, or a single item without one: included or left out as
 // a whole.
 type unit struct {
@@ -167,13 +190,15 @@ type planner struct {
 // The rules, in order:
 //
 //  1. Items are ranked: by section (in the order of the Section
-//     constants), sticky pins before leased ones, then by score (highest first; none last), creation time
+//     constants), sticky pins before leased ones and leased before
+//     ephemeral, then by score (highest first; none last), creation time
 //     (newest first; none last), id, text, and finally the whole record,
 //     so that the input order never matters.
 //  2. An item is left out if its text is empty, it is deleted, it was
-//     replaced (superseded by its replaced_by), it is a leased pin past its
-//     pin_until, ModeOff excludes it (leased pins and auto items other than
-//     sticky pins), or an item ranked before it has the same id or the same
+//     replaced (superseded by its replaced_by), it is a pin whose lease is
+//     over (past its pin_until, its pin_task closed, past its UntilTurn),
+//     ModeOff excludes it (leased and ephemeral pins, and auto items other
+//     than sticky pins), or an item ranked before it has the same id or the same
 //     text up to case and spacing (duplicate).
 //  3. The remaining items are grouped into units by atom; a unit takes the
 //     place of its best-ranked member.
@@ -261,7 +286,8 @@ func itemKey(it Item) (string, error) {
 		Atom    string     `json:"atom"`
 		Auto    bool       `json:"auto"`
 		Code    *Code      `json:"code,omitempty"`
-	}{it.Record, it.Section, it.Atom, it.Auto, it.Code})
+		Until   int        `json:"until_turn,omitempty"`
+	}{it.Record, it.Section, it.Atom, it.Auto, it.Code, it.UntilTurn})
 	return string(key), err
 }
 
@@ -272,7 +298,7 @@ func byRank(a, b *cand) int {
 	}
 	// A sticky pin outranks a leased one: when pins alone overflow the
 	// budget, the standing instruction is the one kept.
-	if c := cmp.Compare(b2i(a.leased()), b2i(b.leased())); c != 0 {
+	if c := cmp.Compare(pinRank(a.pinKind()), pinRank(b.pinKind())); c != 0 {
 		return c
 	}
 	if c := cmpOpt(a.it.Record.Score, b.it.Record.Score, cmp.Compare[float64]); c != 0 {
@@ -340,7 +366,7 @@ func (p *planner) filter() {
 			c.reason = ReasonSuperseded + " " + r.ReplacedBy
 		case p.expired(c):
 			c.reason = ReasonExpiredPin
-		case p.opt.Mode == ModeOff && (c.leased() || c.it.Auto && !c.pin()):
+		case p.opt.Mode == ModeOff && (c.pinKind() == mem.PinLeased || c.pinKind() == PinEphemeral || c.it.Auto && !c.pin()):
 			c.reason = ReasonModeOff
 		default:
 			// A duplicate names the best-ranked item it repeats.
@@ -363,9 +389,25 @@ func (p *planner) filter() {
 	}
 }
 
+// expired reports whether c is a leased pin whose lease is over: its
+// pin_until has passed, its pin_task is closed, or the turns it was
+// leased for are over. An ephemeral pin lasts the turn it is given for.
 func (p *planner) expired(c *cand) bool {
-	u := c.it.Record.PinUntil
-	return c.leased() && u != nil && !p.opt.Now.IsZero() && u.Before(p.opt.Now)
+	r := &c.it.Record
+	switch c.pinKind() {
+	case mem.PinLeased:
+	case PinEphemeral:
+		return p.opt.Turn > 0 && c.it.UntilTurn > 0 && p.opt.Turn > c.it.UntilTurn
+	default:
+		return false
+	}
+	if u := r.PinUntil; u != nil && !p.opt.Now.IsZero() && u.Before(p.opt.Now) {
+		return true
+	}
+	if r.PinTask != "" && p.opt.Closed != nil && p.opt.Closed(r.PinTask) {
+		return true
+	}
+	return p.opt.Turn > 0 && c.it.UntilTurn > 0 && p.opt.Turn > c.it.UntilTurn
 }
 
 // prepare renders and prices every candidate, the left-out ones too, so
@@ -398,7 +440,7 @@ func (p *planner) draw(c *cand) string {
 	shown, note := c.text, ""
 	if p.carded(c) {
 		var cut bool
-		if shown, cut = card(c.text, p.lim.CardLines); cut {
+		if shown, cut = card(c.text, p.cardLines(c)); cut {
 			note = cardNote(shown, c.text, false)
 		}
 	}
@@ -427,7 +469,7 @@ func (p *planner) fitCap(c *cand) {
 
 // carded reports whether c is shown as a card.
 func (p *planner) carded(c *cand) bool {
-	return c.it.Section == SectionRetrieved && p.lim.CardLines > 0
+	return c.it.Section == SectionRetrieved && p.lim.CardLines > 0 || c.pinKind() == PinEphemeral
 }
 
 func cardNote(shown, text string, truncated bool) string {
@@ -782,6 +824,7 @@ func (c *cand) entry() Entry {
 	if c.code() {
 		e.Path, e.Line, e.Form = c.it.Code.Path, c.it.Code.Line, c.form
 	}
+	e.Pin = c.pinKind()
 	return e
 }
 

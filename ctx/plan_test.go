@@ -552,7 +552,7 @@ func TestFromRecord(t *testing.T) {
 
 func TestOutputs(t *testing.T) {
 	p := build(t, sample(), Options{Query: "billing"})
-	want := "ctx light · " + thousands(p.Used) + "/4,000 tok · 9 in (1 pinned) · 0 out"
+	want := "ctx light · " + thousands(p.Used) + "/4,000 tok · 9 in (1 pinned: 1 sticky) · 0 out"
 	if got := p.Meter(); got != want {
 		t.Errorf("Meter() = %q, want %q", got, want)
 	}

@@ -143,6 +143,11 @@ func header(r *mem.Record, sec Section, label string) string {
 			if r.PinUntil != nil {
 				pin += " until " + r.PinUntil.UTC().Format("2006-01-02")
 			}
+			if r.PinTask != "" {
+				pin += " while task " + oneLine(r.PinTask, maxMeta) + " is open"
+			}
+		} else if r.Pin == PinEphemeral {
+			pin = "pin ephemeral"
 		}
 		parts = append(parts, pin)
 	}

@@ -74,8 +74,11 @@
 //	source          provenance: cli, agent, extract, summarize, import, ...
 //	role            turns: user, assistant or tool.
 //	status, priority goals and tasks.
-//	pin             sticky (always in context) or leased (until pin_until).
+//	pin             sticky (always in context) or leased (until pin_until or
+//	                pin_task, whichever comes first; it needs one of them).
 //	pin_until       RFC 3339 time a leased pin ends.
+//	pin_task        id of a goal or task: the leased pin ends when that
+//	                task is closed or no live memory has the id.
 //	level           summaries: L1, L2 or L3.
 //	replaced_by     tombstones: the id of the entry that replaced this one.
 //	deleted_at      tombstones: RFC 3339 time of deletion.

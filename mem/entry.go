@@ -60,7 +60,10 @@ type Entry struct {
 	Priority  string
 	Pin       string
 	PinUntil  time.Time
-	Level     string
+	// PinTask is the task a leased pin lasts for: the pin ends when that
+	// task is closed (see the root package's IsClosed) or gone.
+	PinTask string
+	Level   string
 
 	ReplacedBy    string
 	DeletedAt     time.Time
@@ -83,7 +86,7 @@ type Entry struct {
 // known lists the front matter fields Mira interprets, in the order a new
 // file gets them.
 var known = []string{"id", "kind", "scope", "created_at", "updated_at", "project", "source", "role",
-	"status", "priority", "pin", "pin_until", "level", "tags", "replaced_by", "deleted_at", "deleted_reason"}
+	"status", "priority", "pin", "pin_until", "pin_task", "level", "tags", "replaced_by", "deleted_at", "deleted_reason"}
 
 // ParseError is a file whose front matter cannot be read.
 type ParseError struct {
@@ -189,7 +192,7 @@ func (e *Entry) readMeta() error {
 		tm("created_at", &e.CreatedAt), tm("updated_at", &e.UpdatedAt),
 		str("project", &e.Project), str("source", &e.Source), str("role", &e.Role),
 		str("status", &e.Status), str("priority", &e.Priority), str("pin", &e.Pin),
-		tm("pin_until", &e.PinUntil), str("level", &e.Level),
+		tm("pin_until", &e.PinUntil), str("pin_task", &e.PinTask), str("level", &e.Level),
 		str("replaced_by", &e.ReplacedBy), tm("deleted_at", &e.DeletedAt), str("deleted_reason", &e.DeletedReason),
 	} {
 		if f != nil && err == nil {
@@ -320,6 +323,8 @@ func (e *Entry) Marshal() ([]byte, error) {
 			str(key, e.Pin)
 		case "pin_until":
 			tm(key, e.PinUntil)
+		case "pin_task":
+			str(key, e.PinTask)
 		case "level":
 			str(key, e.Level)
 		case "tags":

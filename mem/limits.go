@@ -96,7 +96,7 @@ func CheckLimits(e *Entry) error {
 		name, v string
 	}{
 		{"kind", e.Kind}, {"scope", e.Scope}, {"project", e.Project}, {"source", e.Source}, {"role", e.Role},
-		{"status", e.Status}, {"priority", e.Priority}, {"pin", e.Pin}, {"level", e.Level}, {"replaced_by", e.ReplacedBy},
+		{"status", e.Status}, {"priority", e.Priority}, {"pin", e.Pin}, {"pin_task", e.PinTask}, {"level", e.Level}, {"replaced_by", e.ReplacedBy},
 	} {
 		if len(f.v) > MaxFieldBytes {
 			return tooLong(f.name, len(f.v), MaxFieldBytes)

@@ -26,6 +26,7 @@ type Record struct {
 	Priority      string     `json:"priority,omitempty"`
 	Pin           string     `json:"pin,omitempty"`
 	PinUntil      *time.Time `json:"pin_until,omitempty"`
+	PinTask       string     `json:"pin_task,omitempty"`
 	Level         string     `json:"level,omitempty"`
 	ReplacedBy    string     `json:"replaced_by,omitempty"`
 	DeletedAt     *time.Time `json:"deleted_at,omitempty"`
@@ -39,7 +40,7 @@ type Record struct {
 }
 
 var recordFields = []string{"id", "kind", "scope", "text", "created_at", "updated_at", "tags", "project", "source",
-	"role", "status", "priority", "pin", "pin_until", "level", "replaced_by", "deleted_at", "deleted_reason", "path", "score", "why"}
+	"role", "status", "priority", "pin", "pin_until", "pin_task", "level", "replaced_by", "deleted_at", "deleted_reason", "path", "score", "why"}
 
 type recordAlias Record
 
@@ -124,7 +125,7 @@ func (e *Entry) Record() Record {
 		ID: e.ID, Kind: e.Kind, Scope: e.Scope, Text: e.Body,
 		CreatedAt: tp(e.CreatedAt), UpdatedAt: tp(e.UpdatedAt), Tags: e.Tags,
 		Project: e.Project, Source: e.Source, Role: e.Role, Status: e.Status, Priority: e.Priority,
-		Pin: e.Pin, PinUntil: tp(e.PinUntil), Level: e.Level,
+		Pin: e.Pin, PinUntil: tp(e.PinUntil), PinTask: e.PinTask, Level: e.Level,
 		ReplacedBy: e.ReplacedBy, DeletedAt: tp(e.DeletedAt), DeletedReason: e.DeletedReason,
 		Path: e.Path, Extra: e.Fields(),
 	}
@@ -136,7 +137,7 @@ func (e *Entry) Record() Record {
 func (r Record) Entry() *Entry {
 	e := &Entry{
 		Kind: r.Kind, Scope: r.Scope, Body: r.Text, Tags: r.Tags, Project: r.Project, Source: r.Source,
-		Role: r.Role, Status: r.Status, Priority: r.Priority, Pin: r.Pin, Level: r.Level,
+		Role: r.Role, Status: r.Status, Priority: r.Priority, Pin: r.Pin, PinTask: r.PinTask, Level: r.Level,
 	}
 	if r.CreatedAt != nil {
 		e.CreatedAt = r.CreatedAt.UTC()

@@ -575,8 +575,16 @@ func Validate(e *Entry) error {
 	if e.Pin != "" && e.Pin != PinSticky && e.Pin != PinLeased {
 		return fmt.Errorf("unknown pin %q (want sticky or leased)", e.Pin)
 	}
-	if e.Pin == PinLeased && e.PinUntil.IsZero() {
-		return errors.New("a leased pin needs an end time (pin_until)")
+	if e.Pin == PinLeased && e.PinUntil.IsZero() && e.PinTask == "" {
+		return errors.New("a leased pin needs an end: a time (pin_until) or a task (pin_task)")
+	}
+	if e.PinTask != "" {
+		if e.Pin != PinLeased {
+			return errors.New("pin_task applies only to a leased pin")
+		}
+		if !ValidID(e.PinTask) {
+			return fmt.Errorf("pin_task: %q is not a memory id", e.PinTask)
+		}
 	}
 	if strings.TrimSpace(e.Body) == "" {
 		return errors.New("empty memory: nothing to remember")

@@ -32,7 +32,10 @@ func TestValidate(t *testing.T) {
 		{"sticky pin", Entry{Body: "x", Kind: KindFact, Scope: DefaultScope, Pin: PinSticky}, ""},
 		{"unknown pin", Entry{Body: "x", Kind: KindFact, Scope: DefaultScope, Pin: "forever"}, `unknown pin "forever"`},
 		{"leased pin with its end", Entry{Body: "x", Kind: KindFact, Scope: DefaultScope, Pin: PinLeased, PinUntil: until}, ""},
-		{"leased pin without its end", Entry{Body: "x", Kind: KindFact, Scope: DefaultScope, Pin: PinLeased}, "a leased pin needs an end time"},
+		{"leased pin without its end", Entry{Body: "x", Kind: KindFact, Scope: DefaultScope, Pin: PinLeased}, "a leased pin needs an end"},
+		{"leased pin for a task", Entry{Body: "x", Kind: KindFact, Scope: DefaultScope, Pin: PinLeased, PinTask: "01JTASK0000000000000000000"}, ""},
+		{"task lease on a sticky pin", Entry{Body: "x", Kind: KindFact, Scope: DefaultScope, Pin: PinSticky, PinTask: "01JTASK0000000000000000000"}, "pin_task applies only to a leased pin"},
+		{"task lease naming no id", Entry{Body: "x", Kind: KindFact, Scope: DefaultScope, Pin: PinLeased, PinTask: "no such/id"}, `pin_task: "no such/id" is not a memory id`},
 	} {
 		err := Validate(&tc.e)
 		switch {

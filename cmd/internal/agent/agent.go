@@ -47,7 +47,7 @@ type Cmd struct {
 	PriceCached    float64  `name:"price-cached" help:"Price of cached prompt tokens, in US dollars per million (default: --price-input)." env:"MIRA_PRICE_CACHED" placeholder:"USD"`
 	PriceOutput    float64  `name:"price-output" help:"Price of completion tokens, in US dollars per million." env:"MIRA_PRICE_OUTPUT" placeholder:"USD"`
 	ArtifactMax    int64    `name:"artifact-max" help:"Most of one long output (a command's, or a file /context add stores) an artifact keeps, in MiB; past it the first part is kept and the model is told so." default:"256" placeholder:"MIB"`
-	Args           []string `arg:"" optional:"" passthrough:"" name:"context" help:"context SUBCOMMAND [ARGS]: run a /context subcommand and exit (messages, artifacts, show, stats, add, add-folder, add-search, prune, clear, compact, export, why; see /help). Flags of mira-agent go before context."`
+	Args           []string `arg:"" optional:"" passthrough:"" name:"context" help:"context SUBCOMMAND [ARGS]: run a /context subcommand and exit (messages, artifacts, show, stats, add, add-folder, add-search, prune, clear, compact, export, why, pins; see /help). Flags of mira-agent go before context."`
 }
 
 // Main is the main of mira-agent.
@@ -284,6 +284,9 @@ func (s *agentSession) tools(p mem.Project) (*tools.Registry, error) {
 	if err := s.registerCode(reg); err != nil {
 		return nil, err
 	}
+	if err := s.registerSuggestPin(reg); err != nil {
+		return nil, err
+	}
 	return reg, nil
 }
 
@@ -309,6 +312,9 @@ func (s *agentSession) oneShot(ctx context.Context, text string) error {
 	defer cancel()
 	s.cancel = cancel
 	_, err := s.send(ctx, text)
+	if err == nil {
+		s.showSuggestions()
+	}
 	if errors.Is(err, agentloop.ErrMaxSteps) {
 		return err
 	}

@@ -37,6 +37,7 @@ var contextSubs = []contextSub{
 	{"compact", "", "summarize the buffer now"},
 	{"export", "FILE", "write the summary and the turns to FILE (.json or .md)"},
 	{"why", "TURN [MEMORY]", "what the model was shown for a message (last, an id, a day, or its words) and what became of MEMORY there"},
+	{"pins", "", "the pins (store and session), each item's activation, and the model's pin suggestions"},
 }
 
 // contextSubNames are the names of the subcommands.
@@ -126,6 +127,11 @@ func (s *agentSession) contextCommand(ctx context.Context, words []string, text 
 			return err
 		}
 		return s.ctxArtifacts()
+	case "pins":
+		if _, err := parse(0, 0, ""); err != nil {
+			return err
+		}
+		return s.ctxPins(ctx)
 	case "show":
 		args, err := parse(1, 1, "one artifact id")
 		if err != nil {

@@ -72,7 +72,7 @@ func agentColor(o *cli.IO) bool {
 }
 
 // meterLine is the budget meter of the last message's standing context,
-// such as "ctx light · 3,480/4,000 tok · 9 in (2 pinned) · 4 out — /context
+// such as "ctx light · 3,480/4,000 tok · 9 in (2 pinned: 2 sticky) · 4 out — /context
 // for why", or "" before any message was planned.
 func (s *agentSession) meterLine() string {
 	standing, _ := s.agent.LastPlans()

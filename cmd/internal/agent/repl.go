@@ -184,6 +184,7 @@ func (s *agentSession) repl(ctx context.Context) error {
 		switch {
 		case err == nil:
 			s.showMeter()
+			s.showSuggestions()
 		case msg.Err() != nil:
 			fmt.Fprintln(o.Err, "(interrupted)")
 		default:

@@ -36,6 +36,8 @@ var agentSlashCommands = []agentSlashCommand{
 	{"/tasks", "", "list the tasks, open and done, newest first, with their ids"},
 	{"/done", "ID [STATUS]", "mark a goal or task done (or cancelled, dropped, open...): it leaves the standing context"},
 	{"/goals", "", "list the goals, open and done, newest first, with their ids and tasks done/total (tasks tagged goal:ID)"},
+	{"/pin", "ID [sticky|leased|ephemeral]", "pin a memory: sticky (stored), leased --until a time, task:ID or Nturns, or ephemeral (next message only)"},
+	{"/unpin", "ID", "take a memory's pin away (the session's and the store's)"},
 	{"/status", "", "project, model, tokens and cost so far, cache hit rate"},
 	{"/context", "[SUBCOMMAND|QUERY]", "what the model sees and why, with the budget meter; subcommands below"},
 	{"/mode", "[off|light|heavy]", "context mode of the next messages (no argument, or Shift-Tab: off → light → heavy → off)"},
@@ -49,6 +51,9 @@ var agentSlashCommands = []agentSlashCommand{
 func agentComplete(line string) []string {
 	if sub, ok := strings.CutPrefix(line, "/context "); ok {
 		return contextComplete(sub)
+	}
+	if strings.HasPrefix(line, "/pin ") {
+		return pinComplete(line)
 	}
 	if !strings.HasPrefix(line, "/") || strings.ContainsAny(line, " \t") {
 		return nil
@@ -108,6 +113,10 @@ func (s *agentSession) slash(ctx context.Context, line string) (quit bool, err e
 		return false, s.done(ctx, arg)
 	case "/goals":
 		return false, s.goals(ctx)
+	case "/pin":
+		return false, s.slashPin(ctx, arg)
+	case "/unpin":
+		return false, s.slashUnpin(ctx, arg)
 	case "/status":
 		return false, s.status()
 	case "/context":

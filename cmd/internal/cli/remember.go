@@ -22,7 +22,8 @@ type RememberCmd struct {
 	Tag         []string `short:"t" help:"Tag to attach (repeatable, or comma-separated)." sep:","`
 	Role        string   `help:"Role of a turn: user, assistant or tool."`
 	Pin         string   `help:"Pin the memory into every context: sticky (until unpinned) or leased (until --until)."`
-	Until       string   `help:"End of a leased pin: RFC 3339 time, a date, or a duration from now such as 72h." placeholder:"WHEN"`
+	Until       string   `help:"End of a leased pin: RFC 3339 time, a date, a duration from now such as 72h, or task:ID (until the goal or task ID is closed). Leases of turns (3turns) are mira-agent's: /pin ID leased --until 3turns." placeholder:"WHEN"`
+	Unpin       string   `help:"Unpin the memory ID: it leaves the contexts it was pinned into (and stays in the store)." placeholder:"ID"`
 	Lines       bool     `help:"Read stdin as one memory per non-empty line."`
 	JSONL       bool     `name:"jsonl" help:"Read stdin as JSONL records; each may carry kind, scope, tags, created_at, role, project and other front-matter fields."`
 	Replace     string   `help:"Replace the memory ID: write the new one and tombstone the old with replaced_by." placeholder:"ID"`
@@ -51,6 +52,9 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 	if c.Done != "" {
 		return c.runDone(ctx, o)
 	}
+	if c.Unpin != "" {
+		return c.runUnpin(ctx, o)
+	}
 	if c.Status != "" {
 		return usagef("--status goes with --done ID")
 	}
@@ -65,14 +69,17 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 	if err != nil {
 		return err
 	}
-	var until time.Time
+	var lease mira.Lease
 	if c.Until != "" {
-		if until, err = mira.ParseUntil(c.Until, time.Now()); err != nil {
+		if lease, err = mira.ParseLease(c.Until, time.Now()); err != nil {
 			return usagef("--until: %v", err)
 		}
+		if lease.Turns > 0 {
+			return usagef("--until %s: a lease of turns lasts in a mira-agent session (/pin ID leased --until %s there); here give a time, a duration or task:ID", c.Until, c.Until)
+		}
 	}
-	opt := mira.RememberOptions{Replace: c.Replace, DryRun: c.DryRun, AllowSecret: c.AllowSecret, Source: c.Source, Until: until,
-		MaxBytes: maxBytes}
+	opt := mira.RememberOptions{Replace: c.Replace, DryRun: c.DryRun, AllowSecret: c.AllowSecret, Source: c.Source, Until: lease.Until,
+		UntilTask: lease.Task, MaxBytes: maxBytes}
 	res, err := c.remember(ctx, o, entries, opt)
 	var se *mira.SecretError
 	switch {
@@ -206,10 +213,37 @@ func (c *RememberCmd) collect(o *IO, maxBytes int) ([]*mem.Entry, error) {
 	return []*mem.Entry{base(string(data))}, nil
 }
 
+// runUnpin takes the pin of the memory --unpin away.
+func (c *RememberCmd) runUnpin(ctx context.Context, o *IO) error {
+	if len(c.Text) > 0 || c.Lines || c.JSONL || c.Extract || c.Replace != "" || c.Kind != "" || c.Pin != "" || c.Until != "" || c.DryRun {
+		return usagef("--unpin ID takes no text and none of --lines, --jsonl, --extract, --replace, --kind, --pin, --until, --dry-run")
+	}
+	m, err := c.openWith(ctx, o, "mira-remember", project(o, ""), openOptions{existing: true})
+	if errors.Is(err, mira.ErrNoStore) {
+		return usagef("--unpin %s: %v", c.Unpin, err)
+	}
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	before, err := m.Get(ctx, c.Unpin)
+	if err != nil {
+		return usagef("--unpin %s: %v", c.Unpin, err)
+	}
+	e, err := m.Unpin(ctx, c.Unpin)
+	if err != nil {
+		return asFlag(err, map[string]string{"": "--unpin " + c.Unpin})
+	}
+	if before.Pin == "" {
+		o.Warnf("%s was not pinned; nothing changed", c.Unpin)
+	}
+	return writeEntries(o, c.Output, []*mem.Entry{e})
+}
+
 // runDone gives the goal or task --done a new status, done by default.
 func (c *RememberCmd) runDone(ctx context.Context, o *IO) error {
-	if len(c.Text) > 0 || c.Lines || c.JSONL || c.Extract || c.Replace != "" || c.Kind != "" || c.Pin != "" || c.Until != "" {
-		return usagef("--done ID takes no text and none of --lines, --jsonl, --extract, --replace, --kind, --pin, --until")
+	if len(c.Text) > 0 || c.Lines || c.JSONL || c.Extract || c.Replace != "" || c.Kind != "" || c.Pin != "" || c.Until != "" || c.Unpin != "" {
+		return usagef("--done ID takes no text and none of --lines, --jsonl, --extract, --replace, --kind, --pin, --until, --unpin")
 	}
 	m, err := c.openWith(ctx, o, "mira-remember", project(o, ""), openOptions{existing: true})
 	if errors.Is(err, mira.ErrNoStore) {

@@ -69,6 +69,7 @@ func New(m *mira.Memory, opt Options) *mcp.Server {
 	addTool(srv, s, contextTool(), s.context)
 	addTool(srv, s, listTool(), s.list)
 	addTool(srv, s, pinTool(), s.pin)
+	addTool(srv, s, unpinTool(), s.unpin)
 	addTool(srv, s, taskDoneTool(), s.taskDone)
 	addCodeTools(srv, s)
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{

@@ -24,7 +24,7 @@ type RememberIn struct {
 	Tags    []string `json:"tags,omitempty" jsonschema:"short topic words to find it by (e.g. db, auth)"`
 	Scope   string   `json:"scope,omitempty" jsonschema:"where it belongs: global (default; true everywhere) or a project name"`
 	Pin     string   `json:"pin,omitempty" jsonschema:"pin it into every context: sticky (until unpinned) or leased (until 'until')"`
-	Until   string   `json:"until,omitempty" jsonschema:"end of a leased pin: RFC 3339 time, a date, or a duration from now such as 72h or 7d"`
+	Until   string   `json:"until,omitempty" jsonschema:"end of a leased pin: RFC 3339 time, a date, a duration from now such as 72h or 7d, or task:ID to last until that goal or task is closed"`
 	Replace string   `json:"replace,omitempty" jsonschema:"id of a memory this one corrects or updates: the old one is kept in history as replaced"`
 }
 
@@ -127,12 +127,12 @@ func (s *server) remember(ctx context.Context, in RememberIn) (*mcp.CallToolResu
 	if strings.TrimSpace(in.Text) == "" {
 		return nil, out, fmt.Errorf("text is empty: give the memory's text")
 	}
-	until, err := parseUntil(in.Until)
+	lease, err := parseLease(in.Until)
 	if err != nil {
 		return nil, out, err
 	}
 	e := &mem.Entry{Kind: in.Kind, Scope: in.Scope, Body: in.Text, Tags: in.Tags, Pin: in.Pin, Source: "mcp"}
-	res, err := s.m.Remember(ctx, []*mem.Entry{e}, mira.RememberOptions{Replace: in.Replace, Source: "mcp", Until: until})
+	res, err := s.m.Remember(ctx, []*mem.Entry{e}, mira.RememberOptions{Replace: in.Replace, Source: "mcp", Until: lease.Until, UntilTask: lease.Task})
 	if err != nil {
 		return nil, out, err
 	}
@@ -346,7 +346,7 @@ func (s *server) context(ctx context.Context, in ContextIn) (*mcp.CallToolResult
 type PinIn struct {
 	ID    string `json:"id" jsonschema:"id of the memory"`
 	Pin   string `json:"pin" jsonschema:"sticky (in every context until unpinned), leased (until 'until'), or none (unpin)"`
-	Until string `json:"until,omitempty" jsonschema:"end of a leased pin: RFC 3339 time, a date, or a duration from now such as 72h or 7d"`
+	Until string `json:"until,omitempty" jsonschema:"end of a leased pin: RFC 3339 time, a date, a duration from now such as 72h or 7d, or task:ID to last until that goal or task is closed"`
 }
 
 // PinOut is the memory as pinned.
@@ -368,11 +368,11 @@ func (s *server) pin(ctx context.Context, in PinIn) (*mcp.CallToolResult, PinOut
 	if pin == "none" {
 		pin = ""
 	}
-	until, err := parseUntil(in.Until)
+	lease, err := parseLease(in.Until)
 	if err != nil {
 		return nil, out, err
 	}
-	e, err := s.m.Pin(ctx, in.ID, pin, until)
+	e, err := s.m.PinLease(ctx, in.ID, pin, lease)
 	if err != nil {
 		return nil, out, err
 	}
@@ -384,14 +384,33 @@ func (s *server) pin(ctx context.Context, in PinIn) (*mcp.CallToolResult, PinOut
 	return textResult(msg), out, nil
 }
 
-// parseUntil reads the end of a leased pin ("" for none).
-func parseUntil(s string) (time.Time, error) {
+// parseLease reads the end of a leased pin ("" for none): a time or
+// task:ID. Leases of turns are an agent session's, not the store's.
+func parseLease(s string) (mira.Lease, error) {
 	if s == "" {
-		return time.Time{}, nil
+		return mira.Lease{}, nil
 	}
-	t, err := mira.ParseUntil(s, time.Now())
+	l, err := mira.ParseLease(s, time.Now())
 	if err != nil {
-		return time.Time{}, fmt.Errorf("until: %v", err)
+		return l, fmt.Errorf("until: %v", err)
 	}
-	return t, nil
+	if l.Turns > 0 {
+		return l, fmt.Errorf("until: %s: a lease of turns lasts only in a mira-agent session; give a time, a duration or task:ID", s)
+	}
+	return l, nil
+}
+
+// UnpinIn are unpin's arguments.
+type UnpinIn struct {
+	ID string `json:"id" jsonschema:"id of the memory"`
+}
+
+func unpinTool() *mcp.Tool {
+	return tool[UnpinIn, PinOut]("unpin", "Unpin",
+		"Take a memory's pin away: it leaves the contexts it was pinned into and stays in the store. The same as pin with pin none.",
+		nil, mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true})
+}
+
+func (s *server) unpin(ctx context.Context, in UnpinIn) (*mcp.CallToolResult, PinOut, error) {
+	return s.pin(ctx, PinIn{ID: in.ID, Pin: "none"})
 }
