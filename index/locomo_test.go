@@ -35,6 +35,7 @@ func locomoStore(t *testing.T, turns []locomo.Turn) (*fakeSource, map[string]tim
 	f := newFake(t)
 	end := map[string]time.Time{}
 	pos := map[string]int{}
+	prev := map[string]string{} // the conversation's turn before, as a store gives it (Doc.Context)
 	for _, tu := range turns {
 		date, err := tu.Time()
 		if err != nil {
@@ -43,7 +44,9 @@ func locomoStore(t *testing.T, turns []locomo.Turn) (*fakeSource, map[string]tim
 		session := tu.Conversation + "/" + tu.Date
 		created := date.Add(time.Duration(pos[session]) * 30 * time.Second)
 		pos[session]++
-		f.writeDoc(t, fdoc{id: tu.ID, kind: "turn", scope: tu.Conversation, created: created, text: tu.Speaker + ": " + tu.Text})
+		text := tu.Speaker + ": " + tu.Text
+		f.writeDoc(t, fdoc{id: tu.ID, kind: "turn", scope: tu.Conversation, created: created, text: text, context: prev[tu.Conversation]})
+		prev[tu.Conversation] = text
 		if created.After(end[tu.Conversation]) {
 			end[tu.Conversation] = created
 		}
@@ -131,7 +134,7 @@ func TestLoCoMo(t *testing.T) {
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\n%d questions, %v per question (3 searches)\n", overall[0].N, (took / time.Duration(max(overall[0].N, 1))).Round(time.Microsecond))
-	fmt.Fprintf(&sb, "%-13s R@1    R@5    R@10    hit@1  hit@5  hit@10\n", "stage")
+	fmt.Fprintf(&sb, "%-13s R@1    R@5    R@10    hit@1  hit@5  hit@10   MRR\n", "stage")
 	for i, name := range stageNames {
 		fmt.Fprintf(&sb, "%-13s %s\n", name, overall[i])
 	}
