@@ -53,10 +53,9 @@ type Query struct {
 	Project string
 	Since   time.Time // only entries created at or after Since
 	until   time.Time // only entries created before until (zero: no bound)
-	// decision: the text asks what was chosen (asksForDecision), set
-	// by the search.
-	decision bool
-	Now      time.Time // the moment recency is measured from; zero: Options.Now
+	// intent: what the text asks for (readIntent), set by the search.
+	intent intent
+	Now    time.Time // the moment recency is measured from; zero: Options.Now
 	// Mode is ModeHybrid (""), ModeLexical or ModeVector. Without usable
 	// vectors (none can be embedded, or they are damaged) hybrid and
 	// vector searches fall back to lexical and say so through
@@ -167,7 +166,9 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		defer vq.side.rw.RUnlock()
 	}
 	spans := querySpans(q.Text, now)
-	q.decision = r.DecisionBonus > 0 && asksForDecision(q.Text)
+	if r.DecisionBonus > 0 {
+		q.intent = readIntent(q.Text)
+	}
 	if mode == ModeLexical {
 		vs, done, err := ix.rowsFor()
 		if err != nil {
@@ -183,7 +184,7 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		if err != nil {
 			return Stages{}, err
 		}
-		return lexicalStages(r, lex, q.Project, spans, q.decision, now, k), nil
+		return lexicalStages(r, lex, q.Project, spans, q.intent, now, k), nil
 	}
 	// The BM25 search runs beside the vector scan, over the same rows.
 	var (
@@ -296,8 +297,8 @@ func (ix *Index) lexical(q Query, n int, vs *vecStore) ([]Candidate, error) {
 
 // lexicalStages ranks BM25 candidates alone, as the index did before it
 // had vectors: relevance is BM25 over the best BM25, and there is no MMR.
-func lexicalStages(r Ranking, lex []Candidate, project string, spans []span, decision bool, now time.Time, k int) Stages {
-	ranked := r.rank(lex, project, spans, decision, now, 0)
+func lexicalStages(r Ranking, lex []Candidate, project string, spans []span, in intent, now time.Time, k int) Stages {
+	ranked := r.rank(lex, project, spans, in, now, 0)
 	lexRank := make(map[string]int, len(lex))
 	for i, c := range lex {
 		lexRank[c.Path] = i + 1

@@ -129,35 +129,32 @@ var (
 )
 
 var (
-	wordFormMap   map[string]string
-	iseException  map[string]bool
-	reWordSet     map[string]bool
-	wordFormsInit = func() bool {
-		wordFormMap = map[string]string{}
-		add := func(lines []string) {
+	// wordFormMap maps each listed form to its base or American spelling.
+	wordFormMap = func() map[string]string {
+		m := map[string]string{}
+		for _, lines := range [][]string{irregularVerbs, irregularNouns, spellings} {
 			for _, l := range lines {
 				f := strings.Fields(l)
 				for _, w := range f[1:] {
 					if w != f[0] {
-						wordFormMap[w] = f[0]
+						m[w] = f[0]
 					}
 				}
 			}
 		}
-		add(irregularVerbs)
-		add(irregularNouns)
-		add(spellings)
-		iseException = map[string]bool{}
-		for _, w := range iseWords {
-			iseException[w] = true
-		}
-		reWordSet = map[string]bool{}
-		for _, w := range reWords {
-			reWordSet[w] = true
-		}
-		return true
+		return m
 	}()
+	iseException = setOf(iseWords)
+	reWordSet    = setOf(reWords)
 )
+
+func setOf(words []string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
 
 // iseSuffixes are the endings of -ise verbs and their derivations, each
 // with its -ize form.
