@@ -1,7 +1,9 @@
 package index
 
 import (
+	"encoding/binary"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -128,6 +130,263 @@ func dateCloseness(created time.Time, spans []span, window float64) float64 {
 			off = s.from.Sub(created)
 		case !created.Before(s.to):
 			off = created.Sub(s.to)
+		}
+		best = max(best, 1-off.Hours()/24/window)
+	}
+	return best
+}
+
+// Days a memory mentions. "I went to the support group yesterday", told
+// on 8 May, is about 7 May; a question that names 7 May should find it as
+// it finds what was told on 7 May. So at index time the relative times in
+// a memory's own text are resolved against its creation time
+// (mentionedSpans) and kept as terms of the lexical index that no word
+// analyses to: a day as dayTerm, a month as monthTerm, a week or a
+// weekend as its days. A search whose query names times looks them up
+// (mentionCloseness) and gives a memory the date bonus for the nearer of
+// its creation and the days it mentions. Years are too wide to mean a
+// time, as they are for queries; the text of the turn before (Doc.Context)
+// is not read, its days being its own.
+
+const weekdayRE = `(monday|tuesday|wednesday|thursday|friday|saturday|sunday)`
+
+var (
+	mentionRE = regexp.MustCompile(`(?i)\b(?:` +
+		`(?:the\s+)?day\s+before\s+yesterday|(?:the\s+)?day\s+after\s+tomorrow|` +
+		`today|tonight|yesterday|tomorrow|this\s+(?:morning|afternoon|evening)|last\s+night|` +
+		`(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+(days?|weeks?|months?)\s+ago|` +
+		`(last|this|next|past|this\s+past|this\s+coming)\s+(week|weekend|month|` + weekdayRE + `)` +
+		`)\b`)
+	weekdays = map[string]time.Weekday{"sunday": 0, "monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6}
+)
+
+// mentionedSpans returns the days, weeks, weekends and months text names
+// relative to created (weeks start on Monday), in created's time zone.
+func mentionedSpans(text string, created time.Time) []span {
+	if created.IsZero() || !mentionHint(text) {
+		return nil
+	}
+	midnight := time.Date(created.Year(), created.Month(), created.Day(), 0, 0, 0, 0, created.Location())
+	days := func(from, n int) span {
+		d := midnight.AddDate(0, 0, from)
+		return span{d, d.AddDate(0, 0, n)}
+	}
+	wd := int(midnight.Weekday())
+	monday := (wd + 6) % 7 // days since Monday
+	first := time.Date(created.Year(), created.Month(), 1, 0, 0, 0, 0, created.Location())
+	month := func(off int) span { d := first.AddDate(0, off, 0); return span{d, d.AddDate(0, 1, 0)} }
+	var out []span
+	for _, m := range mentionRE.FindAllStringSubmatch(text, -1) {
+		w := strings.ToLower(strings.Join(strings.Fields(m[0]), " "))
+		switch {
+		case strings.Contains(w, "before yesterday"):
+			out = append(out, days(-2, 1))
+		case strings.Contains(w, "after tomorrow"):
+			out = append(out, days(2, 1))
+		case w == "today" || w == "tonight" || strings.HasPrefix(w, "this morning") || strings.HasPrefix(w, "this afternoon") || strings.HasPrefix(w, "this evening"):
+			out = append(out, days(0, 1))
+		case w == "yesterday" || w == "last night":
+			out = append(out, days(-1, 1))
+		case w == "tomorrow":
+			out = append(out, days(1, 1))
+		case strings.HasSuffix(w, " ago"):
+			n, err := strconv.Atoi(m[1])
+			if err != nil {
+				n = numberWords[strings.ToLower(m[1])]
+				if n == 0 && (strings.EqualFold(m[1], "an")) {
+					n = 1
+				}
+			}
+			if n < 1 || n > 366 {
+				continue
+			}
+			switch unit := strings.ToLower(m[2]); {
+			case strings.HasPrefix(unit, "day"):
+				out = append(out, days(-n, 1))
+			case strings.HasPrefix(unit, "week"):
+				out = append(out, days(-monday-7*n, 7))
+			default:
+				out = append(out, month(-n))
+			}
+		default:
+			which, what := strings.ToLower(m[3]), strings.ToLower(m[4])
+			which = strings.Join(strings.Fields(which), " ")
+			dir := 0 // this
+			switch which {
+			case "last", "past", "this past":
+				dir = -1
+			case "next", "this coming":
+				dir = 1
+			}
+			switch what {
+			case "week":
+				out = append(out, days(-monday+7*dir, 7))
+			case "month":
+				out = append(out, month(dir))
+			case "weekend":
+				sat := 5 - monday // this week's Saturday
+				switch dir {
+				case -1:
+					back := (wd - 6 + 7) % 7 // days since the last Saturday
+					if back < 2 {
+						back += 7 // a weekend not over is not the last
+					}
+					sat = -back
+				case 1:
+					if sat <= 0 {
+						sat += 7
+					}
+				}
+				out = append(out, days(sat, 2))
+			default: // a weekday
+				target := int(weekdays[what])
+				var off int
+				switch dir {
+				case -1:
+					off = -((wd - target + 7) % 7)
+					if off == 0 {
+						off = -7
+					}
+				case 1:
+					off = (target - wd + 7) % 7
+					if off == 0 {
+						off = 7
+					}
+				default:
+					off = (target+6)%7 - monday // in this week
+				}
+				out = append(out, days(off, 1))
+			}
+		}
+	}
+	return out
+}
+
+// mentionHint reports cheaply whether text may name a relative time: most
+// texts do not, and the regular expression is the costly part.
+func mentionHint(text string) bool {
+	for _, w := range [...]string{"day", "ago", "tonight", "tomorrow", "morning", "afternoon", "evening", "night", "week", "month"} {
+		if containsFold(text, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether s contains the lower-case ASCII word w in
+// any case.
+func containsFold(s, w string) bool {
+	for i := 0; i+len(w) <= len(s); i++ {
+		j := 0
+		for j < len(w) && (s[i+j]|0x20) == w[j] {
+			j++
+		}
+		if j == len(w) {
+			return true
+		}
+	}
+	return false
+}
+
+// dayTerm and monthTerm are the lexical terms of a mentioned day and
+// month. Their first byte is one no analysed word has.
+func dayTerm(t time.Time) string   { return "\x00d" + t.Format("20060102") }
+func monthTerm(t time.Time) string { return "\x00m" + t.Format("200601") }
+
+// mentionTerms returns the terms of the spans a memory mentions: a month
+// as itself, shorter spans as their days.
+func mentionTerms(spans []span) []string {
+	var out []string
+	for _, s := range spans {
+		if s.to.Sub(s.from) > 8*24*time.Hour {
+			out = append(out, monthTerm(s.from))
+			continue
+		}
+		for d := s.from; d.Before(s.to); d = d.AddDate(0, 0, 1) {
+			out = append(out, dayTerm(d))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// addMentions adds to terms (encoded as analyse encodes them) the terms
+// of the days text mentions relative to created, once each; they do not
+// count in the text's length.
+func addMentions(terms []byte, text string, created time.Time) []byte {
+	extra := mentionTerms(mentionedSpans(text, created))
+	if len(extra) == 0 {
+		return terms
+	}
+	var all []termFreq
+	eachTerm(terms, func(term string, freq uint32) { all = append(all, termFreq{strings.Clone(term), freq}) })
+	for _, t := range extra {
+		all = append(all, termFreq{t, 1})
+	}
+	slices.SortFunc(all, func(a, b termFreq) int { return strings.Compare(a.term, b.term) })
+	b := binary.AppendUvarint(nil, uint64(len(all)))
+	for _, t := range all {
+		b = binary.AppendUvarint(b, uint64(len(t.term)))
+		b = append(b, t.term...)
+		b = binary.AppendUvarint(b, uint64(t.freq))
+	}
+	return b
+}
+
+// mentionCloseness returns, by row of vs, how close the days the row's
+// memory mentions come to the spans: 1 within one, falling to 0 at
+// window days from the nearest (as dateCloseness measures its creation).
+// Rows that mention no day near them are left out.
+func (vs *vecStore) mentionCloseness(spans []span, window float64) map[int]float64 {
+	if len(spans) == 0 || window <= 0 {
+		return nil
+	}
+	var out map[int]float64
+	note := func(term string, c float64) {
+		if c <= 0 {
+			return
+		}
+		vs.eachPosting(term, func(row int, _ uint32) {
+			if out == nil {
+				out = map[int]float64{}
+			}
+			out[row] = max(out[row], c)
+		})
+	}
+	win := time.Duration(window * float64(24*time.Hour))
+	seenDay, seenMonth := map[string]bool{}, map[string]bool{}
+	for _, s := range spans {
+		from, to := s.from.Add(-win), s.to.Add(win)
+		if to.Sub(from) > 400*24*time.Hour {
+			continue
+		}
+		for d := time.Date(from.Year(), from.Month(), from.Day(), 0, 0, 0, 0, time.UTC); d.Before(to); d = d.AddDate(0, 0, 1) {
+			if t := dayTerm(d); !seenDay[t] {
+				seenDay[t] = true
+				note(t, dateCloseness(d.Add(12*time.Hour), spans, window))
+			}
+		}
+		for m := time.Date(from.Year(), from.Month(), 1, 0, 0, 0, 0, time.UTC); m.Before(to); m = m.AddDate(0, 1, 0) {
+			if t := monthTerm(m); !seenMonth[t] {
+				seenMonth[t] = true
+				note(t, spanCloseness(span{m, m.AddDate(0, 1, 0)}, spans, window))
+			}
+		}
+	}
+	return out
+}
+
+// spanCloseness is dateCloseness for a stretch of time: 1 when it meets
+// one of the spans, falling to 0 at window days from the nearest.
+func spanCloseness(m span, spans []span, window float64) float64 {
+	best := 0.0
+	for _, s := range spans {
+		var off time.Duration
+		switch {
+		case !m.to.After(s.from):
+			off = s.from.Sub(m.to)
+		case !s.to.After(m.from):
+			off = m.from.Sub(s.to)
 		}
 		best = max(best, 1-off.Hours()/24/window)
 	}

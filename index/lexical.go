@@ -130,6 +130,7 @@ func lexOf(d *Doc, err error) lexed {
 	}
 	text := lexText(d)
 	terms, n := analyse(text)
+	terms = addMentions(terms, d.Text, d.CreatedAt)
 	return lexed{terms, n, lexSum(text, d.Role, d.Pin)}
 }
 

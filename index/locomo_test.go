@@ -87,6 +87,12 @@ func TestLoCoMo(t *testing.T) {
 			t.Fatalf("MIRA_LOCOMO_LAMBDA: %v", err)
 		}
 	}
+	// MIRA_LOCOMO_DATEBONUS sets the date bonus, to see what it buys.
+	if d := os.Getenv("MIRA_LOCOMO_DATEBONUS"); d != "" {
+		if _, err := fmt.Sscan(d, &ranking.DateBonus); err != nil {
+			t.Fatalf("MIRA_LOCOMO_DATEBONUS: %v", err)
+		}
+	}
 	var took time.Duration
 	for _, group := range groups {
 		f, end := locomoStore(t, group)

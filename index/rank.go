@@ -15,6 +15,9 @@ type Candidate struct {
 	Kind      string    // the entry's kind, for the decision bonus
 	BM25      float64   // the retriever's raw score; 0 when there was no query text
 	CreatedAt time.Time // zero when unknown: no recency
+	// mention is how close the days the entry mentions come to the
+	// query's (mentionCloseness), for the date bonus.
+	mention float64
 	// vrow is the entry's row in the vector store plus one, found once
 	// per query: 0 not looked up yet, -1 none.
 	vrow int
@@ -55,7 +58,8 @@ type Why struct {
 	Recency     float64 `json:"recency"` // exp(-age in days / Ranking.RecencyDays)
 	Project     float64 `json:"project"` // the project bonus: 0 or Ranking.ProjectBonus
 	// Date is the date bonus: up to Ranking.DateBonus for an entry created
-	// on, or near, a day the query names.
+	// on, or near, a day the query names, or whose text mentions such a
+	// day relative to its creation ("yesterday", "last week").
 	Date float64 `json:"date"`
 	// Decision is the intent bonus: Ranking.DecisionBonus for a decision
 	// when the query asks what was chosen, or a preference when it asks
@@ -283,7 +287,7 @@ func (r Ranking) rank(cands []Candidate, project string, spans []span, in intent
 			w.Project = r.ProjectBonus
 			score += w.Project
 		}
-		w.Date = r.dateBonus(c.CreatedAt, spans)
+		w.Date = max(r.dateBonus(c.CreatedAt, spans), r.DateBonus*c.mention)
 		w.Decision = r.decisionBonus(c.Kind, in)
 		score += w.Date + w.Decision
 		all[i] = scored{Hit{ID: c.ID, Path: c.Path, Score: score, Why: w}, c.CreatedAt}

@@ -55,7 +55,11 @@ type Query struct {
 	until   time.Time // only entries created before until (zero: no bound)
 	// intent: what the text asks for (readIntent), set by the search.
 	intent intent
-	Now    time.Time // the moment recency is measured from; zero: Options.Now
+	// mentions: how close the days each row's memory mentions come to
+	// the times the text names (mentionCloseness), by row; set by the
+	// search.
+	mentions map[int]float64
+	Now      time.Time // the moment recency is measured from; zero: Options.Now
 	// Mode is ModeHybrid (""), ModeLexical or ModeVector. Without usable
 	// vectors (none can be embedded, or they are damaged) hybrid and
 	// vector searches fall back to lexical and say so through
@@ -180,9 +184,13 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 			// not again after rowsFor said they answer in part.
 			ix.c.warn(ix.dir, fmt.Errorf("searching by words only: %w", fallback))
 		}
+		q.mentions = ix.mentions(vs, spans, r)
 		lex, err := ix.lexicalCandidates(q, n, spans, r, vs)
 		if err != nil {
 			return Stages{}, err
+		}
+		for i := range lex {
+			lex[i].mention = q.mentions[lex[i].vrow-1]
 		}
 		return lexicalStages(r, lex, q.Project, spans, q.intent, now, k), nil
 	}
@@ -197,6 +205,7 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 	alone := searches.Add(1) == 1
 	defer searches.Add(-1)
 	vs := vq.side.vs
+	q.mentions = ix.mentions(vs, spans, r)
 	lexical := func() { lex, lexErr = ix.lexicalCandidates(q, n, spans, r, vs) }
 	if mode != ModeVector && alone {
 		wg.Go(lexical)
@@ -227,6 +236,14 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		st.Vector = first // the vector retriever's own ranking, for --eval
 	}
 	return st, nil
+}
+
+// mentions returns mentionCloseness of the spans, when the date bonus is on.
+func (ix *Index) mentions(vs *vecStore, spans []span, r Ranking) map[int]float64 {
+	if len(spans) == 0 || r.DateBonus <= 0 || r.DateWindow <= 0 {
+		return nil
+	}
+	return vs.mentionCloseness(spans, r.DateWindow)
 }
 
 // lexicalCandidates returns the n best BM25 matches that pass the
