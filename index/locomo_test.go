@@ -32,6 +32,12 @@ import (
 // locomoStore writes turns as entries of a fake store and returns it with
 // the moment after each conversation's last turn.
 func locomoStore(t *testing.T, turns []locomo.Turn) (*fakeSource, map[string]time.Time) {
+	return locomoStoreOf(t, turns, true)
+}
+
+// locomoStoreOf is locomoStore, the turns without the turn before them
+// unless withContext.
+func locomoStoreOf(t *testing.T, turns []locomo.Turn, withContext bool) (*fakeSource, map[string]time.Time) {
 	f := newFake(t)
 	end := map[string]time.Time{}
 	pos := map[string]int{}
@@ -46,7 +52,9 @@ func locomoStore(t *testing.T, turns []locomo.Turn) (*fakeSource, map[string]tim
 		pos[session]++
 		text := tu.Speaker + ": " + tu.Text
 		f.writeDoc(t, fdoc{id: tu.ID, kind: "turn", scope: tu.Conversation, created: created, text: text, context: prev[tu.Conversation]})
-		prev[tu.Conversation] = text
+		if withContext {
+			prev[tu.Conversation] = text
+		}
 		if created.After(end[tu.Conversation]) {
 			end[tu.Conversation] = created
 		}
