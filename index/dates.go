@@ -318,11 +318,18 @@ func addMentions(terms []byte, text string, created time.Time) []byte {
 	if len(extra) == 0 {
 		return terms
 	}
-	var all []termFreq
-	eachTerm(terms, func(term string, freq uint32) { all = append(all, termFreq{strings.Clone(term), freq}) })
-	for _, t := range extra {
-		all = append(all, termFreq{t, 1})
+	tf := make([]termFreq, len(extra))
+	for i, t := range extra {
+		tf[i] = termFreq{t, 1}
 	}
+	return mergeTerms(terms, tf)
+}
+
+// mergeTerms adds terms of its own to terms encoded as analyse encodes
+// them; none of extra may be among them.
+func mergeTerms(terms []byte, extra []termFreq) []byte {
+	all := slices.Clone(extra)
+	eachTerm(terms, func(term string, freq uint32) { all = append(all, termFreq{strings.Clone(term), freq}) })
 	slices.SortFunc(all, func(a, b termFreq) int { return strings.Compare(a.term, b.term) })
 	b := binary.AppendUvarint(nil, uint64(len(all)))
 	for _, t := range all {
