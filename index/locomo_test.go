@@ -31,13 +31,13 @@ import (
 
 // locomoStore writes turns as entries of a fake store and returns it with
 // the moment after each conversation's last turn.
-func locomoStore(t *testing.T, turns []locomo.Turn) (*fakeSource, map[string]time.Time) {
+func locomoStore(t testing.TB, turns []locomo.Turn) (*fakeSource, map[string]time.Time) {
 	return locomoStoreOf(t, turns, true)
 }
 
 // locomoStoreOf is locomoStore, the turns without the turn before them
 // unless withContext.
-func locomoStoreOf(t *testing.T, turns []locomo.Turn, withContext bool) (*fakeSource, map[string]time.Time) {
+func locomoStoreOf(t testing.TB, turns []locomo.Turn, withContext bool) (*fakeSource, map[string]time.Time) {
 	f := newFake(t)
 	end := map[string]time.Time{}
 	pos := map[string]int{}

@@ -141,3 +141,32 @@ func sortBy(s []string, less func(a, b string) bool) {
 		}
 	}
 }
+
+// BenchmarkLoCoMoSearch is a hybrid search of each LoCoMo dev question in
+// turn over its conversation's turns, indexed with the turn before each
+// (MIRA_LOCOMO names the benchmark directory): the searches of a store of
+// conversation turns.
+func BenchmarkLoCoMoSearch(b *testing.B) {
+	dir := os.Getenv("MIRA_LOCOMO")
+	if dir == "" {
+		b.Skip("MIRA_LOCOMO is not set")
+	}
+	turns, questions, err := locomo.Load(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, end := locomoStore(b, turns)
+	ix, err := Open(f, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	i := 0
+	for b.Loop() {
+		q := questions[i%len(questions)]
+		i++
+		if _, err := ix.Search(Query{Text: q.Question, K: 10, Scopes: []string{q.Conversation}, Now: end[q.Conversation].Add(24 * time.Hour)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
