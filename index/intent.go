@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/blevesearch/bleve/v2/analysis"
+
 	"github.com/miramem/mira/mem"
 )
 
@@ -23,16 +25,41 @@ const (
 	intentPreference                    // what someone prefers, likes, favours
 )
 
-// readIntent returns what text asks for (0: neither).
+// readIntent returns what text asks for (0: neither). The text is
+// analysed once, in the pooled room analyse uses.
 func readIntent(text string) intent {
 	if text == "" {
 		return 0
 	}
+	a := textAnalysis()
+	familyTable(a)
+	prefer := preferenceTerms()
 	var in intent
-	if asksForDecision(text) || decisionPhrase.MatchString(text) {
+	sc := tokScratchPool.Get().(*tokScratch)
+	defer tokScratchPool.Put(sc)
+	var toks analysis.TokenStream
+	if fa, ok := a.(fastAnalyzer); ok {
+		sc.text = append(sc.text[:0], text...)
+		toks = fa.analyzeIn(sc.text, sc)
+	} else {
+		toks = a.Analyze([]byte(text))
+	}
+	for _, tok := range toks {
+		for _, t := range choiceFamily.terms {
+			if string(tok.Term) == t {
+				in |= intentDecision
+			}
+		}
+		for _, t := range prefer {
+			if string(tok.Term) == t {
+				in |= intentPreference
+			}
+		}
+	}
+	if in&intentDecision == 0 && (choicePhrase.MatchString(text) || decisionPhrase.MatchString(text)) {
 		in |= intentDecision
 	}
-	if asksForPreference(text) {
+	if in&intentPreference == 0 && preferencePhrase.MatchString(text) {
 		in |= intentPreference
 	}
 	return in
@@ -73,13 +100,3 @@ var preferenceTerms = sync.OnceValue(func() []string {
 	}
 	return out
 })
-
-// asksForPreference reports whether text asks what someone prefers.
-func asksForPreference(text string) bool {
-	for _, tok := range textAnalysis().Analyze([]byte(text)) {
-		if slices.Contains(preferenceTerms(), string(tok.Term)) {
-			return true
-		}
-	}
-	return preferencePhrase.MatchString(text)
-}
