@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // span is a stretch of time a query names: a day, or a month; to is
@@ -148,22 +149,26 @@ func dateCloseness(created time.Time, spans []span, window float64) float64 {
 // time, as they are for queries; the text of the turn before (Doc.Context)
 // is not read, its days being its own.
 
-const weekdayRE = `(monday|tuesday|wednesday|thursday|friday|saturday|sunday)`
+var weekdays = map[string]time.Weekday{"sunday": 0, "monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6}
 
-var (
-	mentionRE = regexp.MustCompile(`(?i)\b(?:` +
-		`(?:the\s+)?day\s+before\s+yesterday|(?:the\s+)?day\s+after\s+tomorrow|` +
-		`today|tonight|yesterday|tomorrow|this\s+(?:morning|afternoon|evening)|last\s+night|` +
-		`(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+(days?|weeks?|months?)\s+ago|` +
-		`(last|this|next|past|this\s+past|this\s+coming)\s+(week|weekend|month|` + weekdayRE + `)` +
-		`)\b`)
-	weekdays = map[string]time.Weekday{"sunday": 0, "monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6}
-)
+// maxMentions bounds the spans read from one memory.
+const maxMentions = 32
 
 // mentionedSpans returns the days, weeks, weekends and months text names
-// relative to created (weeks start on Monday), in created's time zone.
+// relative to created (weeks start on Monday), in created's time zone:
+// "today", "tonight", "this morning" (afternoon, evening), "yesterday",
+// "last night", "tomorrow", "the day before yesterday", "the day after
+// tomorrow", "N days (weeks, months) ago" (N a number up to 366 or a word
+// up to ten, "a", "an"), and "last", "this", "next", "past", "this past"
+// or "this coming" before "week", "weekend", "month" or a weekday. The
+// text is read as a run of lower-cased ASCII words, once, without a
+// regular expression: a rebuild reads every memory.
 func mentionedSpans(text string, created time.Time) []span {
-	if created.IsZero() || !mentionHint(text) {
+	if created.IsZero() {
+		return nil
+	}
+	words := mentionWords(text)
+	if words == nil {
 		return nil
 	}
 	midnight := time.Date(created.Year(), created.Month(), created.Day(), 0, 0, 0, 0, created.Location())
@@ -175,50 +180,74 @@ func mentionedSpans(text string, created time.Time) []span {
 	monday := (wd + 6) % 7 // days since Monday
 	first := time.Date(created.Year(), created.Month(), 1, 0, 0, 0, 0, created.Location())
 	month := func(off int) span { d := first.AddDate(0, off, 0); return span{d, d.AddDate(0, 1, 0)} }
+	at := func(i int) string {
+		if i >= 0 && i < len(words) {
+			return words[i]
+		}
+		return ""
+	}
 	var out []span
-	for _, m := range mentionRE.FindAllStringSubmatch(text, -1) {
-		w := strings.ToLower(strings.Join(strings.Fields(m[0]), " "))
-		switch {
-		case strings.Contains(w, "before yesterday"):
-			out = append(out, days(-2, 1))
-		case strings.Contains(w, "after tomorrow"):
-			out = append(out, days(2, 1))
-		case w == "today" || w == "tonight" || strings.HasPrefix(w, "this morning") || strings.HasPrefix(w, "this afternoon") || strings.HasPrefix(w, "this evening"):
+	for i := 0; i < len(words) && len(out) < maxMentions; i++ {
+		switch w := words[i]; w {
+		case "today", "tonight":
 			out = append(out, days(0, 1))
-		case w == "yesterday" || w == "last night":
-			out = append(out, days(-1, 1))
-		case w == "tomorrow":
-			out = append(out, days(1, 1))
-		case strings.HasSuffix(w, " ago"):
-			n, err := strconv.Atoi(m[1])
+		case "yesterday":
+			if at(i-1) == "before" && at(i-2) == "day" {
+				out = append(out, days(-2, 1))
+			} else {
+				out = append(out, days(-1, 1))
+			}
+		case "tomorrow":
+			if at(i-1) == "after" && at(i-2) == "day" {
+				out = append(out, days(2, 1))
+			} else {
+				out = append(out, days(1, 1))
+			}
+		case "ago":
+			n, err := strconv.Atoi(at(i - 2))
 			if err != nil {
-				n = numberWords[strings.ToLower(m[1])]
-				if n == 0 && (strings.EqualFold(m[1], "an")) {
+				n = numberWords[at(i-2)]
+				if at(i-2) == "an" {
 					n = 1
 				}
 			}
 			if n < 1 || n > 366 {
 				continue
 			}
-			switch unit := strings.ToLower(m[2]); {
-			case strings.HasPrefix(unit, "day"):
+			switch strings.TrimSuffix(at(i-1), "s") {
+			case "day":
 				out = append(out, days(-n, 1))
-			case strings.HasPrefix(unit, "week"):
+			case "week":
 				out = append(out, days(-monday-7*n, 7))
-			default:
+			case "month":
 				out = append(out, month(-n))
 			}
-		default:
-			which, what := strings.ToLower(m[3]), strings.ToLower(m[4])
-			which = strings.Join(strings.Fields(which), " ")
+		case "last", "this", "next", "past":
 			dir := 0 // this
-			switch which {
-			case "last", "past", "this past":
+			switch w {
+			case "last", "past":
 				dir = -1
-			case "next", "this coming":
+			case "next":
 				dir = 1
 			}
+			what := at(i + 1)
+			if w == "this" && (what == "past" || what == "coming") {
+				dir = 1
+				if what == "past" {
+					dir = -1
+				}
+				i++
+				what = at(i + 1)
+			}
 			switch what {
+			case "morning", "afternoon", "evening":
+				if w == "this" {
+					out = append(out, days(0, 1))
+				}
+			case "night":
+				if w == "last" {
+					out = append(out, days(-1, 1))
+				}
 			case "week":
 				out = append(out, days(-monday+7*dir, 7))
 			case "month":
@@ -238,22 +267,25 @@ func mentionedSpans(text string, created time.Time) []span {
 					}
 				}
 				out = append(out, days(sat, 2))
-			default: // a weekday
-				target := int(weekdays[what])
+			default:
+				target, ok := weekdays[what]
+				if !ok {
+					continue
+				}
 				var off int
 				switch dir {
 				case -1:
-					off = -((wd - target + 7) % 7)
+					off = -((wd - int(target) + 7) % 7)
 					if off == 0 {
 						off = -7
 					}
 				case 1:
-					off = (target - wd + 7) % 7
+					off = (int(target) - wd + 7) % 7
 					if off == 0 {
 						off = 7
 					}
 				default:
-					off = (target+6)%7 - monday // in this week
+					off = (int(target)+6)%7 - monday // in this week
 				}
 				out = append(out, days(off, 1))
 			}
@@ -262,30 +294,62 @@ func mentionedSpans(text string, created time.Time) []span {
 	return out
 }
 
-// mentionHint reports cheaply whether text may name a relative time: most
-// texts do not, and the regular expression is the costly part.
-func mentionHint(text string) bool {
-	for _, w := range [...]string{"day", "ago", "tonight", "tomorrow", "morning", "afternoon", "evening", "night", "week", "month"} {
-		if containsFold(text, w) {
-			return true
+// mentionWords returns text's ASCII words, lower-cased, when one of them
+// can start or end a mention; nil when none can, which is most texts, at
+// no allocation.
+func mentionWords(text string) []string {
+	trigger := false
+	eachWord(text, func(w string) bool {
+		switch w {
+		case "today", "tonight", "yesterday", "tomorrow", "ago", "last", "this", "next", "past":
+			trigger = true
+			return false
 		}
+		return true
+	})
+	if !trigger {
+		return nil
 	}
-	return false
+	var words []string
+	eachWord(text, func(w string) bool { words = append(words, strings.Clone(w)); return true })
+	return words
 }
 
-// containsFold reports whether s contains the lower-case ASCII word w in
-// any case.
-func containsFold(s, w string) bool {
-	for i := 0; i+len(w) <= len(s); i++ {
-		j := 0
-		for j < len(w) && (s[i+j]|0x20) == w[j] {
-			j++
+// eachWord calls fn with each run of ASCII letters and digits of text,
+// lower-cased in a buffer of up to 16 bytes (longer words are passed
+// cut, which no mention word is), until fn returns false. The word is
+// only valid during the call.
+func eachWord(text string, fn func(string) bool) {
+	var buf [16]byte
+	for i := 0; i < len(text); {
+		c := text[i]
+		if !isWordByte(c) {
+			i++
+			continue
 		}
-		if j == len(w) {
-			return true
+		n := 0
+		for ; i < len(text) && isWordByte(text[i]); i++ {
+			if n < len(buf) {
+				buf[n] = text[i] | 0x20*byte(b2i('A' <= text[i] && text[i] <= 'Z'))
+				n++
+			}
+		}
+		// The word lives in buf: fn must copy what it keeps.
+		if n > 0 && !fn(unsafe.String(&buf[0], n)) {
+			return
 		}
 	}
-	return false
+}
+
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // dayTerm and monthTerm are the lexical terms of a mentioned day and
