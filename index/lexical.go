@@ -475,6 +475,7 @@ type textScratch struct {
 	// with context (addOwnTerms).
 	ownAcc     []float64
 	ownMatched []uint16
+	ownPosts   []lexPost // the own postings of one search's terms
 }
 
 var textScratchPool = sync.Pool{New: func() any { return new(textScratch) }}
@@ -537,11 +538,18 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 		idf  float64
 	}
 	clauses := make([]clause, len(terms))
+	var plainDF []int // by term: live rows without context (ownScores)
+	if ln.own != nil {
+		plainDF = make([]int, len(terms))
+	}
 	for i, t := range terms {
 		df := 0
 		err := vs.eachPosting(t, func(row int, _ uint32) {
 			if ln.k[row] >= 0 {
 				df++
+				if plainDF != nil && ln.own[row] < 0 {
+					plainDF[i]++
+				}
 			}
 		})
 		if err != nil {
@@ -581,7 +589,7 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 		})
 	}
 	if ln.own != nil {
-		if err := vs.ownScores(terms, ln, sc); err != nil {
+		if err := vs.ownScores(terms, plainDF, ln, sc); err != nil {
 			return nil, err
 		}
 	}

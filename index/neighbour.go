@@ -207,47 +207,42 @@ func (vs *vecStore) ownNorms(ln *lexNorms, length uint64) {
 
 // ownScores adds to sc the BM25 scores of the own texts of the rows with
 // context for the terms, as textTopGroups scores the whole texts: a term's
-// documents are the rows whose own text has it, with context or without.
-func (vs *vecStore) ownScores(terms []string, ln *lexNorms, sc *textScratch) error {
-	type clause struct {
-		term string
-		idf  float64
-	}
-	clauses := make([]clause, 0, len(terms))
+// documents are the rows whose own text has it, with context (its
+// ownPrefix term) or without (plainDF, counted from the term's postings).
+// Each term's own postings are decoded once.
+func (vs *vecStore) ownScores(terms []string, plainDF []int, ln *lexNorms, sc *textScratch) error {
+	idf := make([]float64, len(terms))
+	ends := make([]int, len(terms)) // of each term's postings in posts
+	posts := sc.ownPosts[:0]
 	sumSq := 0.0
-	for _, t := range terms {
-		df := 0
-		err := vs.eachPosting(ownPrefix+t, func(row int, _ uint32) {
+	for i, t := range terms {
+		df := plainDF[i]
+		err := vs.eachPosting(ownPrefix+t, func(row int, freq uint32) {
 			if ln.own[row] >= 0 {
 				df++
+				if sc.matched[row] != 0 {
+					posts = append(posts, lexPost{int32(row), freq})
+				}
 			}
 		})
 		if err != nil {
 			return err
 		}
-		if err := vs.eachPosting(t, func(row int, _ uint32) {
-			if ln.k[row] >= 0 && ln.own[row] < 0 {
-				df++
-			}
-		}); err != nil {
-			return err
-		}
-		idf := math.Log(1 + (float64(ln.docs)-float64(df)+0.5)/(float64(df)+0.5))
-		clauses = append(clauses, clause{t, idf})
-		sumSq += idf * idf
+		ends[i] = len(posts)
+		idf[i] = math.Log(1 + (float64(ln.docs)-float64(df)+0.5)/(float64(df)+0.5))
+		sumSq += idf[i] * idf[i]
 	}
+	sc.ownPosts = posts
 	norm := 1.0 / math.Sqrt(sumSq)
-	for _, c := range clauses {
-		weight := c.idf * norm
-		vs.eachPosting(ownPrefix+c.term, func(d int, freq uint32) {
-			k := ln.own[d]
-			if k < 0 || sc.matched[d] == 0 {
-				return // dead, or not a row the whole texts found
-			}
-			tf := math.Sqrt(float64(freq))
-			sc.ownAcc[d] += c.idf * (tf * search.BM25_k1) / (tf + k) * weight
-			sc.ownMatched[d]++
-		})
+	start := 0
+	for i := range terms {
+		weight := idf[i] * norm
+		for _, p := range posts[start:ends[i]] {
+			tf := math.Sqrt(float64(p.freq))
+			sc.ownAcc[p.row] += idf[i] * (tf * search.BM25_k1) / (tf + ln.own[p.row]) * weight
+			sc.ownMatched[p.row]++
+		}
+		start = ends[i]
 	}
 	return nil
 }
