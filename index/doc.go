@@ -144,7 +144,12 @@
 // # Words
 //
 // A document's BM25 text is its body and, for a conversation turn, the
-// turn before it, analysed as English (textAnalyzer). The postings section
+// turn before it, analysed as English (textAnalyzer; irregular forms and
+// spellings joined, wordForm). Its terms besides the words' begin with a
+// byte no word has: "\x00d" and a day (YYYYMMDD) or "\x00m" and a month
+// (YYYYMM) its body mentions (mentionedSpans), and for a turn with
+// context "\x01" and each term of its own body, and "\x02", whose
+// frequency is the number of those terms (addOwnTerms). The postings section
 // of a base file is
 //
 //	u32 terms, u32 term offsets (terms+1), u32 postings offsets (terms+1),

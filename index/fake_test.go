@@ -111,6 +111,8 @@ func (f *fakeSource) Load(path string) (Doc, error) {
 			d.Role = v
 		case "pin":
 			d.Pin = v
+		case "context":
+			d.Context = v
 		case "tags":
 			d.Tags = strings.Split(v, ",")
 		case "created":
@@ -159,6 +161,7 @@ type fdoc struct {
 	tags                     []string
 	created                  time.Time
 	text                     string
+	context                  string // Doc.Context, on one line
 }
 
 func (d fdoc) path() string {
@@ -178,6 +181,9 @@ func (d fdoc) encode() string {
 	}
 	if len(d.tags) > 0 {
 		fmt.Fprintf(&b, "tags: %s\n", strings.Join(d.tags, ","))
+	}
+	if d.context != "" {
+		fmt.Fprintf(&b, "context: %s\n", strings.ReplaceAll(d.context, "\n", " "))
 	}
 	fmt.Fprintf(&b, "created: %s\n---\n%s\n", d.created.UTC().Format(time.RFC3339Nano), d.text)
 	return b.String()

@@ -895,8 +895,8 @@ func fuse(r Ranking, q Query, spans []span, lex []Candidate, vecs []vecHit, vq *
 		if q.Project != "" && c.Project == q.Project {
 			c.bonus = r.ProjectBonus
 		}
-		c.date = r.dateBonus(c.CreatedAt, spans)
-		c.decision = r.decisionBonus(c.Kind, q.decision)
+		c.date = max(r.dateBonus(c.CreatedAt, spans), r.DateBonus*q.mentions[c.row])
+		c.decision = r.decisionBonus(c.Kind, q.intent)
 		c.score = r.Relevance*c.fused + r.Recency*c.recency + c.bonus + c.date + c.decision
 	}
 	st := Stages{Lexical: hitsFor(len(lex)), Vector: hitsFor(len(vecs)), Fused: hitsFor(len(all)), Ranked: hitsFor(len(all))}

@@ -130,6 +130,8 @@ func lexOf(d *Doc, err error) lexed {
 	}
 	text := lexText(d)
 	terms, n := analyse(text)
+	terms = addOwnTerms(terms, d)
+	terms = addMentions(terms, d.Text, d.CreatedAt)
 	return lexed{terms, n, lexSum(text, d.Role, d.Pin)}
 }
 
@@ -419,6 +421,9 @@ type lexNorms struct {
 	once sync.Once
 	docs int
 	k    []float64
+	// own is k for the own text of a row with context (addOwnTerms),
+	// -1 for the others; nil when no row has context.
+	own []float64
 }
 
 // norms returns the store's lexNorms.
@@ -443,6 +448,7 @@ func (vs *vecStore) norms() *lexNorms {
 				ln.k[i] = search.BM25_k1 * (1 - search.BM25_b + (search.BM25_b * float64(r.flen) / avg))
 			}
 		}
+		vs.ownNorms(ln, length)
 	})
 	return ln
 }
@@ -465,6 +471,11 @@ type textScratch struct {
 	acc     []float64 // summed term scores, by row
 	matched []uint16  // terms matched, by row
 	touched []uint32  // rows with a match, in the order found
+	// ownAcc and ownMatched are acc and matched of the own texts of rows
+	// with context (addOwnTerms).
+	ownAcc     []float64
+	ownMatched []uint16
+	ownPosts   []lexPost // the own postings of one search's terms
 }
 
 var textScratchPool = sync.Pool{New: func() any { return new(textScratch) }}
@@ -501,6 +512,9 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 	defer func() {
 		for _, d := range sc.touched {
 			sc.acc[d], sc.matched[d] = 0, 0
+			if ln.own != nil {
+				sc.ownAcc[d], sc.ownMatched[d] = 0, 0
+			}
 		}
 		sc.touched = sc.touched[:0]
 		textScratchPool.Put(sc)
@@ -509,6 +523,11 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 		grow := len(vs.rows) + len(vs.rows)/16
 		sc.acc = make([]float64, grow)
 		sc.matched = make([]uint16, grow)
+		sc.ownAcc, sc.ownMatched = nil, nil
+	}
+	if ln.own != nil && len(sc.ownAcc) < len(sc.acc) {
+		sc.ownAcc = make([]float64, len(sc.acc))
+		sc.ownMatched = make([]uint16, len(sc.acc))
 	}
 	// Each term's live documents, counted by a first pass over its
 	// postings (decoding them twice costs less than keeping them: a
@@ -519,11 +538,18 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 		idf  float64
 	}
 	clauses := make([]clause, len(terms))
+	var plainDF []int // by term: live rows without context (ownScores)
+	if ln.own != nil {
+		plainDF = make([]int, len(terms))
+	}
 	for i, t := range terms {
 		df := 0
 		err := vs.eachPosting(t, func(row int, _ uint32) {
 			if ln.k[row] >= 0 {
 				df++
+				if plainDF != nil && ln.own[row] < 0 {
+					plainDF[i]++
+				}
 			}
 		})
 		if err != nil {
@@ -561,6 +587,11 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 			sc.acc[d] += score * weight
 			sc.matched[d]++
 		})
+	}
+	if ln.own != nil {
+		if err := vs.ownScores(terms, plainDF, ln, sc); err != nil {
+			return nil, err
+		}
 	}
 	// A group's best term for each row it matches, weighted: few rows
 	// name the members of a family.
@@ -625,6 +656,9 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 		h := lexHit{int(d), sc.acc[d] * (float64(sc.matched[d]) / total)}
 		if extra != nil {
 			h.score = (sc.acc[d] + extra[int(d)]) * ((float64(sc.matched[d]) + extraIn[int(d)]) / total)
+		}
+		if ln.own != nil && ln.own[d] >= 0 {
+			h.score = (1-ownShare)*h.score + ownShare*sc.ownAcc[d]*(float64(sc.ownMatched[d])/float64(len(terms)))
 		}
 		if !insert {
 			top = append(top, h)

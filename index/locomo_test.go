@@ -31,10 +31,17 @@ import (
 
 // locomoStore writes turns as entries of a fake store and returns it with
 // the moment after each conversation's last turn.
-func locomoStore(t *testing.T, turns []locomo.Turn) (*fakeSource, map[string]time.Time) {
+func locomoStore(t testing.TB, turns []locomo.Turn) (*fakeSource, map[string]time.Time) {
+	return locomoStoreOf(t, turns, true)
+}
+
+// locomoStoreOf is locomoStore, the turns without the turn before them
+// unless withContext.
+func locomoStoreOf(t testing.TB, turns []locomo.Turn, withContext bool) (*fakeSource, map[string]time.Time) {
 	f := newFake(t)
 	end := map[string]time.Time{}
 	pos := map[string]int{}
+	prev := map[string]string{} // the conversation's turn before, as a store gives it (Doc.Context)
 	for _, tu := range turns {
 		date, err := tu.Time()
 		if err != nil {
@@ -43,7 +50,11 @@ func locomoStore(t *testing.T, turns []locomo.Turn) (*fakeSource, map[string]tim
 		session := tu.Conversation + "/" + tu.Date
 		created := date.Add(time.Duration(pos[session]) * 30 * time.Second)
 		pos[session]++
-		f.writeDoc(t, fdoc{id: tu.ID, kind: "turn", scope: tu.Conversation, created: created, text: tu.Speaker + ": " + tu.Text})
+		text := tu.Speaker + ": " + tu.Text
+		f.writeDoc(t, fdoc{id: tu.ID, kind: "turn", scope: tu.Conversation, created: created, text: text, context: prev[tu.Conversation]})
+		if withContext {
+			prev[tu.Conversation] = text
+		}
 		if created.After(end[tu.Conversation]) {
 			end[tu.Conversation] = created
 		}
@@ -82,6 +93,12 @@ func TestLoCoMo(t *testing.T) {
 	if l := os.Getenv("MIRA_LOCOMO_LAMBDA"); l != "" {
 		if _, err := fmt.Sscan(l, &ranking.MMRLambda); err != nil {
 			t.Fatalf("MIRA_LOCOMO_LAMBDA: %v", err)
+		}
+	}
+	// MIRA_LOCOMO_DATEBONUS sets the date bonus, to see what it buys.
+	if d := os.Getenv("MIRA_LOCOMO_DATEBONUS"); d != "" {
+		if _, err := fmt.Sscan(d, &ranking.DateBonus); err != nil {
+			t.Fatalf("MIRA_LOCOMO_DATEBONUS: %v", err)
 		}
 	}
 	var took time.Duration
@@ -131,7 +148,7 @@ func TestLoCoMo(t *testing.T) {
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\n%d questions, %v per question (3 searches)\n", overall[0].N, (took / time.Duration(max(overall[0].N, 1))).Round(time.Microsecond))
-	fmt.Fprintf(&sb, "%-13s R@1    R@5    R@10    hit@1  hit@5  hit@10\n", "stage")
+	fmt.Fprintf(&sb, "%-13s R@1    R@5    R@10    hit@1  hit@5  hit@10   MRR\n", "stage")
 	for i, name := range stageNames {
 		fmt.Fprintf(&sb, "%-13s %s\n", name, overall[i])
 	}

@@ -1,8 +1,11 @@
 package index
 
 import (
+	"math"
 	"slices"
 	"strings"
+
+	"github.com/blevesearch/bleve/v2/search"
 
 	"github.com/miramem/mira/mem"
 )
@@ -142,4 +145,104 @@ func addDependents(ch *changes, man manifest, now int64) {
 			break
 		}
 	}
+}
+
+// A turn is found by its own words and by those of the turn before it,
+// and the two are weighed apart. With the turn before in the same text,
+// the question that an answer replies to shares every word of the answer's
+// entry and is ranked beside it, often above it: recall@5 rose and
+// recall@1 fell (docs/performance.md). So a turn with context has a
+// second field, its own text alone, kept in the same postings under
+// terms no word analyses to: ownPrefix and the analysed term, and
+// ownLenTerm, whose frequency is the number of terms of the own text (the
+// length BM25 normalises that field by). A text search scores such a row
+// ownShare by its own text and the rest by both, each by BM25 as usual;
+// a row without context, which is the same text either way, is scored
+// as before.
+const (
+	ownPrefix  = "\x01"
+	ownLenTerm = "\x02"
+	// ownShare is the own text's share of a turn's lexical score.
+	ownShare = 0.4
+)
+
+// addOwnTerms adds to terms, those of d's BM25 text, the terms of its own
+// text alone when d has context.
+func addOwnTerms(terms []byte, d *Doc) []byte {
+	if d.Context == "" || len(terms) == 0 {
+		return terms
+	}
+	own, n := analyse(d.Text)
+	extra := []termFreq{{ownLenTerm, max(n, 1)}}
+	eachTerm(own, func(term string, freq uint32) { extra = append(extra, termFreq{ownPrefix + term, freq}) })
+	return mergeTerms(terms, extra)
+}
+
+// ownNorms fills ln.own from the rows' own lengths (ownLenTerm), the
+// mean own length being that of every live row's own text: a row without
+// context is its own text.
+func (vs *vecStore) ownNorms(ln *lexNorms, length uint64) {
+	ownLen := map[int]uint32{}
+	vs.eachPosting(ownLenTerm, func(row int, freq uint32) {
+		if ln.k[row] >= 0 {
+			ownLen[row] = freq
+		}
+	})
+	if len(ownLen) == 0 || ln.docs == 0 {
+		return
+	}
+	total := length
+	for row, n := range ownLen {
+		total = total - uint64(vs.rows[row].flen) + uint64(n)
+	}
+	avg := float64(total) / float64(ln.docs)
+	ln.own = make([]float64, len(vs.rows))
+	for i := range ln.own {
+		ln.own[i] = -1
+	}
+	for row, n := range ownLen {
+		ln.own[row] = search.BM25_k1 * (1 - search.BM25_b + (search.BM25_b * float64(n) / avg))
+	}
+}
+
+// ownScores adds to sc the BM25 scores of the own texts of the rows with
+// context for the terms, as textTopGroups scores the whole texts: a term's
+// documents are the rows whose own text has it, with context (its
+// ownPrefix term) or without (plainDF, counted from the term's postings).
+// Each term's own postings are decoded once.
+func (vs *vecStore) ownScores(terms []string, plainDF []int, ln *lexNorms, sc *textScratch) error {
+	idf := make([]float64, len(terms))
+	ends := make([]int, len(terms)) // of each term's postings in posts
+	posts := sc.ownPosts[:0]
+	sumSq := 0.0
+	for i, t := range terms {
+		df := plainDF[i]
+		err := vs.eachPosting(ownPrefix+t, func(row int, freq uint32) {
+			if ln.own[row] >= 0 {
+				df++
+				if sc.matched[row] != 0 {
+					posts = append(posts, lexPost{int32(row), freq})
+				}
+			}
+		})
+		if err != nil {
+			return err
+		}
+		ends[i] = len(posts)
+		idf[i] = math.Log(1 + (float64(ln.docs)-float64(df)+0.5)/(float64(df)+0.5))
+		sumSq += idf[i] * idf[i]
+	}
+	sc.ownPosts = posts
+	norm := 1.0 / math.Sqrt(sumSq)
+	start := 0
+	for i := range terms {
+		weight := idf[i] * norm
+		for _, p := range posts[start:ends[i]] {
+			tf := math.Sqrt(float64(p.freq))
+			sc.ownAcc[p.row] += idf[i] * (tf * search.BM25_k1) / (tf + ln.own[p.row]) * weight
+			sc.ownMatched[p.row]++
+		}
+		start = ends[i]
+	}
+	return nil
 }

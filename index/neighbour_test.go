@@ -3,6 +3,7 @@ package index
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestTurnOrder(t *testing.T) {
@@ -89,5 +90,26 @@ func TestTurnKey(t *testing.T) {
 		if scope != tc.scope || key != tc.key || ok != (tc.scope != "") {
 			t.Errorf("TurnKey(%q) = %q, %q, %v", tc.path, scope, key, ok)
 		}
+	}
+}
+
+// TestOwnTextWeighs: of two turns with the same words, one in its own
+// text and one only in the turn before it, the first ranks first, though
+// the other is newer; the text searched is still both.
+func TestOwnTextWeighs(t *testing.T) {
+	f := newFake(t)
+	a := f.writeDoc(t, fdoc{id: "A", kind: "turn", created: t0.Add(-time.Hour), text: "Mel: the walrus sang at the pier", context: "Caro: how was the weekend"})
+	b := f.writeDoc(t, fdoc{id: "B", kind: "turn", created: t0, text: "Caro: how was the weekend", context: "Mel: the walrus sang at the pier"})
+	ix := mustOpen(t, f, opts(nil))
+	for _, mode := range []string{ModeLexical, ModeHybrid} {
+		hits, err := ix.Search(Query{Text: "walrus pier", Mode: mode, Now: t0})
+		if err != nil || len(hits) != 2 || hits[0].Path != a || hits[1].Path != b {
+			t.Errorf("%s: %+v, %v; want %s, then %s", mode, hits, err, a, b)
+		}
+	}
+	// The turn before is searched: its words find the turn after it.
+	hits, err := ix.Search(Query{Text: "weekend", Mode: ModeLexical, Now: t0})
+	if err != nil || len(hits) != 2 {
+		t.Errorf("weekend: %+v, %v; want both", hits, err)
 	}
 }

@@ -53,9 +53,12 @@ type Query struct {
 	Project string
 	Since   time.Time // only entries created at or after Since
 	until   time.Time // only entries created before until (zero: no bound)
-	// decision: the text asks what was chosen (asksForDecision), set
-	// by the search.
-	decision bool
+	// intent: what the text asks for (readIntent), set by the search.
+	intent intent
+	// mentions: how close the days each row's memory mentions come to
+	// the times the text names (mentionCloseness), by row; set by the
+	// search.
+	mentions map[int]float64
 	Now      time.Time // the moment recency is measured from; zero: Options.Now
 	// Mode is ModeHybrid (""), ModeLexical or ModeVector. Without usable
 	// vectors (none can be embedded, or they are damaged) hybrid and
@@ -167,7 +170,9 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		defer vq.side.rw.RUnlock()
 	}
 	spans := querySpans(q.Text, now)
-	q.decision = r.DecisionBonus > 0 && asksForDecision(q.Text)
+	if r.DecisionBonus > 0 {
+		q.intent = readIntent(q.Text)
+	}
 	if mode == ModeLexical {
 		vs, done, err := ix.rowsFor()
 		if err != nil {
@@ -179,11 +184,15 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 			// not again after rowsFor said they answer in part.
 			ix.c.warn(ix.dir, fmt.Errorf("searching by words only: %w", fallback))
 		}
+		q.mentions = ix.mentions(vs, spans, r)
 		lex, err := ix.lexicalCandidates(q, n, spans, r, vs)
 		if err != nil {
 			return Stages{}, err
 		}
-		return lexicalStages(r, lex, q.Project, spans, q.decision, now, k), nil
+		for i := range lex {
+			lex[i].mention = q.mentions[lex[i].vrow-1]
+		}
+		return lexicalStages(r, lex, q.Project, spans, q.intent, now, k), nil
 	}
 	// The BM25 search runs beside the vector scan, over the same rows.
 	var (
@@ -196,6 +205,7 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 	alone := searches.Add(1) == 1
 	defer searches.Add(-1)
 	vs := vq.side.vs
+	q.mentions = ix.mentions(vs, spans, r)
 	lexical := func() { lex, lexErr = ix.lexicalCandidates(q, n, spans, r, vs) }
 	if mode != ModeVector && alone {
 		wg.Go(lexical)
@@ -226,6 +236,14 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		st.Vector = first // the vector retriever's own ranking, for --eval
 	}
 	return st, nil
+}
+
+// mentions returns mentionCloseness of the spans, when the date bonus is on.
+func (ix *Index) mentions(vs *vecStore, spans []span, r Ranking) map[int]float64 {
+	if len(spans) == 0 || r.DateBonus <= 0 || r.DateWindow <= 0 {
+		return nil
+	}
+	return vs.mentionCloseness(spans, r.DateWindow)
 }
 
 // lexicalCandidates returns the n best BM25 matches that pass the
@@ -296,8 +314,8 @@ func (ix *Index) lexical(q Query, n int, vs *vecStore) ([]Candidate, error) {
 
 // lexicalStages ranks BM25 candidates alone, as the index did before it
 // had vectors: relevance is BM25 over the best BM25, and there is no MMR.
-func lexicalStages(r Ranking, lex []Candidate, project string, spans []span, decision bool, now time.Time, k int) Stages {
-	ranked := r.rank(lex, project, spans, decision, now, 0)
+func lexicalStages(r Ranking, lex []Candidate, project string, spans []span, in intent, now time.Time, k int) Stages {
+	ranked := r.rank(lex, project, spans, in, now, 0)
 	lexRank := make(map[string]int, len(lex))
 	for i, c := range lex {
 		lexRank[c.Path] = i + 1

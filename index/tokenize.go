@@ -128,9 +128,10 @@ func asciiTokensIn(b []byte, sc *tokScratch) analysis.TokenStream {
 }
 
 // fastAnalyzer is the text analyser with asciiTokensIn in front of its own
-// tokenizer and, when its last filter is the Porter stemmer, the stems of
-// the words it has seen kept: the stemmer turns every word into runes and
-// back, a tenth of a rebuild's analysis, and most words of a store repeat.
+// tokenizer and, when its last filter is the Porter stemmer, English word
+// forms joined before it (wordForm) and the stems of the words it has seen
+// kept: the stemmer turns every word into runes and back, a tenth of a
+// rebuild's analysis, and most words of a store repeat.
 type fastAnalyzer struct {
 	a     *analysis.DefaultAnalyzer
 	stems *stemCache // nil: every word is stemmed
@@ -182,8 +183,12 @@ type stemCache struct {
 
 const maxStems = 1 << 16
 
-// stem stems toks as stemmer does, taking the stems of words seen before
-// from the cache.
+// noWordForms turns wordForm off, for a test to analyse as an index of
+// FormatVersion 10 and before did.
+var noWordForms bool
+
+// stem stems toks as stemmer does, after taking each word to its form
+// (wordForm), taking the stems of words seen before from the cache.
 func (c *stemCache) stem(toks analysis.TokenStream, stemmer analysis.TokenFilter) {
 	for _, t := range toks {
 		if t.KeyWord {
@@ -197,6 +202,9 @@ func (c *stemCache) stem(toks analysis.TokenStream, stemmer analysis.TokenFilter
 			continue
 		}
 		word := string(t.Term)
+		if form, ok := wordForm(word); ok && !noWordForms {
+			t.Term = []byte(form)
+		}
 		stemmer.Filter(analysis.TokenStream{t})
 		c.mu.Lock()
 		if len(c.m) < maxStems {

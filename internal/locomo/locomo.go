@@ -77,6 +77,7 @@ var Ks = [3]int{1, 5, 10}
 type Metrics struct {
 	N           int
 	Recall, Hit [3]float64
+	RR          float64 // summed reciprocal ranks of the first evidence id (0 past the ranking)
 }
 
 // Add scores one ranking against its question's evidence.
@@ -92,6 +93,12 @@ func (m *Metrics) Add(ranking, evidence []string) {
 		if !seen[id] {
 			seen[id] = true
 			top = append(top, id)
+		}
+	}
+	for i, id := range top {
+		if ev[id] {
+			m.RR += 1 / float64(i+1)
+			break
 		}
 	}
 	for i, k := range Ks {
@@ -117,6 +124,15 @@ func (m *Metrics) Merge(o Metrics) {
 		m.Recall[i] += o.Recall[i]
 		m.Hit[i] += o.Hit[i]
 	}
+	m.RR += o.RR
+}
+
+// MRR is the mean reciprocal rank of the first evidence id found.
+func (m Metrics) MRR() float64 {
+	if m.N == 0 {
+		return 0
+	}
+	return m.RR / float64(m.N)
 }
 
 // At returns the averages recall@Ks[i] and hit@Ks[i].
@@ -127,7 +143,7 @@ func (m Metrics) At(i int) (recall, hit float64) {
 	return m.Recall[i] / float64(m.N), m.Hit[i] / float64(m.N)
 }
 
-// String is R@1 R@5 R@10, then hit@1 hit@5 hit@10.
+// String is R@1 R@5 R@10, then hit@1 hit@5 hit@10, then MRR.
 func (m Metrics) String() string {
 	if m.N == 0 {
 		return "-"
@@ -135,5 +151,5 @@ func (m Metrics) String() string {
 	r1, h1 := m.At(0)
 	r5, h5 := m.At(1)
 	r10, h10 := m.At(2)
-	return fmt.Sprintf("%.3f  %.3f  %.3f   %.3f  %.3f  %.3f", r1, r5, r10, h1, h5, h10)
+	return fmt.Sprintf("%.3f  %.3f  %.3f   %.3f  %.3f  %.3f   %.3f", r1, r5, r10, h1, h5, h10, m.MRR())
 }
