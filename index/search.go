@@ -206,6 +206,9 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		nv = 2 * n // the pool the moved query is scored again over
 	}
 	pool, err := vq.nearest(q, nv, r.MinCosine)
+	if err == nil {
+		pool, err = vq.withKeys(q, pool, nv, r.MinCosine) // facts.go
+	}
 	if mode != ModeVector && !alone {
 		lexical()
 	}
@@ -222,7 +225,11 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 	st := fuse(r, q, spans, lex, pool[:min(n, len(pool))], vq, now, k)
 	if vq2 := vq.feedback(st.Fused, r.Feedback); vq2 != nil {
 		first := st.Vector
-		st = fuse(r, q, spans, lex, vq2.rescore(pool, n, r.MinCosine), vq2, now, k)
+		moved, err := vq2.withKeys(q, vq2.rescore(pool, n, r.MinCosine), n, r.MinCosine)
+		if err != nil {
+			return Stages{}, err
+		}
+		st = fuse(r, q, spans, lex, moved, vq2, now, k)
 		st.Vector = first // the vector retriever's own ranking, for --eval
 	}
 	return st, nil
