@@ -35,7 +35,7 @@ import (
 // terms counts this much of the turn's own, and the cosine of its vector
 // this much of the turn's.
 var (
-	factLexWeight = 1.0
+	factLexWeight = 0.5
 	factVecWeight = 1.0
 )
 

@@ -15,7 +15,8 @@ import (
 //
 //	MIRA_LOCOMO=/work/shared/bench/locomo go test ./index -run TestLoCoMoFacts -v
 //
-// The turns go into a store as TestLoCoMo writes them and are searched
+// The turns go into a store as TestLoCoMo writes them, each with the turn
+// before it as the store's source gives it, and are searched
 // (final ranking, turns only, as the benchmark scores). Then every line of
 // observations.jsonl (the benchmark's own facts) is added as a fact of its
 // conversation's scope with extracted_from naming its evidence turns,
@@ -38,7 +39,15 @@ func TestLoCoMoFacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, end := locomoStore(t, turns)
+	fake, end := locomoStore(t, turns)
+	// Each turn is indexed with the one before it, as the store's source
+	// does (Doc.Context).
+	f := &contextSource{fakeSource: fake, prev: map[string]string{}}
+	for i, tu := range turns {
+		if i > 0 && turns[i-1].Conversation == tu.Conversation {
+			f.prev[tu.ID] = turns[i-1].Speaker + ": " + turns[i-1].Text
+		}
+	}
 	created := map[string]time.Time{}
 	pos := map[string]int{}
 	for _, tu := range turns {
@@ -137,4 +146,19 @@ func TestLoCoMoFacts(t *testing.T) {
 		}
 	}
 	t.Log(sb.String())
+}
+
+// contextSource is a fake store that gives each turn the text of the one
+// before it (Doc.Context), by id.
+type contextSource struct {
+	*fakeSource
+	prev map[string]string
+}
+
+func (c *contextSource) Load(p string) (Doc, error) {
+	d, err := c.fakeSource.Load(p)
+	if err == nil && d.Kind == "turn" {
+		d.Context = c.prev[d.ID]
+	}
+	return d, err
 }
