@@ -621,10 +621,13 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 	own := func(d int) (float64, float64) {
 		return sc.acc[d] + extra[d], float64(sc.matched[d]) + extraIn[d]
 	}
-	keys := vs.lexKeys(sc.touched, f, own, func(a, m float64) float64 { return a * (min(m, total) / total) })
-	for d := range keys {
-		if sc.matched[d] == 0 && extraIn[d] == 0 {
-			sc.touched = append(sc.touched, uint32(d))
+	var keys map[int]factKey
+	if len(vs.from) > 0 {
+		keys = vs.lexKeys(sc.touched, f, own, func(a, m float64) float64 { return a * (min(m, total) / total) })
+		for d := range keys {
+			if sc.matched[d] == 0 && extraIn[d] == 0 {
+				sc.touched = append(sc.touched, uint32(d))
+			}
 		}
 	}
 	insert := n <= 256
