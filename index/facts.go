@@ -130,6 +130,19 @@ func (vs *vecStore) linkTargets() map[int32][]int32 {
 	return lt.targets
 }
 
+// linkedFilter is newRowFilter, letting through only the rows that name
+// others when linked is set.
+func linkedFilter(vs *vecStore, q Query, linked bool) *rowFilter {
+	f := newRowFilter(vs, q)
+	if linked {
+		if f == nil {
+			f = &rowFilter{tagPool: vs.tagPool}
+		}
+		f.linked = true
+	}
+	return f
+}
+
 // keyFilter is the filter a fact must pass to count for a turn the
 // query's filter lets through: the same scopes; kinds, tags and times are
 // the turn's to pass.

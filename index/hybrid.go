@@ -628,13 +628,7 @@ func (vq *vecQuery) nearestIn(q Query, linked bool, n int, minCos float64) ([]ve
 		return nil, nil
 	}
 	vs := vq.side.vs
-	f := newRowFilter(vs, q)
-	if linked {
-		if f == nil {
-			f = &rowFilter{tagPool: vs.tagPool}
-		}
-		f.linked = true
-	}
+	f := linkedFilter(vs, q, linked)
 	parts := 1
 	// A scan alone is split over the processors; beside others (a
 	// server under load) each stays in its own goroutine: the processors
