@@ -263,3 +263,56 @@ func TestFactRowsRoundTrip(t *testing.T) {
 		t.Error("a bad id count was read")
 	}
 }
+
+// TestFactKeysWatch: under a watcher, a fact written, edited by hand to
+// name another turn, and removed moves its turns' key with each event,
+// and readers that trust the watcher see it.
+func TestFactKeysWatch(t *testing.T) {
+	f, o, _, _, fact := factStore(t)
+	f.remove(t, fact)
+	w := startWatch(t, f, o)
+	w.waitFor(t, "the initial catch-up", func(e Event) bool { return e.Full && e.Err == nil && e.Stats.Docs == 3 })
+	found := func(step string, want string) {
+		t.Helper()
+		ix := mustOpen(t, f, o)
+		defer ix.Close()
+		for _, mode := range []string{ModeLexical, ModeVector} {
+			text := "support group"
+			if mode == ModeVector {
+				text = "car"
+			}
+			got := turnsFound(t, ix, text, mode)
+			if want == "" && len(got) > 0 || want != "" && (len(got) == 0 || got[0] != want) {
+				t.Errorf("%s, %s: turns %v, want %q first", step, mode, got, want)
+			}
+		}
+	}
+	// mark counts the events so far; after waits for one past them.
+	mark := func() int {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return len(w.events)
+	}
+	after := func(before int, what string, ok func(Event) bool) {
+		t.Helper()
+		i := 0
+		w.waitFor(t, what, func(e Event) bool { i++; return i > before && ok(e) })
+	}
+	d := fdoc{id: "F1", kind: "fact", scope: "chat", created: t0.Add(time.Hour), from: []string{"T1"},
+		text: "Caroline attended a support group and drove there in her automobile"}
+	m := mark()
+	fact = f.writeDoc(t, d)
+	after(m, "the fact", func(e Event) bool { return e.Err == nil && e.Stats.Docs == 4 })
+	found("written", "T1")
+
+	d.from = []string{"T2"}
+	m = mark()
+	f.writeFile(t, fact, d.encode(), oldTime.Add(time.Minute))
+	after(m, "the hand edit", func(e Event) bool { return e.Err == nil && e.Stats.Indexed >= 1 && e.Stats.Docs == 4 })
+	found("edited", "T2")
+
+	m = mark()
+	f.remove(t, fact)
+	after(m, "the removal", func(e Event) bool { return e.Err == nil && e.Stats.Docs == 3 })
+	found("removed", "")
+}
