@@ -1,6 +1,7 @@
 package index
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -315,4 +316,40 @@ func TestFactKeysWatch(t *testing.T) {
 	f.remove(t, fact)
 	after(m, "the removal", func(e Event) bool { return e.Err == nil && e.Stats.Docs == 3 })
 	found("removed", "")
+}
+
+// TestFactKeysCompacted: the ids a fact names survive the log being
+// folded into a new base file.
+func TestFactKeysCompacted(t *testing.T) {
+	f, o, _, _, fact := factStore(t)
+	f.remove(t, fact)
+	ix := mustOpen(t, f, o)
+	seq := ix.meta.VecSeq
+	ix.Close()
+	for i := range compactMin + 20 {
+		from := []string{"T3"}
+		if i == 7 {
+			from = []string{"T1"}
+		}
+		text := fmt.Sprintf("filler fact number %d", i)
+		if i == 7 {
+			text = "Caroline attended a support group and drove there in her automobile"
+		}
+		f.writeDoc(t, fdoc{id: fmt.Sprintf("F%03d", i), kind: "fact", scope: "chat", created: t0.Add(time.Hour), from: from, text: text})
+	}
+	mustOpen(t, f, o).Close()
+	ix = mustOpen(t, f, o)
+	defer ix.Close()
+	if ix.meta.VecSeq == seq {
+		t.Fatalf("the log was not compacted (sequence %d)", seq)
+	}
+	for _, mode := range []string{ModeLexical, ModeVector} {
+		text := "support group"
+		if mode == ModeVector {
+			text = "car"
+		}
+		if got := turnsFound(t, ix, text, mode); len(got) == 0 || got[0] != "T1" {
+			t.Errorf("%s after the compaction: %v, want T1 first", mode, got)
+		}
+	}
 }
