@@ -198,21 +198,26 @@ func (vs *vecStore) lexKeys(touched []uint32, f *rowFilter, acc func(int) (float
 	return keys
 }
 
-// withKeys returns pool (the n nearest rows f lets through, best first)
-// with the rows that the facts of f's scopes name moved up to their
+// factHits returns the n facts of q's scopes nearest to the query (rows
+// that name others, by the same scan as nearest), nil when the store has
+// none.
+func (vq *vecQuery) factHits(q Query, n int, minCos float64) ([]vecHit, error) {
+	if vq.side.vs.linkTargets() == nil || n <= 0 {
+		return nil, nil
+	}
+	return vq.nearestIn(Query{Scopes: q.Scopes}, true, n, minCos)
+}
+
+// withKeys returns pool (the n nearest rows q's filters let through, best
+// first) with the rows that facts (factHits) name moved up to their
 // nearest fact's cosine times factVecWeight, where that is nearer than
-// their own. The facts are found by a scan of the linked rows alone.
-func (vq *vecQuery) withKeys(q Query, pool []vecHit, n int, minCos float64) ([]vecHit, error) {
+// their own.
+func (vq *vecQuery) withKeys(q Query, pool, facts []vecHit, n int, minCos float64) []vecHit {
+	if len(facts) == 0 {
+		return pool
+	}
 	vs := vq.side.vs
 	targets := vs.linkTargets()
-	if targets == nil || n <= 0 {
-		return pool, nil
-	}
-	kq := Query{Scopes: q.Scopes}
-	facts, err := vq.nearestIn(kq, true, n, minCos)
-	if err != nil || len(facts) == 0 {
-		return pool, err
-	}
 	f := newRowFilter(vs, q)
 	best := map[int]float64{}
 	for _, h := range facts {
@@ -226,7 +231,7 @@ func (vq *vecQuery) withKeys(q Query, pool []vecHit, n int, minCos float64) ([]v
 		}
 	}
 	if len(best) == 0 {
-		return pool, nil
+		return pool
 	}
 	out := slices.Clone(pool)
 	for t, c := range best {
@@ -242,5 +247,5 @@ func (vq *vecQuery) withKeys(q Query, pool []vecHit, n int, minCos float64) ([]v
 			out = insertTop(out, vecHit{row: t, cos: c}, n)
 		}
 	}
-	return out, nil
+	return out
 }

@@ -640,9 +640,11 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 		if extra != nil {
 			h.score = (sc.acc[d] + extra[int(d)]) * ((float64(sc.matched[d]) + extraIn[int(d)]) / total)
 		}
-		if k, ok := keys[int(d)]; ok {
-			a, m := own(int(d))
-			h.score = (a + k.acc) * (min(m+k.matched, total) / total)
+		if keys != nil {
+			if k, ok := keys[int(d)]; ok {
+				a, m := own(int(d))
+				h.score = (a + k.acc) * (min(m+k.matched, total) / total)
+			}
 		}
 		if !insert {
 			top = append(top, h)
