@@ -1,6 +1,7 @@
 package mira
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -82,8 +83,41 @@ func docOf(e *mem.Entry) index.Doc {
 	return index.Doc{
 		ID: e.ID, Path: e.Path, Kind: e.Kind, Scope: e.Scope, Project: e.Project, Role: e.Role,
 		Source: e.Source, Pin: e.Pin, Tags: e.Tags, Text: text, CreatedAt: e.CreatedAt,
-		Hash: mem.ContentHash(e.Body),
+		Hash: mem.ContentHash(e.Body), From: extractedFrom(e),
 	}
+}
+
+// maxFromIDs bounds the turns one entry is a key of: extraction names one,
+// and a hand-written list of thousands must not make every search pay.
+const maxFromIDs = 16
+
+// extractedFrom returns the ids an entry's extracted_from names: one id,
+// or a list of them (a fact drawn from several turns), as the index keys
+// those turns by the entry (index/facts.go). Values of any other shape
+// are not ids and are left out; so is a turn's own id.
+func extractedFrom(e *mem.Entry) []string {
+	if e.Kind == mem.KindTurn {
+		return nil
+	}
+	v, ok := e.Fields()[fieldExtractedFrom]
+	if !ok {
+		return nil
+	}
+	var ids []string
+	add := func(x any) {
+		if id, ok := x.(string); ok && mem.ValidID(id) && id != e.ID && !slices.Contains(ids, id) && len(ids) < maxFromIDs {
+			ids = append(ids, id)
+		}
+	}
+	switch v := v.(type) {
+	case string:
+		add(v)
+	case []any:
+		for _, x := range v {
+			add(x)
+		}
+	}
+	return ids
 }
 
 // What the index takes from one entry is bounded: a file made by hand may

@@ -10,7 +10,9 @@
 // weighted by recency, with bonuses for the query's project, for a day or
 // month the query names and for a decision when it asks what was chosen,
 // and diversified by MMR (see Ranking). A conversation turn's BM25 text
-// carries the turn before it (Doc.Context, TurnOrder); vectors are found
+// carries the turn before it (Doc.Context, TurnOrder), and an entry that
+// names the turns it was taken from (Doc.From) is a key of those turns in
+// both halves (facts.go); vectors are found
 // by an exact scan of the stored unit vectors, which a long-lived process
 // makes through their 8-bit codes with the same result (q8.go).
 //
@@ -94,7 +96,7 @@
 // are kept with them (see Words). All integers are little-endian; a string
 // is a uvarint length and its bytes. The base file vectors-<seq> is
 //
-//	"MIRAVEC\x00", u32 version (4), u32 dim, u32 rows, u32 vectors,
+//	"MIRAVEC\x00", u32 version (5), u32 dim, u32 rows, u32 vectors,
 //	u32 length of the row section, u32 length of the postings section,
 //	string embedder ID, rows (sorted by path), postings,
 //	u32 CRC-32C of everything before,
@@ -102,11 +104,13 @@
 //	vectors × dim float32, u32 CRC-32C of the vectors
 //
 // where a row is path, id, kind, scope, project, uvarint tag count and the
-// tags, a flags byte (1: has a vector, 2: pending, 4: creation time known),
+// tags, a flags byte (1: has a vector, 2: pending, 4: creation time known,
+// 8: names the entries it was taken from),
 // the creation time as a zig-zag varint of Unix nanoseconds, the text
 // hash, the content hash (Doc.Hash, a string), role, pin, the uvarint
 // length of the BM25 text in terms and a u64 hash of that text, role and
-// pin (what tells an update that the row is unchanged); the vectors follow in
+// pin (what tells an update that the row is unchanged), and with flag 8 a
+// uvarint count and the ids it names (Doc.From); the vectors follow in
 // the order of the rows that have one. The log vectors-<seq>.log is a sequence of records: u32 payload length, u32
 // CRC-32C of the payload, payload; a payload is 1, a row, its terms
 // (uvarint count, then each term, sorted, as a string and its uvarint

@@ -68,7 +68,7 @@ func newVecInput(d Doc, lx lexed) vecInput {
 		path: d.Path, id: d.ID, kind: d.Kind, scope: d.Scope, project: d.Project,
 		role: d.Role, pin: d.Pin,
 		tags: d.Tags, created: d.CreatedAt, hash: hashText(d.Text), content: d.Hash,
-		terms: lx.terms, flen: lx.flen, lsum: lx.lsum,
+		terms: lx.terms, flen: lx.flen, lsum: lx.lsum, from: d.From,
 	}, text: d.Text}
 }
 

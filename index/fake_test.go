@@ -18,7 +18,7 @@ import (
 // fakeSource is a store over a temporary directory with a trivial file
 // format of its own and a commit log kept in memory:
 //
-//	key: value        (id, kind, scope, project, role, tags: a,b, created: RFC 3339)
+//	key: value        (id, kind, scope, project, role, tags: a,b, from: a,b, created: RFC 3339)
 //	---
 //	body
 type fakeSource struct {
@@ -115,6 +115,8 @@ func (f *fakeSource) Load(path string) (Doc, error) {
 			d.Context = v
 		case "tags":
 			d.Tags = strings.Split(v, ",")
+		case "from":
+			d.From = strings.Split(v, ",")
 		case "created":
 			d.CreatedAt, err = time.Parse(time.RFC3339, v)
 			if err != nil {
@@ -159,6 +161,7 @@ type fdoc struct {
 	id, kind, scope, project string
 	pin                      string
 	tags                     []string
+	from                     []string // Doc.From
 	created                  time.Time
 	text                     string
 	context                  string // Doc.Context, on one line
@@ -184,6 +187,9 @@ func (d fdoc) encode() string {
 	}
 	if d.context != "" {
 		fmt.Fprintf(&b, "context: %s\n", strings.ReplaceAll(d.context, "\n", " "))
+	}
+	if len(d.from) > 0 {
+		fmt.Fprintf(&b, "from: %s\n", strings.Join(d.from, ","))
 	}
 	fmt.Fprintf(&b, "created: %s\n---\n%s\n", d.created.UTC().Format(time.RFC3339Nano), d.text)
 	return b.String()

@@ -544,6 +544,7 @@ type rowFilter struct {
 	hasSince            bool
 	until               int64 // unix ns, exclusive
 	hasUntil            bool
+	linked              bool // only rows that name others (facts.go)
 }
 
 // newRowFilter compiles the query's filters, nil when it has none. A value
@@ -577,6 +578,9 @@ func newRowFilter(vs *vecStore, q Query) *rowFilter {
 }
 
 func (f *rowFilter) pass(r *vecRow) bool {
+	if f.linked && !r.linked {
+		return false
+	}
 	if f.kinds != nil && !f.kinds[r.kind] || f.scopes != nil && !f.scopes[r.scope] {
 		return false
 	}
@@ -615,11 +619,16 @@ type vecHit struct {
 // (BenchmarkVectorParts). A command runs one query per process, so the
 // build never pays off.
 func (vq *vecQuery) nearest(q Query, n int, minCos float64) ([]vecHit, error) {
+	return vq.nearestIn(q, false, n, minCos)
+}
+
+// nearestIn is nearest, of the rows that name others only when linked.
+func (vq *vecQuery) nearestIn(q Query, linked bool, n int, minCos float64) ([]vecHit, error) {
 	if vq.vec == nil || n <= 0 {
 		return nil, nil
 	}
 	vs := vq.side.vs
-	f := newRowFilter(vs, q)
+	f := linkedFilter(vs, q, linked)
 	parts := 1
 	// A scan alone is split over the processors; beside others (a
 	// server under load) each stays in its own goroutine: the processors

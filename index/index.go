@@ -896,6 +896,13 @@ func docSum(d Doc) uint64 {
 	for _, t := range d.Tags {
 		put(t)
 	}
+	if len(d.From) > 0 {
+		h.Write([]byte("from"))
+		h.Write(binary.AppendUvarint(n[:0], uint64(len(d.From))))
+		for _, id := range d.From {
+			put(id)
+		}
+	}
 	h.Write(binary.AppendVarint(n[:0], d.CreatedAt.Unix()))
 	h.Write(binary.AppendVarint(n[:0], int64(d.CreatedAt.Nanosecond())))
 	var sum [sha256.Size]byte

@@ -22,7 +22,7 @@ import (
 
 // FormatVersion is the version of the on-disk index: mapping, meta,
 // manifest and vector files. A generation with another version is rebuilt.
-const FormatVersion = 11
+const FormatVersion = 12
 
 // RacyWindow is how close to the moment a file was looked at its
 // modification time may be before a later rewrite of the same size could

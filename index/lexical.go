@@ -647,6 +647,20 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 		return a.row - b.row
 	}
 	total := float64(len(terms)) + groupW
+	// The facts among the rows found add their terms to the rows they
+	// name (facts.go).
+	own := func(d int) (float64, float64) {
+		return sc.acc[d] + extra[d], float64(sc.matched[d]) + extraIn[d]
+	}
+	var keys map[int]factKey
+	if len(vs.from) > 0 {
+		keys = vs.lexKeys(sc.touched, f, own, func(a, m float64) float64 { return a * (min(m, total) / total) })
+		for d := range keys {
+			if sc.matched[d] == 0 && extraIn[d] == 0 {
+				sc.touched = append(sc.touched, uint32(d))
+			}
+		}
+	}
 	insert := n <= 256
 	top := make([]lexHit, 0, min(n, len(sc.touched))+1)
 	for _, d := range sc.touched {
@@ -656,6 +670,12 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 		h := lexHit{int(d), sc.acc[d] * (float64(sc.matched[d]) / total)}
 		if extra != nil {
 			h.score = (sc.acc[d] + extra[int(d)]) * ((float64(sc.matched[d]) + extraIn[int(d)]) / total)
+		}
+		if keys != nil {
+			if k, ok := keys[int(d)]; ok {
+				a, m := own(int(d))
+				h.score = (a + k.acc) * (min(m+k.matched, total) / total)
+			}
 		}
 		if ln.own != nil && ln.own[d] >= 0 {
 			h.score = (1-ownShare)*h.score + ownShare*sc.ownAcc[d]*(float64(sc.ownMatched[d])/float64(len(terms)))

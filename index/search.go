@@ -216,6 +216,12 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 		nv = 2 * n // the pool the moved query is scored again over
 	}
 	pool, err := vq.nearest(q, nv, r.MinCosine)
+	var facts []vecHit // keys of the rows they name (facts.go)
+	if err == nil {
+		if facts, err = vq.factHits(q, nv, r.MinCosine); err == nil {
+			pool = vq.withKeys(q, pool, facts, nv, r.MinCosine)
+		}
+	}
 	if mode != ModeVector && !alone {
 		lexical()
 	}
@@ -232,7 +238,11 @@ func (ix *Index) stages(q Query, r Ranking) (Stages, error) {
 	st := fuse(r, q, spans, lex, pool[:min(n, len(pool))], vq, now, k)
 	if vq2 := vq.feedback(st.Fused, r.Feedback); vq2 != nil {
 		first := st.Vector
-		st = fuse(r, q, spans, lex, vq2.rescore(pool, n, r.MinCosine), vq2, now, k)
+		moved := vq2.rescore(pool, n, r.MinCosine)
+		if len(facts) > 0 {
+			moved = vq2.withKeys(q, moved, vq2.rescore(facts, n, r.MinCosine), n, r.MinCosine)
+		}
+		st = fuse(r, q, spans, lex, moved, vq2, now, k)
 		st.Vector = first // the vector retriever's own ranking, for --eval
 	}
 	return st, nil

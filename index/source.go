@@ -28,6 +28,10 @@ type Doc struct {
 	// TurnOrder): it is indexed with the turn's text, so that the turn is
 	// found by the words of what it answers. Not embedded, not stored.
 	Context string
+	// From are the ids of the entries this one was taken from (a fact's
+	// extracted_from): each of them is found by this entry's words and
+	// vector as well as by its own (see facts.go). Most entries have none.
+	From []string
 	// Hash identifies the text for duplicate detection (the store decides
 	// how); it is kept in the document's vector row, for Finder.ByHash.
 	Hash string

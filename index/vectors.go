@@ -32,7 +32,7 @@ import (
 
 const (
 	vecMagic   = "MIRAVEC\x00"
-	vecVersion = 4
+	vecVersion = 5
 	vecPrefix  = "vectors-"
 	logSuffix  = ".log"
 
@@ -42,6 +42,7 @@ const (
 	flagVector  = 1 // the row has a vector
 	flagPending = 2 // the embedder failed: the row waits for its vector
 	flagCreated = 4 // the row's creation time is known
+	flagFrom    = 8 // the row names the entries it was taken from (facts.go)
 
 	// maxRecord bounds a log record, so that a damaged length cannot make
 	// a reader allocate without limit: a row and a vector of 65,536
@@ -75,6 +76,7 @@ type vecRow struct {
 	hasCreated bool
 	pending    bool // the embedder failed; embedded again later
 	dead       bool // removed or replaced by a later log record
+	linked     bool // it names entries it was taken from: vecStore.from
 }
 
 // docHash is a Doc.Hash in 16 bytes: the 32 lowercase hex digits
@@ -150,11 +152,15 @@ type vecStore struct {
 	lex     *lexBase
 	lexLog  map[string][]lexPost
 	lexNorm *lexNorms // nil: not kept (a store changed in place)
+	// from holds the ids a linked row names (Doc.From), by row, and
+	// links what facts.go makes of them.
+	from  map[int32][]string
+	links *linkTable
 }
 
 func newVecStore(embedder string, dim int) *vecStore {
 	return &vecStore{embedder: embedder, dim: dim, dictIx: map[string]int32{}, logIx: map[string]int32{},
-		q8: &q8Base{}, q8log: &q8Log{}, lexNorm: &lexNorms{}}
+		q8: &q8Base{}, q8log: &q8Log{}, lexNorm: &lexNorms{}, links: &linkTable{}}
 }
 
 // intern returns the dictionary index of s.
@@ -264,11 +270,12 @@ type vecDoc struct {
 	terms []byte
 	flen  uint32
 	lsum  uint64
+	from  []string // Doc.From
 }
 
 // put adds or replaces the row of d.
 func (vs *vecStore) put(d vecDoc) {
-	vs.lexNorm = &lexNorms{}
+	vs.lexNorm, vs.links = &lexNorms{}, &linkTable{}
 	if i := vs.find(d.path); i >= 0 {
 		vs.rows[i].dead = true
 	}
@@ -294,6 +301,7 @@ func (vs *vecStore) put(d vecDoc) {
 	}
 	vs.logIx[d.path] = int32(len(vs.rows))
 	vs.addTerms(len(vs.rows), decodeTerms(d.terms))
+	r.linked = vs.setFrom(len(vs.rows), d.from)
 	vs.rows = addRow(vs.rows, r)
 }
 
@@ -324,7 +332,7 @@ func (vs *vecStore) unchanged(d *vecDoc) bool {
 		vs.dict[r.kind] != d.kind || vs.dict[r.scope] != d.scope || vs.dict[r.project] != d.project ||
 		vs.dict[r.role] != d.role || vs.dict[r.pin] != d.pin || r.flen != d.flen || r.lsum != d.lsum ||
 		int(r.ntag) != len(d.tags) || r.hasCreated == d.created.IsZero() ||
-		(r.hasCreated && r.created != d.created.UnixNano()) {
+		(r.hasCreated && r.created != d.created.UnixNano()) || !slices.Equal(vs.fromOf(i), d.from) {
 		return false
 	}
 	for j, t := range vs.tagsOf(r) {
@@ -337,7 +345,7 @@ func (vs *vecStore) unchanged(d *vecDoc) bool {
 
 // del removes the row of path, if any.
 func (vs *vecStore) del(p string) {
-	vs.lexNorm = &lexNorms{}
+	vs.lexNorm, vs.links = &lexNorms{}, &linkTable{}
 	if i := vs.find(p); i >= 0 {
 		vs.rows[i].dead = true
 	}
@@ -350,7 +358,7 @@ func (vs *vecStore) doc(i int) vecDoc {
 		path: r.path, id: r.id, hash: r.hash, content: r.content.String(), pending: r.pending,
 		kind: vs.dict[r.kind], scope: vs.dict[r.scope], project: vs.dict[r.project],
 		role: vs.dict[r.role], pin: vs.dict[r.pin], flen: r.flen, lsum: r.lsum,
-		vec: vs.vector(i),
+		vec: vs.vector(i), from: vs.fromOf(i),
 	}
 	if r.hasCreated {
 		d.created = time.Unix(0, r.created).UTC()
@@ -368,9 +376,12 @@ func maxRowSize(d *vecDoc) int {
 	for _, t := range d.tags {
 		n += len(t)
 	}
-	// A uvarint length per string and the tag count, the flags byte, the
-	// creation time's and the length's varints.
-	return n + (10+len(d.tags))*binary.MaxVarintLen64 + 1
+	for _, id := range d.from {
+		n += len(id)
+	}
+	// A uvarint length per string and the tag and id counts, the flags
+	// byte, the creation time's and the length's varints.
+	return n + (11+len(d.tags)+len(d.from))*binary.MaxVarintLen64 + 1
 }
 
 // appendRow encodes a document's row (without its vector).
@@ -415,6 +426,9 @@ func appendRowAt(b []byte, d *vecDoc) ([]byte, int) {
 		flags |= flagCreated
 		created = d.created.UnixNano()
 	}
+	if len(d.from) > 0 {
+		flags |= flagFrom
+	}
 	at := len(b)
 	b = append(b, flags)
 	b = binary.AppendVarint(b, created)
@@ -423,7 +437,14 @@ func appendRowAt(b []byte, d *vecDoc) ([]byte, int) {
 	str(d.role)
 	str(d.pin)
 	b = binary.AppendUvarint(b, uint64(d.flen))
-	return binary.LittleEndian.AppendUint64(b, d.lsum), at
+	b = binary.LittleEndian.AppendUint64(b, d.lsum)
+	if len(d.from) > 0 {
+		b = binary.AppendUvarint(b, uint64(len(d.from)))
+		for _, id := range d.from {
+			str(id)
+		}
+	}
+	return b, at
 }
 
 // rowReader decodes rows. Strings are cut from src, which the caller makes
@@ -433,6 +454,8 @@ type rowReader struct {
 	src string
 	off int
 	err error
+	// from holds the ids the last row read names (flagFrom), nil for none.
+	from []string
 }
 
 func (r *rowReader) uvarint() uint64 {
@@ -533,6 +556,18 @@ func (r *rowReader) row(vs *vecStore) (vecRow, bool) {
 	if s := r.bytes(8); r.err == nil {
 		for i := range 8 {
 			row.lsum |= uint64(s[i]) << (8 * i)
+		}
+	}
+	r.from = nil
+	if flags[0]&flagFrom != 0 {
+		n := r.uvarint()
+		if n == 0 || n > uint64(len(r.src)-r.off) {
+			r.err = errors.New("bad id count")
+			return row, false
+		}
+		r.from = make([]string, n)
+		for i := range r.from {
+			r.from[i] = r.str()
 		}
 	}
 	row.pending = flags[0]&flagPending != 0
@@ -842,6 +877,7 @@ func loadVecStoreFor(genDir string, m meta, rowsOnly, kept bool) (*vecStore, err
 		if n := len(vs.rows); n > 0 && vs.rows[n-1].path >= row.path {
 			return nil, damaged("vectors: rows out of order at %s", row.path)
 		}
+		row.linked = vs.setFrom(len(vs.rows), rr.from)
 		vs.rows = append(vs.rows, row)
 	}
 	if rr.off != h.rowsLen || int(nvec) != h.nvec {
@@ -1055,7 +1091,8 @@ func (vs *vecStore) fork() *vecStore {
 	nv.logIx = maps.Clone(vs.logIx)
 	nv.vecs = slices.Clip(vs.vecs)
 	nv.q8log = &q8Log{}
-	nv.lexNorm = &lexNorms{}
+	nv.lexNorm, nv.links = &lexNorms{}, &linkTable{}
+	nv.from = maps.Clone(vs.from)
 	if vs.lexLog != nil {
 		// Clipped, so that an append to a term's postings copies them.
 		nv.lexLog = make(map[string][]lexPost, len(vs.lexLog))
@@ -1215,7 +1252,7 @@ func nextRecord(b []byte) (payload []byte, n int, err error) {
 
 // apply applies one log record.
 func (vs *vecStore) apply(payload []byte, rowsOnly bool) error {
-	vs.lexNorm = &lexNorms{}
+	vs.lexNorm, vs.links = &lexNorms{}, &linkTable{}
 	if len(payload) == 0 {
 		return errors.New("empty record")
 	}
@@ -1254,6 +1291,7 @@ func (vs *vecStore) apply(payload []byte, rowsOnly bool) error {
 		}
 		vs.logIx[row.path] = int32(len(vs.rows))
 		vs.addTerms(len(vs.rows), terms)
+		row.linked = vs.setFrom(len(vs.rows), rr.from)
 		vs.rows = addRow(vs.rows, row)
 		return nil
 	}

@@ -92,7 +92,9 @@
 //	                that material (covers_until is the watermark), the level
 //	                of detail, the model or "extractive", and token counts.
 //	extracted_at    user turns read by mira-remember --extract.
-//	extracted_from  facts it extracted: the turn they came from.
+//	extracted_from  facts it extracted: the turn they came from (one id, or a
+//	                list of ids when written by hand or imported); the index
+//	                keys those turns by the fact (index/facts.go).
 //	tool_calls, tool_call_id, tool_name, is_error, denied, artifacts, model,
 //	no_text, interrupted
 //	                the agent's turns: what the assistant called and what

@@ -69,15 +69,32 @@ func readJSONL[T any](path string) ([]T, error) {
 	return out, sc.Err()
 }
 
+// Observation is one line of dev/observations.jsonl: a fact the
+// benchmark's authors had a model write about a session, with the turns it
+// rests on.
+type Observation struct {
+	Conversation string   `json:"conversation"`
+	Session      int      `json:"session"`
+	Speaker      string   `json:"speaker"`
+	Text         string   `json:"text"`
+	Evidence     []string `json:"evidence"`
+}
+
+// LoadObservations reads dev/observations.jsonl under dir.
+func LoadObservations(dir string) ([]Observation, error) {
+	return readJSONL[Observation](filepath.Join(dir, "dev", "observations.jsonl"))
+}
+
 // Ks are the cut-offs scored.
 var Ks = [3]int{1, 5, 10}
 
 // Metrics accumulates recall@k (the share of a question's evidence in the
-// top k, ids counted once) and hit@k (any of it in the top k).
+// top k, ids counted once), hit@k (any of it in the top k) and the
+// reciprocal rank of the first evidence turn within the top 10.
 type Metrics struct {
 	N           int
 	Recall, Hit [3]float64
-	RR          float64 // summed reciprocal ranks of the first evidence id (0 past the ranking)
+	RR          float64 // summed reciprocal ranks of the first evidence id (0 past the top 10)
 }
 
 // Add scores one ranking against its question's evidence.
@@ -95,7 +112,7 @@ func (m *Metrics) Add(ranking, evidence []string) {
 			top = append(top, id)
 		}
 	}
-	for i, id := range top {
+	for i, id := range top[:min(Ks[len(Ks)-1], len(top))] {
 		if ev[id] {
 			m.RR += 1 / float64(i+1)
 			break
@@ -120,14 +137,15 @@ func (m *Metrics) Add(ranking, evidence []string) {
 // Merge adds o's questions to m.
 func (m *Metrics) Merge(o Metrics) {
 	m.N += o.N
+	m.RR += o.RR
 	for i := range Ks {
 		m.Recall[i] += o.Recall[i]
 		m.Hit[i] += o.Hit[i]
 	}
-	m.RR += o.RR
 }
 
-// MRR is the mean reciprocal rank of the first evidence id found.
+// MRR is the mean reciprocal rank of the first evidence id, 0 for a
+// question with none in the top 10.
 func (m Metrics) MRR() float64 {
 	if m.N == 0 {
 		return 0

@@ -21,6 +21,9 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("@%d = recall %v hit %v, want %v %v", Ks[i], r, h, want[i][0], want[i][1])
 		}
 	}
+	if mrr := m.MRR(); math.Abs(mrr-(0.5+1+0)/3) > 1e-9 {
+		t.Errorf("MRR = %v, want %v", mrr, 1.5/3)
+	}
 	var sum Metrics
 	sum.Merge(m)
 	sum.Merge(m)
@@ -41,6 +44,10 @@ func TestLoad(t *testing.T) {
 	when, err := turns[0].Time()
 	if err != nil || !when.Equal(time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)) {
 		t.Errorf("Time = %v, %v", when, err)
+	}
+	os.WriteFile(filepath.Join(dir, "dev", "observations.jsonl"), []byte(`{"conversation":"c","session":1,"speaker":"A","text":"A greets.","evidence":["c:D1:1"]}`+"\n"), 0o644)
+	if obs, err := LoadObservations(dir); err != nil || len(obs) != 1 || obs[0].Evidence[0] != "c:D1:1" || obs[0].Text != "A greets." {
+		t.Errorf("LoadObservations = %v, %v", obs, err)
 	}
 	os.WriteFile(filepath.Join(dir, "dev", "questions.jsonl"), []byte("{oops\n"), 0o644)
 	if _, _, err := Load(dir); err == nil {
