@@ -143,6 +143,9 @@ func (c *call) waitForBuild(dir string) bool {
 				unlock()
 				break
 			}
+			if !waited {
+				c.warn(dir, errors.New("waiting for another process building the index"))
+			}
 			waited = true
 			select {
 			case <-c.ctx().Done():
