@@ -3,6 +3,9 @@
 package index
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,5 +71,67 @@ func TestOpenWaitsForAnotherBuild(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(f.root, ".index", "CURRENT")); err != nil {
 		t.Error(err)
+	}
+}
+
+// A rebuild keeps its vectors in a spill file while it embeds, removed as
+// soon as it is made: a build killed while it embeds leaves no spill
+// behind, and one stopped there (its context cancelled) leaves the index
+// it was to replace as it was.
+func TestRebuildStoppedWhileEmbedding(t *testing.T) {
+	f := newFake(t)
+	for i := range 2 * MinFitDocs {
+		f.writeDoc(t, fdoc{id: fmt.Sprintf("D%04d", i), created: t0.Add(-time.Duration(i) * time.Minute),
+			text: fmt.Sprintf("note %d about the deploy of service %d and its cache", i, i%7)})
+	}
+	first, err := Rebuild(f, opts(nil))
+	if err != nil || first.Docs != 2*MinFitDocs {
+		t.Fatalf("first Rebuild = %+v, %v", first, err)
+	}
+	dir := filepath.Join(f.root, ".index")
+	cur, err := os.ReadFile(filepath.Join(dir, "CURRENT"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o := opts(nil)
+	o.Context = ctx
+	var (
+		loaded  bool
+		spilled []string
+		checked bool
+	)
+	o.Progress = func(done, total int) {
+		switch {
+		case !loaded:
+			loaded = done == total && total > 0
+		case done == 0:
+			// The embedding begins: its spill file exists, unlinked.
+			spilled, _ = filepath.Glob(filepath.Join(dir, genPrefix+"*", "*.tmp"))
+			checked = true
+			cancel()
+		}
+	}
+	if _, err := Rebuild(f, o); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Rebuild stopped while embedding: %v, want context.Canceled", err)
+	}
+	if !checked {
+		t.Fatal("the rebuild never reached its embedding")
+	}
+	if len(spilled) != 0 {
+		t.Errorf("files a kill would leave while embedding: %v", spilled)
+	}
+	gens, _ := filepath.Glob(filepath.Join(dir, genPrefix+"*"))
+	if len(gens) != 1 || filepath.Base(gens[0]) != strings.TrimSpace(string(cur)) {
+		t.Errorf("generations after the stopped build %v, want only %s", gens, cur)
+	}
+	now, _ := os.ReadFile(filepath.Join(dir, "CURRENT"))
+	if string(now) != string(cur) {
+		t.Errorf("CURRENT = %q, want %q", now, cur)
+	}
+	ix := mustOpen(t, f, opts(nil))
+	if st := ix.LastUpdate(); st.Rebuilt || st.Docs != 2*MinFitDocs {
+		t.Errorf("Open after the stopped build: %+v, want the first index as it was", st)
 	}
 }

@@ -584,6 +584,13 @@ func layBase(docs []*vecDoc) *baseLayout {
 			terms[i] = docs[i].terms
 		}
 		l.lex = appendLexSection(nil, terms)
+		// The postings hold them now: at a million documents the terms
+		// are a quarter of a gigabyte that the rest of a build needs no
+		// more. (The embedding meanwhile touches the texts alone.)
+		terms = nil
+		for i := range docs {
+			docs[i].terms = nil
+		}
 		// Sized once: at 100k rows, growing the section as it was
 		// written cost a second of copying and fresh pages.
 		size := 0
