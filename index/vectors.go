@@ -731,6 +731,10 @@ func newVecSpill(dir string, dim, docs int) (*vecSpill, error) {
 		return nil, fmt.Errorf("write vectors: %w", err)
 	}
 	s := &vecSpill{f: f, name: f.Name(), dim: dim, slot: make([]int32, docs), badDim: -1}
+	if dim > 0 {
+		// Room for a flush's worth and one more, or for them all.
+		s.buf = make([]byte, 0, min(spillBuffer, docs*dim*4)+dim*4)
+	}
 	if os.Remove(s.name) == nil {
 		s.name = ""
 	}
@@ -1056,7 +1060,7 @@ func (vs *vecStore) readBase(f *os.File, h vecHeader, kept bool) error {
 	if nativeLittleEndian {
 		// A command reads every page at once, in one system call; a
 		// server as it goes (see behind).
-		paging := kept && int64(n)*4 >= pageMin
+		paging := int64(n)*4 >= pageMin && (kept || int64(n)*4 >= commandPageMin)
 		if data, unmap, err := mapFile(f, int(h.size), !paging); err == nil {
 			m := &sharedMap{data: data, file: f, off: h.vecOff, behind: paging, unmap: func() error {
 				f.Close()
@@ -1112,6 +1116,13 @@ type sharedMap struct {
 // where the floats take 15 MB, a proxy's recall took 4.3 ms instead of
 // 1.2 ms.
 var pageMin int64 = 64 << 20 // a variable for tests
+
+// commandPageMin is the size of the floats from which a command too, which
+// searches once, lets go of their pages behind its passes (the checksum,
+// the scan) instead of reading them all in at once: about 350,000
+// vectors of 384 dimensions. A recall in its own process at a million
+// entries held all 1.5 GB of them.
+var commandPageMin int64 = 512 << 20 // a variable for tests
 
 // behindChunk is how many bytes of floats a pass reads before it drops
 // their pages (see sharedMap.behind).
