@@ -264,18 +264,31 @@ func (c *call) buildVectors(indexDir, genDir string, docs []vecInput) (vecMeta, 
 	default:
 		e, vm.defaultEmbedder = embed.NewHashing(embed.DefaultHashDim), true
 	}
-	vecs, failed, err := c.embedDocs(indexDir, e, model, docs, nil)
+	// The vectors go to a spill file as they are made, in the order they
+	// are made (the store's), and from there into the base file in its
+	// order (by path): at a million documents they are 1.5 GB.
+	spill, err := newVecSpill(genDir, e.Dim(), len(docs))
+	if err != nil {
+		return vm, err
+	}
+	defer spill.close()
+	failed, err := c.embedInto(indexDir, e, model, docs, nil, true, spill.put)
 	if err != nil {
 		return vm, err
 	}
 	vm.embedder, vm.dim = e.ID(), e.Dim()
+	if spill.n > 0 && spill.dim != vm.dim {
+		spill.badDim = spill.dim
+	}
+	if spill.badDim >= 0 {
+		return vm, fmt.Errorf("embedder %s gave %d dimensions, want %d", vm.embedder, spill.badDim, vm.dim)
+	}
+	order := make([]int32, len(byPath))
 	for i, d := range byPath {
-		out[i].vec = vecs[d]
-		out[i].pending = vecs[d] == nil && failed
-		if vecs[d] != nil && len(vecs[d]) != vm.dim {
-			return vm, fmt.Errorf("embedder %s gave %d dimensions, want %d", vm.embedder, len(vecs[d]), vm.dim)
-		}
-		if out[i].vec != nil {
+		order[i] = int32(d)
+		has := spill.slot[d] >= 0
+		out[i].pending = !has && failed
+		if has {
 			vm.vectors++
 		}
 		if out[i].pending {
@@ -283,7 +296,7 @@ func (c *call) buildVectors(indexDir, genDir string, docs []vecInput) (vecMeta, 
 		}
 	}
 	base, _ := vecFiles(genDir, 1)
-	if err := writeVecFile(base, vm.embedder, vm.dim, out, layout); err != nil {
+	if err := writeVecFileFrom(base, vm.embedder, vm.dim, out, layout, spill.reader(order)); err != nil {
 		return vm, err
 	}
 	if cached(e) && vm.dim > 0 {
@@ -307,13 +320,34 @@ func (c *call) buildVectors(indexDir, genDir string, docs []vecInput) (vecMeta, 
 // the cache first, and what it embeds is added.
 func (c *call) embedDocs(indexDir string, e embed.Embedder, model *embed.Model, docs []vecInput, runs [][]int) (out [][]float32, failed bool, err error) {
 	out = make([][]float32, len(docs))
+	failed, err = c.embedInto(indexDir, e, model, docs, runs, false, func(i int, v []float32) error {
+		out[i] = v
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return out, failed, nil
+}
+
+// embedInto is embedDocs handing each vector to keep as it is made (nil:
+// none, see embedDocs) instead of returning them all: a rebuild writes
+// them out as they come, so that a million documents' vectors are never
+// in memory at once. With drop, a text is let go (docs[i].text = "") once
+// its vector and its neighbours' are made. Vectors of a cached embedder are gathered for the
+// cache and handed over at the end.
+func (c *call) embedInto(indexDir string, e embed.Embedder, model *embed.Model, docs []vecInput, runs [][]int, drop bool, keep func(i int, v []float32) error) (failed bool, err error) {
 	if len(docs) == 0 {
-		return out, false, nil
+		return false, nil
 	}
 	ctx := c.ctx()
-	var cache *vcache
+	var (
+		cache *vcache
+		out   [][]float32 // a cached embedder's vectors, for the cache
+	)
 	todo := make([]int, 0, len(docs))
 	if cached(e) {
+		out = make([][]float32, len(docs))
 		if dim := e.Dim(); dim > 0 {
 			cache = openVCache(indexDir, e.ID(), dim)
 			hashes := make([]textHash, len(docs))
@@ -349,30 +383,39 @@ func (c *call) embedDocs(indexDir string, e embed.Embedder, model *embed.Model, 
 		for j, i := range idx {
 			texts[j] = docs[i].text
 		}
-		var vecs [][]float32
+		got := func(lo int, vecs [][]float32) error {
+			for j, v := range vecs {
+				i := idx[lo+j]
+				// Stored unit length, a dot product is the cosine; a
+				// zero vector (a text without words) has no direction.
+				if len(v) == 0 || !normalize(v) {
+					v = nil
+				}
+				if out != nil {
+					out[i] = v
+				} else if err := keep(i, v); err != nil {
+					return err
+				}
+			}
+			if drop && out == nil {
+				// Its neighbours embedded, a text is needed no more.
+				for j := lo + len(vecs) - seqHalo - 1; j >= 0 && texts[j] != ""; j-- {
+					texts[j], docs[idx[j]].text = "", ""
+				}
+			}
+			if report {
+				c.progress(done+lo+len(vecs), len(todo))
+			}
+			return nil
+		}
 		var err error
 		if seq && model != nil {
-			vecs, err = embedSequence(ctx, model, texts, func(n int) {
-				if report {
-					c.progress(done+n, len(todo))
-				}
-			})
+			err = embedSequence(ctx, model, texts, got)
 		} else {
-			vecs, err = embedChunked(ctx, e, texts, func(n int) {
-				if report {
-					c.progress(done+n, len(todo))
-				}
-			})
+			err = embedChunked(ctx, e, texts, got)
 		}
 		if err != nil {
 			return err
-		}
-		for j, i := range idx {
-			// Stored unit length, a dot product is the cosine; a zero
-			// vector (a text without words) has no direction.
-			if v := vecs[j]; len(v) > 0 && normalize(v) {
-				out[i] = v
-			}
 		}
 		done += len(idx)
 		return nil
@@ -406,7 +449,7 @@ func (c *call) embedDocs(indexDir string, e embed.Embedder, model *embed.Model, 
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || !cached(e) {
-			return nil, false, fmt.Errorf("embed: %w", err)
+			return false, fmt.Errorf("embed: %w", err)
 		}
 		// An external embedder failed (its server is down, a quota ran
 		// out): the documents are searched by words until it works.
@@ -414,7 +457,12 @@ func (c *call) embedDocs(indexDir string, e embed.Embedder, model *embed.Model, 
 			out[i] = nil
 		}
 		c.warn(indexDir, fmt.Errorf("embedding %d entries failed, they are found by words only until it works: %w", len(todo), err))
-		return out, true, nil
+		for i, v := range out {
+			if err := keep(i, v); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
 	}
 	c.embedded += len(todo)
 	if report {
@@ -436,44 +484,50 @@ func (c *call) embedDocs(indexDir string, e embed.Embedder, model *embed.Model, 
 			c.warn(indexDir, err)
 		}
 	}
-	return out, false, nil
+	for i, v := range out {
+		if err := keep(i, v); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
 }
 
-// embedChunked embeds texts embedChunk at a time, reporting how many are
-// done after each.
-func embedChunked(ctx context.Context, e embed.Embedder, texts []string, progress func(int)) ([][]float32, error) {
-	out := make([][]float32, 0, len(texts))
+// embedChunked embeds texts embedChunk at a time, handing each chunk's
+// vectors to got with the index of its first text.
+func embedChunked(ctx context.Context, e embed.Embedder, texts []string, got func(lo int, vecs [][]float32) error) error {
 	for lo := 0; lo < len(texts); lo += embedChunk {
 		hi := min(lo+embedChunk, len(texts))
 		vecs, err := e.Embed(ctx, texts[lo:hi])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if len(vecs) != hi-lo {
-			return nil, fmt.Errorf("embedder %s returned %d vectors for %d texts", e.ID(), len(vecs), hi-lo)
+			return fmt.Errorf("embedder %s returned %d vectors for %d texts", e.ID(), len(vecs), hi-lo)
 		}
-		out = append(out, vecs...)
-		progress(hi)
+		if err := got(lo, vecs); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // embedSequence embeds texts as one sequence, embedChunk at a time, each
 // chunk with seqHalo neighbours on either side so that every text sees the
-// same context as in one call.
-func embedSequence(ctx context.Context, m *embed.Model, texts []string, progress func(int)) ([][]float32, error) {
-	out := make([][]float32, 0, len(texts))
+// same context as in one call, handing each chunk's vectors to got with
+// the index of its first text.
+func embedSequence(ctx context.Context, m *embed.Model, texts []string, got func(lo int, vecs [][]float32) error) error {
 	for lo := 0; lo < len(texts); lo += embedChunk {
 		hi := min(lo+embedChunk, len(texts))
 		from, to := max(lo-seqHalo, 0), min(hi+seqHalo, len(texts))
 		vecs, err := m.EmbedSequence(ctx, texts[from:to])
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, vecs[lo-from:hi-from]...)
-		progress(hi)
+		if err := got(lo, vecs[lo-from:hi-from]); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // smallUpdate is the most documents findRuns handles by scanning the rows

@@ -709,16 +709,34 @@ const scanChunk = 4096
 func (vq *vecQuery) scan(f *rowFilter, lo, hi, n int, minCos float64) []vecHit {
 	vs := vq.side.vs
 	top := make([]vecHit, 0, n+1)
+	// Where the floats' pages are let go of behind a pass (large ones,
+	// see sharedMap.behind), the scan lets go of each chunk's once it
+	// has read them; the base's vectors are in row order.
+	behind := vs.mapped != nil && vs.mapped.behind
+	from, next := -1, 0
 	for i := lo; i < hi; i++ {
+		if behind && i%scanChunk == 0 && from >= 0 {
+			vs.mapped.dropVecs(from, next, vs.dim)
+			from = -1
+		}
 		r := &vs.rows[i]
 		if r.dead || r.vec < 0 || (f != nil && !f.pass(r)) {
 			continue
+		}
+		if behind && int(r.vec) < vs.nbaseVec {
+			if from < 0 {
+				from = int(r.vec)
+			}
+			next = int(r.vec) + 1
 		}
 		c := dot(vq.vec, vs.vector(i))
 		if c <= minCos || (len(top) == n && c <= top[n-1].cos) {
 			continue
 		}
 		top = insertTop(top, vecHit{row: i, cos: c}, n)
+	}
+	if behind && from >= 0 {
+		vs.mapped.dropVecs(from, next, vs.dim)
 	}
 	return top
 }

@@ -221,6 +221,10 @@ func open(src Source, c *call, want probe) (*Index, error) {
 	dir := c.dir(src)
 	c.heal(dir)
 	var built Stats
+	// Another process's rebuild is waited for (waitForBuild) a few times
+	// at most: one that dies each time leaves this one to build.
+	const maxWaits = 3
+	waits := 0
 	for try := 0; ; try++ {
 		ix := &Index{src: src, c: c, dir: dir}
 		if try > 0 {
@@ -255,6 +259,12 @@ func open(src Source, c *call, want probe) (*Index, error) {
 				ix.last.Took += built.Took
 			}
 			return ix, nil
+		}
+		if waits < maxWaits && c.waitForBuild(dir) {
+			// Another process has built it meanwhile, or given up.
+			waits++
+			try--
+			continue
 		}
 		if !d.missing {
 			c.warn(dir, fmt.Errorf("rebuilding the index: %w", err))

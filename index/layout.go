@@ -474,6 +474,10 @@ func appendManifest(b []byte, m manifest) []byte {
 	return b
 }
 
+// maxKeptManifestBuf is the largest buffer writeManifest keeps for the
+// next write.
+const maxKeptManifestBuf = 16 << 20
+
 // manifestBuf is the buffer writeManifest formats into.
 var manifestBuf struct {
 	sync.Mutex
@@ -541,6 +545,11 @@ func writeManifest(genDir string, m manifest, changed []string) error {
 			return err
 		}
 		logSize = 0
+	}
+	// A buffer that a store of more than about 100,000 entries needed is
+	// not kept: a server would hold the 150 MB of a million for good.
+	if cap(b) > maxKeptManifestBuf {
+		b = nil
 	}
 	manifestBuf.b = b
 	fi, size, err := manifestState(name)

@@ -107,6 +107,59 @@ func rebuild(src Source, c *call) (st Stats, err error) {
 	return st, nil
 }
 
+// buildPoll is how often a process waiting for another's rebuild looks
+// whether it is done.
+const buildPoll = 50 * time.Millisecond
+
+// waitForBuild waits while another process builds a generation newer than
+// the current one (or the first), and reports whether it waited: the
+// caller then looks at the index again instead of building one of its
+// own. Two builds at once took twice the time and twice the memory: a
+// first recall after a large import, tired of waiting for the server it
+// started, built the index beside it. A build that has run for staleAge
+// is not waited for, nor is anything while ctx is done.
+func (c *call) waitForBuild(dir string) bool {
+	if !buildsSeen {
+		return false
+	}
+	cur := int64(0)
+	if gen, err := readCurrent(dir); err == nil {
+		cur = genTime(gen)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	waited := false
+	for _, e := range ents {
+		name := e.Name()
+		if !e.IsDir() || !validGen(name) || genTime(name) <= cur || time.Since(time.Unix(0, genTime(name))) >= staleAge {
+			continue
+		}
+		lock := filepath.Join(dir, name, lockName)
+		for {
+			unlock, idle := lockIdle(lock)
+			if idle {
+				unlock()
+				break
+			}
+			if !waited {
+				c.warn(dir, errors.New("waiting for another process building the index"))
+			}
+			waited = true
+			select {
+			case <-c.ctx().Done():
+				return waited
+			case <-time.After(buildPoll):
+			}
+			if time.Since(time.Unix(0, genTime(name))) >= staleAge {
+				break
+			}
+		}
+	}
+	return waited
+}
+
 // newGeneration creates an empty generation directory named after the
 // time, so that later generations sort after earlier ones.
 func newGeneration(dir string) (string, error) {

@@ -32,6 +32,10 @@ func fstatat(dir *os.File, name string) (FileStat, error) {
 // without waiting. It fails while some process has
 // the generation open, to build or to read it; a generation is removed only
 // while this lock is held. A missing file counts as idle.
+// buildsSeen says whether lockIdle tells a generation being built by
+// another process (see waitForBuild).
+const buildsSeen = true
+
 func lockIdle(path string) (unlock func(), ok bool) {
 	f, err := rawfile.Open(path)
 	if err != nil {

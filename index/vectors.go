@@ -619,6 +619,13 @@ func layBase(docs []*vecDoc) *baseLayout {
 			terms[i] = docs[i].terms
 		}
 		l.lex = appendLexSection(nil, terms)
+		// The postings hold them now: at a million documents the terms
+		// are a quarter of a gigabyte that the rest of a build needs no
+		// more. (The embedding meanwhile touches the texts alone.)
+		terms = nil
+		for i := range docs {
+			docs[i].terms = nil
+		}
 		// Sized once: at 100k rows, growing the section as it was
 		// written cost a second of copying and fresh pages.
 		size := 0
@@ -636,15 +643,64 @@ func layBase(docs []*vecDoc) *baseLayout {
 // writeVecFile writes a base file holding docs, which are in path order,
 // with the rows and postings l lays out.
 func writeVecFile(name, embedder string, dim int, docs []*vecDoc, l *baseLayout) error {
+	for i := range docs {
+		if v := docs[i].vec; v != nil && len(v) != dim {
+			return fmt.Errorf("write vectors: %s: %d dimensions, want %d", docs[i].path, len(v), dim)
+		}
+	}
+	return writeVecFileFrom(name, embedder, dim, docs, l, memVecs(docs))
+}
+
+// vecSource gives a base file's vectors: whether row i has one, and then
+// the vectors of the rows that have one, in row order, as little-endian
+// float32s in slices of any length.
+type vecSource struct {
+	has  func(i int) bool
+	each func(yield func(b []byte) error) error
+}
+
+// memVecs is the vectors of docs themselves (vecDoc.vec).
+func memVecs(docs []*vecDoc) vecSource {
+	return vecSource{
+		has: func(i int) bool { return docs[i].vec != nil },
+		each: func(yield func([]byte) error) error {
+			if nativeLittleEndian {
+				// The vectors' bytes are the file's: no copy.
+				for i := range docs {
+					v := docs[i].vec
+					if err := yield(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			buf := make([]byte, 0, 64<<10)
+			for i := range docs {
+				for _, x := range docs[i].vec {
+					buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
+				}
+				if len(buf) >= 60<<10 {
+					if err := yield(buf); err != nil {
+						return err
+					}
+					buf = buf[:0]
+				}
+			}
+			return yield(buf)
+		},
+	}
+}
+
+// writeVecFileFrom writes a base file holding docs, which are in path
+// order, with the rows and postings l lays out and the vectors of vs.
+func writeVecFileFrom(name, embedder string, dim int, docs []*vecDoc, l *baseLayout, vs vecSource) error {
 	<-l.done
 	rows, lex := l.rows, l.lex
 	nvec := 0
 	for i := range docs {
-		rows[l.flagsAt[i]] |= vecFlags(docs[i].vec != nil, docs[i].pending)
-		if docs[i].vec != nil {
-			if len(docs[i].vec) != dim {
-				return fmt.Errorf("write vectors: %s: %d dimensions, want %d", docs[i].path, len(docs[i].vec), dim)
-			}
+		has := vs.has(i)
+		rows[l.flagsAt[i]] |= vecFlags(has, docs[i].pending)
+		if has {
 			nvec++
 		}
 	}
@@ -667,42 +723,140 @@ func writeVecFile(name, embedder string, dim int, docs []*vecDoc, l *baseLayout)
 				return err
 			}
 		}
-		crc := uint32(0)
-		if nativeLittleEndian {
-			// The vectors' bytes are the file's: no copy.
-			for i := range docs {
-				v := docs[i].vec
-				b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
-				crc = crc32.Update(crc, castagnoli, b)
-				if _, err := w.Write(b); err != nil {
-					return err
-				}
-			}
-		} else {
-			buf := make([]byte, 0, 64<<10)
-			flush := func() error {
-				crc = crc32.Update(crc, castagnoli, buf)
-				_, err := w.Write(buf)
-				buf = buf[:0]
-				return err
-			}
-			for i := range docs {
-				for _, x := range docs[i].vec {
-					buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
-				}
-				if len(buf) >= 60<<10 {
-					if err := flush(); err != nil {
-						return err
-					}
-				}
-			}
-			if err := flush(); err != nil {
-				return err
-			}
+		crc, n := uint32(0), int64(0)
+		err := vs.each(func(b []byte) error {
+			crc = crc32.Update(crc, castagnoli, b)
+			n += int64(len(b))
+			_, err := w.Write(b)
+			return err
+		})
+		if err != nil {
+			return err
 		}
-		_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc))
+		if n != int64(nvec)*int64(dim)*4 {
+			return fmt.Errorf("write vectors: %d bytes of vectors, want %d", n, int64(nvec)*int64(dim)*4)
+		}
+		_, err = w.Write(binary.LittleEndian.AppendUint32(nil, crc))
 		return err
 	})
+}
+
+// vecSpill holds a rebuild's vectors on disk as they are made, in the
+// order they are made, until they are written into the base file in its
+// own (see buildVectors). Its file is removed at once where the system
+// allows it, so that a killed build leaves nothing behind.
+type vecSpill struct {
+	f      *os.File
+	name   string // "": removed already
+	dim    int    // the vectors' length, from the first when 0
+	n      int32  // vectors spilled
+	slot   []int32
+	badDim int // a vector's length other than dim; -1: none
+	buf    []byte
+	err    error
+}
+
+// spillBuffer is how much of the spill is gathered before it is written,
+// and read back at once.
+const spillBuffer = 1 << 20
+
+func newVecSpill(dir string, dim, docs int) (*vecSpill, error) {
+	f, err := os.CreateTemp(dir, ".vectors.*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("write vectors: %w", err)
+	}
+	s := &vecSpill{f: f, name: f.Name(), dim: dim, slot: make([]int32, docs), badDim: -1}
+	if dim > 0 {
+		// Room for a flush's worth and one more, or for them all.
+		s.buf = make([]byte, 0, min(spillBuffer, docs*dim*4)+dim*4)
+	}
+	if os.Remove(s.name) == nil {
+		s.name = ""
+	}
+	for i := range s.slot {
+		s.slot[i] = -1
+	}
+	return s, nil
+}
+
+// put spills document i's vector (nil: none).
+func (s *vecSpill) put(i int, v []float32) error {
+	if v == nil {
+		s.slot[i] = -1
+		return nil
+	}
+	if s.dim == 0 {
+		s.dim = len(v)
+	}
+	if len(v) != s.dim {
+		if s.badDim < 0 {
+			s.badDim = len(v)
+		}
+		return nil
+	}
+	for _, x := range v {
+		s.buf = binary.LittleEndian.AppendUint32(s.buf, math.Float32bits(x))
+	}
+	s.slot[i] = s.n
+	s.n++
+	if len(s.buf) >= spillBuffer {
+		return s.flush()
+	}
+	return nil
+}
+
+func (s *vecSpill) flush() error {
+	if len(s.buf) == 0 {
+		return nil
+	}
+	if _, err := s.f.Write(s.buf); err != nil {
+		return fmt.Errorf("write vectors: %w", err)
+	}
+	s.buf = s.buf[:0]
+	return nil
+}
+
+// reader gives the spilled vectors of the documents order names (row i
+// is document order[i]), reading runs of them that lie together at once.
+func (s *vecSpill) reader(order []int32) vecSource {
+	return vecSource{
+		has: func(i int) bool { return s.slot[order[i]] >= 0 },
+		each: func(yield func([]byte) error) error {
+			if err := s.flush(); err != nil {
+				return err
+			}
+			size := int64(s.dim) * 4
+			per := max(1, spillBuffer/int(size))
+			buf := make([]byte, per*int(size))
+			for i := 0; i < len(order); {
+				first := s.slot[order[i]]
+				if first < 0 {
+					i++
+					continue
+				}
+				k := 1
+				for k < per && i+k < len(order) && s.slot[order[i+k]] == first+int32(k) {
+					k++
+				}
+				b := buf[:int64(k)*size]
+				if _, err := s.f.ReadAt(b, int64(first)*size); err != nil {
+					return fmt.Errorf("read back vectors: %w", err)
+				}
+				if err := yield(b); err != nil {
+					return err
+				}
+				i += k
+			}
+			return nil
+		},
+	}
+}
+
+func (s *vecSpill) close() {
+	s.f.Close()
+	if s.name != "" {
+		os.Remove(s.name)
+	}
 }
 
 // vecHeader is what a base file's header says.
@@ -942,7 +1096,7 @@ func (vs *vecStore) readBase(f *os.File, h vecHeader, kept bool) error {
 	if nativeLittleEndian {
 		// A command reads every page at once, in one system call; a
 		// server as it goes (see behind).
-		paging := kept && int64(n)*4 >= pageMin
+		paging := int64(n)*4 >= pageMin && (kept || int64(n)*4 >= commandPageMin)
 		if data, unmap, err := mapFile(f, int(h.size), !paging); err == nil {
 			m := &sharedMap{data: data, file: f, off: h.vecOff, behind: paging, unmap: func() error {
 				f.Close()
@@ -998,6 +1152,13 @@ type sharedMap struct {
 // where the floats take 15 MB, a proxy's recall took 4.3 ms instead of
 // 1.2 ms.
 var pageMin int64 = 64 << 20 // a variable for tests
+
+// commandPageMin is the size of the floats from which a command too, which
+// searches once, lets go of their pages behind its passes (the checksum,
+// the scan) instead of reading them all in at once: about 350,000
+// vectors of 384 dimensions. A recall in its own process at a million
+// entries held all 1.5 GB of them.
+var commandPageMin int64 = 512 << 20 // a variable for tests
 
 // behindChunk is how many bytes of floats a pass reads before it drops
 // their pages (see sharedMap.behind).
