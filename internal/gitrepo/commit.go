@@ -147,7 +147,7 @@ func (r *Repo) commitWith(changes []Change, message string, author Signature, ex
 
 	ow := &objectWriter{dir: r.objects}
 	if writes(chs) >= PackMin {
-		ow.pack = &packBuilder{}
+		ow.pack = &packBuilder{dir: filepath.Join(r.objects, "pack")}
 	}
 	defer ow.abort()
 	for _, c := range chs {

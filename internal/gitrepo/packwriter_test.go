@@ -172,3 +172,28 @@ func TestRepackKeepsBigPack(t *testing.T) {
 	}
 	assertClean(t, dir)
 }
+
+// TestFailedPackCommitLeavesNoTemp: a commit of a pack's worth of files
+// that fails after its objects were streamed to a temporary pack file (a
+// file vanished under it) removes that file, and the next commit works.
+func TestFailedPackCommitLeavesNoTemp(t *testing.T) {
+	t.Parallel()
+	r, dir := newRepo(t)
+	var changes []Change
+	for i := range PackMin + 1 {
+		name := fmt.Sprintf("entries/f%03d.md", i)
+		writeFile(t, dir, name, fmt.Sprintf("memory %d\n", i))
+		changes = append(changes, Change{Path: name})
+	}
+	os.Remove(filepath.Join(dir, "entries", fmt.Sprintf("f%03d.md", PackMin))) // the last, after the others' blobs
+	if _, err := r.Commit(changes, "import", testSig); err == nil {
+		t.Fatal("commit of a missing file succeeded")
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "tmp_*"))
+	if len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+	if _, err := r.Commit(changes[:PackMin], "import", testSig); err != nil {
+		t.Fatal(err)
+	}
+}

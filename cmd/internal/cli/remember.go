@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -65,6 +67,9 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 	if err != nil {
 		return err
 	}
+	if c.JSONL || c.Lines {
+		loadGC(len(entries))
+	}
 	var until time.Time
 	if c.Until != "" {
 		if until, err = mira.ParseUntil(c.Until, time.Now()); err != nil {
@@ -86,6 +91,23 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 		return asFlag(err, rememberFlags)
 	}
 	return c.print(o, res)
+}
+
+// loadRecordBytes is what a bulk load keeps live for each record, about
+// 1.2 KB (the entry, its operation, its path in the change and in git's
+// index, its pack entry; never its file's bytes, see mem.Tx.AddOwned),
+// with a third more for the garbage made between two collections.
+const loadRecordBytes = 1600
+
+// loadGC raises the soft memory limit of a bulk load of n records above
+// what it keeps live (n × loadRecordBytes; 1.6 GB at a million): below
+// that the collector would run without pause from the start of the
+// commit on. Under bulkMemoryLimit's records it changes nothing. A
+// GOMEMLIMIT of the user's stands.
+func loadGC(n int) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(max(int64(bulkMemoryLimit), int64(n)*loadRecordBytes))
+	}
 }
 
 // rememberFlags are mira-remember's flags by the names the library gives
