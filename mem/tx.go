@@ -354,6 +354,7 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 	batch := len(tx.files) >= batchSync
 	changes := make([]gitrepo.Change, 0, len(tx.files))
 	dirs := map[string]bool{}
+	made := map[string]bool{} // directories there already or made
 	for _, f := range tx.files {
 		name := tx.abs(f.Path)
 		if f.written {
@@ -380,7 +381,13 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 			changes = append(changes, gitrepo.Change{Path: f.Path, Delete: true})
 			continue
 		}
-		if err := writeFile(name, data, FileMode, !batch); err != nil {
+		if d := filepath.Dir(name); !made[d] {
+			if err := os.MkdirAll(d, DirMode); err != nil {
+				return fail(fmt.Errorf("write %s: %w", f.Path, err))
+			}
+			made[d] = true
+		}
+		if err := atomicfile.Write(name, data, FileMode, !batch); err != nil {
 			return fail(fmt.Errorf("write %s: %w", f.Path, err))
 		}
 		changes = append(changes, gitrepo.Change{Path: f.Path})
