@@ -189,6 +189,14 @@ func (c *RememberCmd) collect(o *IO, maxBytes int) ([]*mem.Entry, error) {
 			if err := mira.CheckSize(e, maxBytes); err != nil {
 				return err
 			}
+			if !c.AllowSecret {
+				// Named by its line here: Remember's own refusal could
+				// only say where in the text.
+				var se *mira.SecretError
+				if err := mira.CheckSecret(e); errors.As(err, &se) {
+					return errors.New(se.Explain("use --allow-secret if you are sure"))
+				}
+			}
 			v := *e
 			v.Kind = cmp.Or(v.Kind, mem.KindNote)
 			v.Scope = cmp.Or(v.Scope, mem.DefaultScope)
