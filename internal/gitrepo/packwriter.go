@@ -51,6 +51,16 @@ type packEntry struct {
 	crc  uint32 // CRC-32 of the entry as stored, as the index records it
 }
 
+// packTempPrefix and idxTempPrefix begin the names of the temporary files
+// of a commit's pack and its index: git's "tmp_pack_" and "tmp_idx_", which
+// git's own commands pass over (and `git gc` removes once old), then
+// "mira_", so that a writer holding the store's lock can remove a killed
+// writer's at once (Repo.RemoveLeftovers) without touching git's own.
+const (
+	packTempPrefix = "tmp_pack_mira_"
+	idxTempPrefix  = "tmp_idx_mira_"
+)
+
 // packHeaderSize is the length of "PACK", the version and the count.
 const packHeaderSize = 12
 
@@ -63,7 +73,7 @@ func (p *packBuilder) add(h plumbing.Hash, t plumbing.ObjectType, data []byte) e
 		if err := os.MkdirAll(p.dir, 0o700); err != nil {
 			return err
 		}
-		f, err := os.CreateTemp(p.dir, "tmp_pack_")
+		f, err := os.CreateTemp(p.dir, packTempPrefix)
 		if err != nil {
 			return err
 		}
@@ -167,7 +177,7 @@ func (p *packBuilder) write() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("index pack: %w", err)
 	}
-	xf, err := writeIndexTemp(p.dir, idx)
+	xf, err := writeIndexTemp(p.dir, idxTempPrefix, idx)
 	if err != nil {
 		return "", err
 	}
@@ -217,7 +227,7 @@ func savePack(objects string, body func(io.Writer) (plumbing.Hash, error), index
 	if err != nil {
 		return "", fmt.Errorf("index pack: %w", err)
 	}
-	xf, err := writeIndexTemp(dir, idx)
+	xf, err := writeIndexTemp(dir, "tmp_idx_", idx)
 	if err != nil {
 		return "", err
 	}
@@ -230,10 +240,11 @@ func savePack(objects string, body func(io.Writer) (plumbing.Hash, error), index
 	return name, err
 }
 
-// writeIndexTemp writes a pack index to a synced temporary file in dir
-// and returns the file, open; the caller installs it or removes it.
-func writeIndexTemp(dir string, idx *idxfile.MemoryIndex) (*os.File, error) {
-	xf, err := os.CreateTemp(dir, "tmp_idx_")
+// writeIndexTemp writes a pack index to a synced temporary file in dir,
+// its name beginning with prefix, and returns the file, open; the caller
+// installs it or removes it.
+func writeIndexTemp(dir, prefix string, idx *idxfile.MemoryIndex) (*os.File, error) {
+	xf, err := os.CreateTemp(dir, prefix)
 	if err != nil {
 		return nil, err
 	}
