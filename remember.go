@@ -143,7 +143,7 @@ func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt Remembe
 			res.Items = append(res.Items, Remembered{Entry: dup, Duplicate: true})
 			continue
 		}
-		if err := tx.Add(e); err != nil {
+		if err := tx.AddOwned(e); err != nil {
 			tx.Rollback()
 			return nil, err
 		}

@@ -83,3 +83,15 @@ func scanNode(path string, n *yaml.Node, scan func(field, text string) int) {
 		}
 	}
 }
+
+// CheckSecret refuses an entry with what looks like a credential in any
+// field that reaches a file, a commit message or a prompt (see scanEntry),
+// as Remember does: the error is an *InvalidError holding a *SecretError.
+// A front end reading many records calls it on each to name the record
+// at fault.
+func CheckSecret(e *mem.Entry) error {
+	if f := scanEntry(e); len(f) > 0 {
+		return &InvalidError{Err: &SecretError{Findings: f}}
+	}
+	return nil
+}

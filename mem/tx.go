@@ -48,6 +48,9 @@ type pending struct {
 	// written marks a file already on disk as it is to be committed
 	// (AddWritten): it is neither read nor written again.
 	written bool
+	// entry, when set, is the entry whose file this is (AddOwned): its
+	// bytes are made when it is written.
+	entry *Entry
 }
 
 // Begin starts a change. The caller holds the store lock (unless dry).
@@ -72,7 +75,15 @@ func (tx *Tx) plan(rel string, data []byte) error {
 
 // Add plans a new entry. Missing id, creation time and scope are filled in;
 // the path is chosen from the layout.
-func (tx *Tx) Add(e *Entry) error {
+func (tx *Tx) Add(e *Entry) error { return tx.add(e, false) }
+
+// AddOwned is Add for an entry the caller hands over: it must not change
+// until Commit returns. Its file's bytes are made as the file is written,
+// so a change of a million entries does not hold every file in memory at
+// once; a failure to encode one then rolls the whole change back.
+func (tx *Tx) AddOwned(e *Entry) error { return tx.add(e, true) }
+
+func (tx *Tx) add(e *Entry, owned bool) error {
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = tx.s.Now().UTC().Truncate(1e9)
 	}
@@ -90,14 +101,23 @@ func (tx *Tx) Add(e *Entry) error {
 	if tx.dry {
 		return nil
 	}
-	data, err := e.Marshal()
-	if err != nil {
-		return fmt.Errorf("memory %s: %w", e.ID, err)
+	var data []byte
+	if !owned {
+		var err error
+		if data, err = e.Marshal(); err != nil {
+			return fmt.Errorf("memory %s: %w", e.ID, err)
+		}
 	}
 	if _, err := os.Lstat(tx.abs(e.Path)); err == nil {
 		return fmt.Errorf("memory %s: %s already exists", e.ID, e.Path)
 	}
-	return tx.plan(e.Path, data)
+	if err := tx.plan(e.Path, data); err != nil {
+		return err
+	}
+	if owned {
+		tx.files[len(tx.files)-1].entry = e
+	}
+	return nil
 }
 
 // Tombstone plans a soft delete of a live entry: the file moves under the
@@ -334,6 +354,7 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 	batch := len(tx.files) >= batchSync
 	changes := make([]gitrepo.Change, 0, len(tx.files))
 	dirs := map[string]bool{}
+	made := map[string]bool{} // directories there already or made
 	for _, f := range tx.files {
 		name := tx.abs(f.Path)
 		if f.written {
@@ -346,7 +367,13 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 			changes = append(changes, gitrepo.Change{Path: f.Path})
 			continue
 		}
-		if f.data == nil {
+		data := f.data
+		if f.entry != nil {
+			if data, err = f.entry.Marshal(); err != nil {
+				return fail(fmt.Errorf("memory %s: %w", f.entry.ID, err))
+			}
+		}
+		if data == nil {
 			if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fail(fmt.Errorf("remove %s: %w", f.Path, err))
 			}
@@ -354,7 +381,13 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 			changes = append(changes, gitrepo.Change{Path: f.Path, Delete: true})
 			continue
 		}
-		if err := writeFile(name, f.data, FileMode, !batch); err != nil {
+		if d := filepath.Dir(name); !made[d] {
+			if err := os.MkdirAll(d, DirMode); err != nil {
+				return fail(fmt.Errorf("write %s: %w", f.Path, err))
+			}
+			made[d] = true
+		}
+		if err := atomicfile.Write(name, data, FileMode, !batch); err != nil {
 			return fail(fmt.Errorf("write %s: %w", f.Path, err))
 		}
 		changes = append(changes, gitrepo.Change{Path: f.Path})

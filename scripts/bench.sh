@@ -3,7 +3,11 @@
 # timings beside the tools a user would reach for instead (ripgrep, SQLite
 # FTS5, git), on generated stores of 10k and 100k entries.
 #
-#   SIZES="1000 10000 100000"  store sizes to time (default all three)
+#   SIZES="1000 10000 100000"  store sizes to time (default all three);
+#                          SIZES="1000 10000 100000 1000000" adds a million
+#                          entries: opt-in, some 6 GB of disk under $TMPDIR
+#                          (the store's files, its git objects and index,
+#                          the FTS5 databases) and an hour or more
 #   BENCH_SVG=docs/bench.svg   where the chart of the timings goes
 #   STORES_ONLY=1              only the generated stores (no embedder, context)
 #   SIZES="" LOCOMO=/none      everything but the stores and LoCoMo
@@ -227,7 +231,7 @@ json.dump({'results':[{'median':s.median(x)} for x in t]},open(sys.argv[1],'w'))
 		"$ft" "$srvr" "$served" "$recr" "$(python3 -c "print('%.1f' % ($ft/$served))")"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "first recall, starting the server, vs the next" "$ft" "$served" "$srvr" "$recr" >> "$rows"
 	printf '| %s | %s MB peak, %s MB after the recalls, %s MB idle | | |\n' "the server's RSS" "$srvr" "$srvbusy" "$srvidle"
-	for r in "index rebuild vs FTS5 table load|$bt|$s2t|$br|$s2r" "load $n memories (remember --jsonl) vs FTS5 table load|$lt|$st|$lr|$sr"; do
+	for r in "index rebuild vs FTS5 table load|$bt|$s2t|$br|$s2r" "load (remember --jsonl, one commit) vs FTS5 table load|$lt|$st|$lr|$sr"; do
 		IFS='|' read -r label a b ra rb <<<"$r"
 		printf '| %s | %s ms (%s MB) | %s ms (%s MB) | %s |\n' "$label" "$a" "$ra" "$b" "$rb" "$(python3 -c "print('%.1f' % ($a/$b))")"
 		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$label" "$a" "$b" "$ra" "$rb" >> "$rows"
@@ -239,6 +243,9 @@ json.dump({'results':[{'median':s.median(x)} for x in t]},open(sys.argv[1],'w'))
 done
 if [ -s "$rows" ]; then
 	cp "$rows" "${BENCH_TSV:-$root/docs/bench.tsv}"
+	# The sizes side by side, as the README shows them.
+	echo
+	python3 scripts/benchtable.py "$rows" | tee "${BENCH_TABLE:-$root/docs/bench-table.md}"
 	python3 scripts/benchchart.py "$rows" > "${BENCH_SVG:-$root/docs/bench.svg}"
 	echo
 	echo "chart: ${BENCH_SVG:-docs/bench.svg}"

@@ -9,6 +9,8 @@
 
 Texts are 15-60 words drawn from a Zipf-like vocabulary of real English words and
 made-up identifiers, so term statistics look like notes rather than uniform noise.
+The vocabulary has no "password": among a million random sentences some read as
+one given in prose, and mira-remember rightly refuses them.
 """
 import json
 import random
@@ -17,7 +19,7 @@ import sys
 WORDS = """the a to of and in is for on that with we it this be as use by not are from or
 at our have an should when can all new will run api user test build deploy database query
 cache index server client request response error log config file version release branch
-merge commit review token auth login session password service cluster node pod container
+merge commit review token auth login session profile service cluster node pod container
 image docker kubernetes postgres redis kafka queue worker job cron schedule timeout retry
 latency memory cpu disk network dns tls certificate proxy gateway route handler middleware
 schema migration table column row key value json yaml markdown template render page style

@@ -147,14 +147,15 @@ func (r *Repo) commitWith(changes []Change, message string, author Signature, ex
 
 	ow := &objectWriter{dir: r.objects}
 	if writes(chs) >= PackMin {
-		ow.pack = &packBuilder{}
+		ow.pack = &packBuilder{dir: filepath.Join(r.objects, "pack")}
 	}
 	defer ow.abort()
+	plain := map[string]bool{} // directories looked at: not symbolic links
 	for _, c := range chs {
 		if c.delete {
 			continue
 		}
-		if err := r.hashFile(ow, c); err != nil {
+		if err := r.hashFile(ow, c, plain); err != nil {
 			return "", err
 		}
 	}
@@ -359,14 +360,19 @@ func cleanSignature(s Signature) object.Signature {
 // hashFile writes the blob of c's file and fills in its mode and index
 // entry. The file is stat-ed before it is read, as git does: a write that
 // races with the read then changes the stat data or leaves the entry racily
-// clean, and git looks at the content either way.
-func (r *Repo) hashFile(ow *objectWriter, c *change) error {
+// clean, and git looks at the content either way. plain holds the
+// directories of this commit found not to be symbolic links, each looked
+// at once (a million files share a handful of directories).
+func (r *Repo) hashFile(ow *objectWriter, c *change, plain map[string]bool) error {
 	// git does not follow a symbolic link in the middle of a path, so a
 	// file reached through one cannot be recorded under that path.
-	for dir := path.Dir(c.path); dir != "."; dir = path.Dir(dir) {
+	for dir := path.Dir(c.path); dir != "." && !plain[dir]; dir = path.Dir(dir) {
 		fi, err := os.Lstat(filepath.Join(r.workDir, filepath.FromSlash(dir)))
 		if err == nil && fi.Mode()&os.ModeSymlink != 0 {
 			return fmt.Errorf("hash %s: %s is a symbolic link", c.path, dir)
+		}
+		if err == nil {
+			plain[dir] = true
 		}
 	}
 	abs := filepath.Join(r.workDir, filepath.FromSlash(c.path))

@@ -183,10 +183,10 @@ func (w *objectWriter) flush() error {
 		if len(w.pack.entries) == 0 {
 			return nil
 		}
-		if _, err := w.pack.write(w.dir); err != nil {
+		if _, err := w.pack.write(); err != nil {
 			return fmt.Errorf("write pack: %w", err)
 		}
-		w.pack = &packBuilder{}
+		w.pack = &packBuilder{dir: w.pack.dir}
 		return nil
 	}
 	files := make([]func() error, 0, len(w.pending))
@@ -232,6 +232,9 @@ func syncReadOnly(name string) error {
 
 // abort removes the temporary files of objects that were never flushed.
 func (w *objectWriter) abort() {
+	if w.pack != nil {
+		w.pack.abort()
+	}
 	for h, o := range w.pending {
 		os.Remove(o.tmp)
 		delete(w.pending, h)

@@ -28,13 +28,20 @@ import (
 const PackMin = 64
 
 // packBuilder collects a commit's objects as the entries of a pack, each
-// compressed as it is written; flush writes them out as a pack and its
-// index. Objects are stored whole, never as deltas (Repack, once there are
-// MaxPacks packs, writes one pack with deltas for everything).
+// compressed as it is added and appended to a temporary file under
+// objects/pack, so a commit of a million files holds its index entries in
+// memory (some 40 bytes an object) but never the objects; flush completes
+// the file as a pack, writes its index and installs both. Objects are
+// stored whole, never as deltas (Repack, once there are MaxPacks packs,
+// writes one pack with deltas for everything).
 type packBuilder struct {
-	body    bytes.Buffer // the entries, without the pack's 12-byte header
+	dir     string // objects/pack
+	f       *os.File
+	w       *bufio.Writer
+	off     uint64 // the length of the file so far
 	entries []packEntry
 	have    map[plumbing.Hash]bool
+	zbuf    bytes.Buffer
 	zw      *zlib.Writer
 }
 
@@ -44,6 +51,16 @@ type packEntry struct {
 	crc  uint32 // CRC-32 of the entry as stored, as the index records it
 }
 
+// packTempPrefix and idxTempPrefix begin the names of the temporary files
+// of a commit's pack and its index: git's "tmp_pack_" and "tmp_idx_", which
+// git's own commands pass over (and `git gc` removes once old), then
+// "mira_", so that a writer holding the store's lock can remove a killed
+// writer's at once (Repo.RemoveLeftovers) without touching git's own.
+const (
+	packTempPrefix = "tmp_pack_mira_"
+	idxTempPrefix  = "tmp_idx_mira_"
+)
+
 // packHeaderSize is the length of "PACK", the version and the count.
 const packHeaderSize = 12
 
@@ -52,31 +69,44 @@ func (p *packBuilder) add(h plumbing.Hash, t plumbing.ObjectType, data []byte) e
 	if p.have[h] {
 		return nil
 	}
-	if p.have == nil {
+	if p.f == nil {
+		if err := os.MkdirAll(p.dir, 0o700); err != nil {
+			return err
+		}
+		f, err := os.CreateTemp(p.dir, packTempPrefix)
+		if err != nil {
+			return err
+		}
+		p.f, p.w = f, bufio.NewWriterSize(f, 256<<10)
+		// The count is filled in by write, once it is known.
+		if _, err := p.w.Write(make([]byte, packHeaderSize)); err != nil {
+			return err
+		}
+		p.off = packHeaderSize
 		p.have = make(map[plumbing.Hash]bool)
 	}
-	start := p.body.Len()
 	// The entry's header: the type in bits 4–6 of the first byte, the
 	// inflated size in its low 4 bits and then 7 bits a byte, each byte
 	// but the last with its high bit set.
+	p.zbuf.Reset()
 	size := uint64(len(data))
 	c := byte(t)<<4 | byte(size&0x0f)
 	size >>= 4
 	for size != 0 {
-		p.body.WriteByte(c | 0x80)
+		p.zbuf.WriteByte(c | 0x80)
 		c = byte(size & 0x7f)
 		size >>= 7
 	}
-	p.body.WriteByte(c)
+	p.zbuf.WriteByte(c)
 	// Speed over size, as for loose objects; Repack compresses properly.
 	if p.zw == nil {
-		zw, err := zlib.NewWriterLevel(&p.body, zlib.BestSpeed)
+		zw, err := zlib.NewWriterLevel(&p.zbuf, zlib.BestSpeed)
 		if err != nil {
 			return err
 		}
 		p.zw = zw
 	} else {
-		p.zw.Reset(&p.body)
+		p.zw.Reset(&p.zbuf)
 	}
 	if _, err := p.zw.Write(data); err != nil {
 		return err
@@ -84,42 +114,81 @@ func (p *packBuilder) add(h plumbing.Hash, t plumbing.ObjectType, data []byte) e
 	if err := p.zw.Close(); err != nil {
 		return err
 	}
-	p.entries = append(p.entries, packEntry{
-		hash: h,
-		off:  uint64(packHeaderSize + start),
-		crc:  crc32.ChecksumIEEE(p.body.Bytes()[start:]),
-	})
+	if _, err := p.w.Write(p.zbuf.Bytes()); err != nil {
+		return err
+	}
+	p.entries = append(p.entries, packEntry{hash: h, off: p.off, crc: crc32.ChecksumIEEE(p.zbuf.Bytes())})
+	p.off += uint64(p.zbuf.Len())
 	p.have[h] = true
 	return nil
 }
 
-// write installs the pack and its index under objects/pack and returns
-// the pack's name (see savePack).
-func (p *packBuilder) write(objects string) (string, error) {
-	return savePack(objects, func(w io.Writer) (plumbing.Hash, error) {
+// abort removes the temporary file of a pack that is not written.
+func (p *packBuilder) abort() {
+	if p.f != nil {
+		p.f.Close()
+		os.Remove(p.f.Name())
+		p.f = nil
+	}
+}
+
+// write completes the pack (its header, then its checksum, read back from
+// the file), syncs it, writes its index and installs both under
+// objects/pack; it returns the pack's name. A failure leaves no file
+// behind.
+func (p *packBuilder) write() (string, error) {
+	defer p.abort()
+	pf := p.f
+	err := p.w.Flush()
+	var hdr [packHeaderSize]byte
+	copy(hdr[:], "PACK")
+	binary.BigEndian.PutUint32(hdr[4:], 2)
+	binary.BigEndian.PutUint32(hdr[8:], uint32(len(p.entries)))
+	if err == nil {
+		_, err = pf.WriteAt(hdr[:], 0)
+	}
+	var packHash plumbing.Hash
+	if err == nil {
+		_, err = pf.Seek(0, io.SeekStart)
+	}
+	if err == nil {
 		sum := sha1.New()
-		mw := io.MultiWriter(w, sum)
-		var hdr [packHeaderSize]byte
-		copy(hdr[:], "PACK")
-		binary.BigEndian.PutUint32(hdr[4:], 2)
-		binary.BigEndian.PutUint32(hdr[8:], uint32(len(p.entries)))
-		mw.Write(hdr[:])
-		mw.Write(p.body.Bytes())
-		var packHash plumbing.Hash
+		_, err = io.Copy(sum, bufio.NewReaderSize(pf, 256<<10))
 		copy(packHash[:], sum.Sum(nil))
-		_, err := w.Write(packHash[:])
-		return packHash, err
-	}, func(_ *os.File, packHash plumbing.Hash) (*idxfile.MemoryIndex, error) {
-		iw := new(idxfile.Writer)
-		iw.OnHeader(uint32(len(p.entries)))
-		for _, e := range p.entries {
-			iw.Add(e.hash, e.off, e.crc)
-		}
-		if err := iw.OnFooter(packHash); err != nil {
-			return nil, err
-		}
-		return iw.Index()
-	})
+	}
+	if err == nil {
+		_, err = pf.Write(packHash[:]) // the offset is the end after the copy
+	}
+	if err == nil {
+		err = pf.Sync()
+	}
+	if err != nil {
+		return "", fmt.Errorf("write pack: %w", err)
+	}
+	iw := new(idxfile.Writer)
+	iw.OnHeader(uint32(len(p.entries)))
+	for _, e := range p.entries {
+		iw.Add(e.hash, e.off, e.crc)
+	}
+	if err := iw.OnFooter(packHash); err != nil {
+		return "", fmt.Errorf("index pack: %w", err)
+	}
+	idx, err := iw.Index()
+	if err != nil {
+		return "", fmt.Errorf("index pack: %w", err)
+	}
+	xf, err := writeIndexTemp(p.dir, idxTempPrefix, idx)
+	if err != nil {
+		return "", err
+	}
+	defer xf.Close()
+	name, err := installPack(p.dir, pf, xf, packHash)
+	if err != nil {
+		os.Remove(xf.Name())
+		return "", err
+	}
+	p.f = nil // installed: abort leaves it
+	return name, nil
 }
 
 // savePack writes a pack under objects/pack: body writes the pack file
@@ -158,7 +227,7 @@ func savePack(objects string, body func(io.Writer) (plumbing.Hash, error), index
 	if err != nil {
 		return "", fmt.Errorf("index pack: %w", err)
 	}
-	xf, err := writeIndexTemp(dir, idx)
+	xf, err := writeIndexTemp(dir, "tmp_idx_", idx)
 	if err != nil {
 		return "", err
 	}
@@ -171,10 +240,11 @@ func savePack(objects string, body func(io.Writer) (plumbing.Hash, error), index
 	return name, err
 }
 
-// writeIndexTemp writes a pack index to a synced temporary file in dir
-// and returns the file, open; the caller installs it or removes it.
-func writeIndexTemp(dir string, idx *idxfile.MemoryIndex) (*os.File, error) {
-	xf, err := os.CreateTemp(dir, "tmp_idx_")
+// writeIndexTemp writes a pack index to a synced temporary file in dir,
+// its name beginning with prefix, and returns the file, open; the caller
+// installs it or removes it.
+func writeIndexTemp(dir, prefix string, idx *idxfile.MemoryIndex) (*os.File, error) {
+	xf, err := os.CreateTemp(dir, prefix)
 	if err != nil {
 		return nil, err
 	}

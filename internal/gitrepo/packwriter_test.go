@@ -172,3 +172,59 @@ func TestRepackKeepsBigPack(t *testing.T) {
 	}
 	assertClean(t, dir)
 }
+
+// TestFailedPackCommitLeavesNoTemp: a commit of a pack's worth of files
+// that fails after its objects were streamed to a temporary pack file (a
+// file vanished under it) removes that file, and the next commit works.
+func TestFailedPackCommitLeavesNoTemp(t *testing.T) {
+	t.Parallel()
+	r, dir := newRepo(t)
+	var changes []Change
+	for i := range PackMin + 1 {
+		name := fmt.Sprintf("entries/f%03d.md", i)
+		writeFile(t, dir, name, fmt.Sprintf("memory %d\n", i))
+		changes = append(changes, Change{Path: name})
+	}
+	os.Remove(filepath.Join(dir, "entries", fmt.Sprintf("f%03d.md", PackMin))) // the last, after the others' blobs
+	if _, err := r.Commit(changes, "import", testSig); err == nil {
+		t.Fatal("commit of a missing file succeeded")
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "tmp_*"))
+	if len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+	if _, err := r.Commit(changes[:PackMin], "import", testSig); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLeftoverPackRemoved: a writer killed while it streamed a commit's
+// pack (a million files make a file of hundreds of megabytes) leaves its
+// temporary pack and index behind; the next writer to take the store's
+// lock removes them (RemoveLeftovers), and leaves alone a temporary file
+// of git's own, which a `git gc` running beside may still be writing.
+func TestLeftoverPackRemoved(t *testing.T) {
+	t.Parallel()
+	r, dir := newRepo(t)
+	writeFile(t, dir, "entries/a.md", "a\n")
+	if _, err := r.Commit([]Change{{Path: "entries/a.md"}}, "one", testSig); err != nil {
+		t.Fatal(err)
+	}
+	pack := filepath.Join(dir, ".git", "objects", "pack")
+	os.MkdirAll(pack, 0o755)
+	ours := []string{packTempPrefix + "123", idxTempPrefix + "456"}
+	for _, n := range append(ours, "tmp_pack_git") {
+		if err := os.WriteFile(filepath.Join(pack, n), []byte("PACK\x00"), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.RemoveLeftovers()
+	for _, n := range ours {
+		if _, err := os.Stat(filepath.Join(pack, n)); err == nil {
+			t.Errorf("%s left after RemoveLeftovers", n)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(pack, "tmp_pack_git")); err != nil {
+		t.Errorf("git's own temporary pack was removed: %v", err)
+	}
+}

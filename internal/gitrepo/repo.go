@@ -440,6 +440,15 @@ func (r *Repo) removeTemps(all bool) {
 			os.Remove(n)
 		}
 	}
+	if all {
+		// A commit's pack being streamed by a writer killed meanwhile.
+		for _, prefix := range []string{packTempPrefix, idxTempPrefix} {
+			names, _ := filepath.Glob(filepath.Join(r.objects, "pack", prefix+"*"))
+			for _, n := range names {
+				os.Remove(n)
+			}
+		}
+	}
 }
 
 func hashOrUnborn(h plumbing.Hash) string {

@@ -50,6 +50,10 @@ func Main(name, description string, grammar any, args []string, o *IO) (code int
 			defer func() { pprof.StopCPUProfile(); out.Close() }()
 		}
 	}
+	if f := os.Getenv("MIRA_MEMPROFILE"); f != "" && o.keep == nil {
+		// The heap at its largest live size: go tool pprof FILE.
+		defer peakHeapProfile(f)()
+	}
 	commandGC(o)
 	cfg, cfgErr := loadConfig(o.Getenv)
 	if cfgErr == nil {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -69,6 +71,9 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 	if err != nil {
 		return err
 	}
+	if c.JSONL || c.Lines {
+		loadGC(len(entries))
+	}
 	var lease mira.Lease
 	if c.Until != "" {
 		if lease, err = mira.ParseLease(c.Until, time.Now()); err != nil {
@@ -93,6 +98,23 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 		return asFlag(err, rememberFlags)
 	}
 	return c.print(o, res)
+}
+
+// loadRecordBytes is what a bulk load keeps live for each record, about
+// 1.2 KB (the entry, its operation, its path in the change and in git's
+// index, its pack entry; never its file's bytes, see mem.Tx.AddOwned),
+// with a third more for the garbage made between two collections.
+const loadRecordBytes = 1600
+
+// loadGC raises the soft memory limit of a bulk load of n records above
+// what it keeps live (n × loadRecordBytes; 1.6 GB at a million): below
+// that the collector would run without pause from the start of the
+// commit on. Under bulkMemoryLimit's records it changes nothing. A
+// GOMEMLIMIT of the user's stands.
+func loadGC(n int) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(max(int64(bulkMemoryLimit), int64(n)*loadRecordBytes))
+	}
 }
 
 // rememberFlags are mira-remember's flags by the names the library gives
@@ -173,6 +195,14 @@ func (c *RememberCmd) collect(o *IO, maxBytes int) ([]*mem.Entry, error) {
 			}
 			if err := mira.CheckSize(e, maxBytes); err != nil {
 				return err
+			}
+			if !c.AllowSecret {
+				// Named by its line here: Remember's own refusal could
+				// only say where in the text.
+				var se *mira.SecretError
+				if err := mira.CheckSecret(e); errors.As(err, &se) {
+					return errors.New(se.Explain("use --allow-secret if you are sure"))
+				}
 			}
 			v := *e
 			v.Kind = cmp.Or(v.Kind, mem.KindNote)
