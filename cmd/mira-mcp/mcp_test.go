@@ -207,7 +207,7 @@ func scenario(t *testing.T, cs *mcp.ClientSession, home string) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"code_map", "code_search", "code_symbol", "context", "forget", "list", "pin", "recall", "remember", "task_done"}; !slices.Equal(names, want) {
+	if want := []string{"code_map", "code_search", "code_symbol", "context", "forget", "list", "pin", "recall", "remember", "task_done", "unpin"}; !slices.Equal(names, want) {
 		t.Errorf("tools = %v, want %v", names, want)
 	}
 
