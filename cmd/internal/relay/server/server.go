@@ -168,9 +168,17 @@ func (s *Server) serve(c net.Conn) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// A command may ask more than once (a recall searching again for
+	// more, a read retried): the sync's result is taken once and kept.
 	stuck := false
+	var (
+		synchronised bool
+		serr         error
+	)
 	ready := func() error {
-		serr := <-synced
+		if !synchronised {
+			serr, synchronised = <-synced, true
+		}
 		if errors.Is(serr, context.DeadlineExceeded) {
 			stuck = true // the watcher is stuck or gone: the client runs the command
 			return serr
