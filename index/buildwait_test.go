@@ -108,7 +108,9 @@ func TestRebuildStoppedWhileEmbedding(t *testing.T) {
 			loaded = done == total && total > 0
 		case done == 0:
 			// The embedding begins: its spill file exists, unlinked.
-			spilled, _ = filepath.Glob(filepath.Join(dir, genPrefix+"*", "*.tmp"))
+			// (The manifest is written meanwhile, through a temporary
+			// file of its own that may or may not be there yet.)
+			spilled, _ = filepath.Glob(filepath.Join(dir, genPrefix+"*", ".vectors.*.tmp"))
 			checked = true
 			cancel()
 		}

@@ -179,6 +179,9 @@ type Index struct {
 	closed   bool // Close was called
 	// added holds the documents apply loaded, for the vectors.
 	added []vecInput
+	// arena and termArena hold what a build keeps of its documents
+	// (arena.go); nil when not building.
+	arena, termArena *arena
 	// vec is the vectors, loaded by the first search that needs them.
 	vec     *vecSide
 	vecOnce sync.Once
@@ -724,8 +727,12 @@ func (ix *Index) apply(genDir string, m meta, man manifest, ch changes) (Stats, 
 				st.Unchanged++
 				break
 			}
-			ix.added = append(ix.added, newVecInput(d, lx))
-			man[p] = entry{size: o.Size, mtime: o.ModTime, racy: racy, id: d.ID, sum: sum}
+			in := newVecInput(d, lx)
+			if ix.arena != nil {
+				in = ix.arena.vecInput(d, lx, ix.termArena)
+			}
+			ix.added = append(ix.added, in)
+			man[p] = entry{size: o.Size, mtime: o.ModTime, racy: racy, id: in.id, sum: sum}
 			st.Indexed++
 		}
 		return nil

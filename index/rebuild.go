@@ -59,17 +59,19 @@ func rebuild(src Source, c *call) (st Stats, err error) {
 	if err != nil {
 		return st, fmt.Errorf("stat pass: %w", err)
 	}
+	ix := &Index{src: src, c: c, dir: dir, building: true, arena: &arena{}, termArena: &arena{}}
 	files := make([]obs, 0, len(stats))
 	for _, s := range stats {
 		if IsEntryPath(s.Path) {
+			s.Path = ix.arena.str(s.Path)
 			files = append(files, obs{FileStat: s, seen: statAt})
 		}
 	}
+	stats = nil
 	// Loading in path order keeps documents of one directory together.
 	slices.SortFunc(files, func(a, b obs) int { return strings.Compare(a.Path, b.Path) })
 	now := c.opt.Now().UTC()
 	m := meta{Version: FormatVersion, BuiltAt: now, VecSeq: 1}
-	ix := &Index{src: src, c: c, dir: dir, building: true}
 	c.progress(0, len(files))
 	man := manifest{}
 	st, err = ix.apply(genDir, m, man, changes{head: head, load: files})

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miramem/mira/index"
@@ -185,12 +187,51 @@ func releaseMemory() {
 //
 // A positive limit is also a soft memory limit, unless GOMEMLIMIT says
 // otherwise: the collector then works harder as the heap nears it,
-// rather than letting the heap grow to twice what is live.
+// rather than letting the heap grow to twice what is live. The limit
+// follows the live heap up (see followLive): a fixed one below what a
+// million entries keep live had the collector run without a pause, half
+// of a rebuild's CPU.
 func bulkGC(limit int64) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(100)
 	}
 	if limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		liveFloor.Store(limit)
 		debug.SetMemoryLimit(limit)
+		followOnce.Do(func() { go followLive() })
+	}
+}
+
+var (
+	liveFloor  atomic.Int64 // the limit bulkGC was given
+	followOnce sync.Once
+)
+
+// liveHeadroom is what the soft memory limit of bulk work allows above the
+// live heap once that is past the limit bulkGC was given: a quarter of it
+// and liveSlack more. The collector then runs after the program allocates
+// that much, each cycle marking what is live; a build keeps its documents
+// in blocks the collector marks cheaply (index/arena.go).
+const liveSlack = 32 << 20
+
+// liveLimit is the soft memory limit for a live heap of live bytes, above
+// a floor.
+func liveLimit(live, floor int64) int64 {
+	return max(floor, live+live/4+liveSlack)
+}
+
+// followLive sets the soft memory limit to liveLimit of the live heap
+// four times a second, for the life of the process: the bound of a bulk
+// command is then a quarter above what it keeps (at a million entries,
+// the rebuild's documents), never a limit below it.
+func followLive() {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	for {
+		time.Sleep(250 * time.Millisecond)
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 {
+			continue
+		}
+		debug.SetMemoryLimit(liveLimit(int64(sample[0].Value.Uint64()), liveFloor.Load()))
 	}
 }

@@ -150,3 +150,19 @@ func TestServePercent(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveLimit: the soft limit of bulk work is its floor while the live
+// heap is small, and a quarter above the live heap once it is large, so
+// the collector never runs without a pause below what the work keeps.
+func TestLiveLimit(t *testing.T) {
+	const mb = 1 << 20
+	if got := liveLimit(100*mb, 400*mb); got != 400*mb {
+		t.Errorf("liveLimit(100 MB, floor 400 MB) = %d MB, want the floor", got/mb)
+	}
+	if got, want := liveLimit(1200*mb, 400*mb), int64(1200*mb+300*mb+liveSlack); got != want {
+		t.Errorf("liveLimit(1200 MB) = %d MB, want %d MB", got/mb, want/mb)
+	}
+	if liveLimit(1200*mb, 400*mb) <= 1200*mb {
+		t.Error("the limit must stay above the live heap")
+	}
+}

@@ -113,7 +113,9 @@ const loadRecordBytes = 1600
 // GOMEMLIMIT of the user's stands.
 func loadGC(n int) {
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(max(int64(bulkMemoryLimit), int64(n)*loadRecordBytes))
+		floor := max(int64(bulkMemoryLimit), int64(n)*loadRecordBytes)
+		liveFloor.Store(floor)
+		debug.SetMemoryLimit(floor)
 	}
 }
 
