@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -51,6 +52,11 @@ type pending struct {
 	// entry, when set, is the entry whose file this is (AddOwned): its
 	// bytes are made when it is written.
 	entry *Entry
+	// fresh marks the file of an entry added by the change, at a path
+	// that did not exist: the journal records it absent without looking,
+	// and a batch creates it in place (atomicfile.Create), refusing one
+	// that appeared meanwhile.
+	fresh bool
 }
 
 // Begin starts a change. The caller holds the store lock (unless dry).
@@ -108,16 +114,28 @@ func (tx *Tx) add(e *Entry, owned bool) error {
 			return fmt.Errorf("memory %s: %w", e.ID, err)
 		}
 	}
-	if _, err := os.Lstat(tx.abs(e.Path)); err == nil {
-		return fmt.Errorf("memory %s: %s already exists", e.ID, e.Path)
+	// An entry handed over (a bulk load's) is looked for when its file is
+	// made, which refuses an existing one all the same: a million looks
+	// here had been a tenth of a load's system time.
+	if !owned {
+		if _, err := os.Lstat(tx.abs(e.Path)); err == nil {
+			return existsError(e)
+		}
 	}
 	if err := tx.plan(e.Path, data); err != nil {
 		return err
 	}
+	f := &tx.files[len(tx.files)-1]
+	f.fresh = true
 	if owned {
-		tx.files[len(tx.files)-1].entry = e
+		f.entry = e
 	}
 	return nil
+}
+
+// existsError is the error of an entry whose path is taken.
+func existsError(e *Entry) error {
+	return fmt.Errorf("memory %s: %s already exists", e.ID, e.Path)
 }
 
 // Tombstone plans a soft delete of a live entry: the file moves under the
@@ -322,7 +340,7 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 	}
 	j := journal{Head: head}
 	for _, f := range tx.files {
-		if f.written {
+		if f.written || f.fresh {
 			// Undone, it goes: the change brought it.
 			j.Files = append(j.Files, journalEntry{Path: f.Path, Absent: true})
 			continue
@@ -344,8 +362,12 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 	if err := WriteFileAtomic(tx.s.journalPath(), jdata, FileMode); err != nil {
 		return "", fmt.Errorf("write journal: %w", err)
 	}
+	// done is how many of the journal's files the change has reached: a
+	// failure undoes those alone, and never removes a file it did not
+	// make (one that appeared at a fresh entry's path meanwhile).
+	done := len(j.Files)
 	fail := func(err error) (string, error) {
-		if rerr := tx.s.undo(j); rerr != nil {
+		if rerr := tx.s.undo(journal{Head: j.Head, Files: j.Files[:done]}); rerr != nil {
 			return "", errors.Join(err, fmt.Errorf("roll back: %w", rerr))
 		}
 		os.Remove(tx.s.journalPath())
@@ -355,7 +377,8 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 	changes := make([]gitrepo.Change, 0, len(tx.files))
 	dirs := map[string]bool{}
 	made := map[string]bool{} // directories there already or made
-	for _, f := range tx.files {
+	for i, f := range tx.files {
+		done = i
 		name := tx.abs(f.Path)
 		if f.written {
 			if !batch {
@@ -387,11 +410,31 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 			}
 			made[d] = true
 		}
-		if err := atomicfile.Write(name, data, FileMode, !batch); err != nil {
+		if f.fresh && batch {
+			err = atomicfile.Create(name, data, FileMode)
+		} else {
+			if f.fresh {
+				if _, lerr := os.Lstat(name); lerr == nil {
+					err = fs.ErrExist
+				}
+			}
+			if err == nil {
+				err = atomicfile.Write(name, data, FileMode, !batch)
+			}
+		}
+		if errors.Is(err, fs.ErrExist) && f.fresh {
+			if f.entry != nil {
+				return fail(existsError(f.entry))
+			}
+			return fail(fmt.Errorf("%s already exists", f.Path))
+		}
+		if err != nil {
+			done++ // a failed write may have left part of it
 			return fail(fmt.Errorf("write %s: %w", f.Path, err))
 		}
 		changes = append(changes, gitrepo.Change{Path: f.Path})
 	}
+	done = len(j.Files)
 	if batch {
 		if err := syncFS(tx.s.Root); err != nil {
 			return fail(err)

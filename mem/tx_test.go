@@ -3,6 +3,8 @@ package mem
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"fmt"
 	"os"
 	"os/exec"
@@ -338,5 +340,54 @@ func TestAddOwnedWritesWhatAddWould(t *testing.T) {
 	packs, _ := filepath.Glob(filepath.Join(st.Root, ".git", "objects", "pack", "pack-*.pack"))
 	if len(packs) != 1 {
 		t.Errorf("packs %v, want one", packs)
+	}
+}
+
+// TestFreshPathTakenBeforeCommit: a file that appears at a new entry's path
+// between planning and committing (a hand, another tool) is refused, kept
+// as it was, and the rest of the change is undone; in a batch, whose new
+// files are created in place, and in a small change.
+func TestFreshPathTakenBeforeCommit(t *testing.T) {
+	for _, n := range []int{batchSync + 4, 2} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			st := newTestStore(t)
+			at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+			tx := st.Begin(false)
+			var added []*Entry
+			for i := range n {
+				e := &Entry{Kind: KindNote, Body: fmt.Sprintf("memory number %d", i), CreatedAt: at}
+				add := tx.Add
+				if i%2 == 0 {
+					add = tx.AddOwned
+				}
+				if err := add(e); err != nil {
+					t.Fatal(err)
+				}
+				added = append(added, e)
+			}
+			taken := added[n-1]
+			name := filepath.Join(st.Root, filepath.FromSlash(taken.Path))
+			if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(name, []byte("someone else's\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := tx.Commit("import")
+			if err == nil || !strings.Contains(err.Error(), "already exists") || !strings.Contains(err.Error(), taken.ID) {
+				t.Fatalf("Commit = %v, want the taken path refused", err)
+			}
+			if got, err := os.ReadFile(name); err != nil || string(got) != "someone else's\n" {
+				t.Errorf("the file at the taken path: %q, %v; want it kept", got, err)
+			}
+			for _, e := range added[:n-1] {
+				if _, err := os.Stat(filepath.Join(st.Root, filepath.FromSlash(e.Path))); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("%s: %v after the refused change, want it gone", e.Path, err)
+				}
+			}
+			if _, err := os.Stat(st.journalPath()); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("journal left behind: %v", err)
+			}
+		})
 	}
 }
