@@ -130,7 +130,8 @@ func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt Remembe
 	}
 
 	tx := m.st.Begin(opt.DryRun)
-	seen := map[string]bool{}
+	tx.Grow(len(entries))
+	seen := make(map[string]bool, len(entries))
 	added := 0
 	for _, e := range entries {
 		key := e.Scope + "\x00" + e.Kind + "\x00" + mem.ContentHash(e.Body)

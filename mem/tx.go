@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/miramem/mira/internal/atomicfile"
@@ -61,6 +62,17 @@ type pending struct {
 
 // Begin starts a change. The caller holds the store lock (unless dry).
 func (s *Store) Begin(dry bool) *Tx { return &Tx{s: s, dry: dry, paths: map[string]bool{}} }
+
+// Grow makes room for n more files and operations, so that a change of a
+// million entries does not copy its plans again and again as they grow,
+// nor keep up to twice their room while it lasts.
+func (tx *Tx) Grow(n int) {
+	tx.files = slices.Grow(tx.files, n)
+	tx.Ops = slices.Grow(tx.Ops, n)
+	if len(tx.paths) == 0 {
+		tx.paths = make(map[string]bool, n)
+	}
+}
 
 func (tx *Tx) abs(rel string) string { return filepath.Join(tx.s.Root, filepath.FromSlash(rel)) }
 

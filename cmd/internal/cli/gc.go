@@ -215,10 +215,15 @@ var (
 const liveSlack = 32 << 20
 
 // liveLimit is the soft memory limit for a live heap of live bytes, above
-// a floor.
+// a floor, and never above liveCeiling.
 func liveLimit(live, floor int64) int64 {
-	return max(floor, live+live/4+liveSlack)
+	return min(max(floor, live+live/4+liveSlack), max(floor, liveCeiling))
 }
+
+// liveCeiling is the most the limit follows the live heap to: a process
+// of bulk work stays under 2 GB, its collector working harder rather than
+// going past it (a load of more than about a million records).
+const liveCeiling = 1800 << 20
 
 // followLive sets the soft memory limit to liveLimit of the live heap
 // four times a second, for the life of the process: the bound of a bulk

@@ -165,4 +165,7 @@ func TestLiveLimit(t *testing.T) {
 	if liveLimit(1200*mb, 400*mb) <= 1200*mb {
 		t.Error("the limit must stay above the live heap")
 	}
+	if got := liveLimit(1700*mb, 400*mb); got != liveCeiling {
+		t.Errorf("liveLimit(1700 MB) = %d MB, want the ceiling %d MB", got/mb, liveCeiling/mb)
+	}
 }
