@@ -58,6 +58,24 @@ func (m *Memory) openLookup() *lookup {
 	return h
 }
 
+// Get returns the live memory with the given id. An unknown id makes an
+// error matching fs.ErrNotExist; a malformed one an *InvalidError.
+func (m *Memory) Get(ctx context.Context, id string) (*mem.Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	lk := m.openLookup()
+	defer lk.close()
+	e, err := m.st.FindID(id, lk.pathOf(id))
+	if err != nil {
+		if !mem.ValidID(id) {
+			return nil, &InvalidError{Err: err}
+		}
+		return nil, err
+	}
+	return e, nil
+}
+
 func (h *lookup) close() { h.f = nil }
 
 func (h *lookup) pathOf(id string) string {
