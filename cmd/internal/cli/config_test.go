@@ -106,3 +106,35 @@ func TestConfigListsEveryKey(t *testing.T) {
 		}
 	}
 }
+
+// A number the file sets to 0 keeps the built-in default: mira config
+// shows the default in effect, not the 0.
+func TestConfigListsDefaultForZero(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	yaml := "recall:\n  k: 0\ncontext:\n  budget: {light: 0}\nagent:\n  max_steps: 0\n  plan_log_mib: 0\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	o := &IO{Out: &out, Err: &errb, Getenv: func(k string) string { return map[string]string{"MIRA_CONFIG": path}[k] }}
+	if code := Mira([]string{"config", "--home", filepath.Join(dir, "home")}, o); code != ExitOK {
+		t.Fatalf("mira config: exit %d\n%s", code, errb.String())
+	}
+	for key, want := range map[string]string{
+		"recall.k":             "10",
+		"context.budget.light": "4000",
+		"agent.max_steps":      "25",
+		"agent.plan_log_mib":   "16",
+	} {
+		var got []string
+		for _, line := range strings.Split(out.String(), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == key {
+				got = f
+			}
+		}
+		if len(got) < 3 || got[1] != want || !strings.Contains(strings.Join(got[2:], " "), "config.yaml:") {
+			t.Errorf("mira config: %s %q, want %s from the file (0 keeps the default)", key, got, want)
+		}
+	}
+}

@@ -246,6 +246,8 @@ type setting struct {
 	def     string   // the built-in default
 	secret  bool     // shown as set or not, never its value
 	flagged bool     // --home given
+	// zeroKeeps: a 0 in the file keeps the built-in default.
+	zeroKeeps bool
 }
 
 func (c *configCmd) run(_ context.Context, o *IO) error {
@@ -301,7 +303,7 @@ func settings(getenv func(string) string) []setting {
 		{key: "rerank.base_url", envs: []string{"MIRA_RERANK_BASE_URL"}, def: "(none: no reranking)"},
 		{key: "rerank.model", envs: []string{"MIRA_RERANK_MODEL"}},
 		{key: "rerank.api_key", envs: []string{"MIRA_RERANK_API_KEY"}, secret: true},
-		{key: "recall.k", def: "10"},
+		{key: "recall.k", def: "10", zeroKeeps: true},
 		{key: "recall.mode", def: "hybrid"},
 		{key: "recall.recency_weight", def: f(index.DefaultRanking.Recency)},
 		{key: "recall.recency_days", def: f(index.DefaultRanking.RecencyDays)},
@@ -316,33 +318,33 @@ func settings(getenv func(string) string) []setting {
 		{key: "context.mode", def: "light"},
 		{key: "context.encoding", def: plan.DefaultEncoding},
 		{key: "context.log", def: "false"},
-		{key: "context.budget.off", def: n(off.Budget)},
-		{key: "context.budget.light", def: n(light.Budget)},
-		{key: "context.budget.heavy", def: n(heavy.Budget)},
-		{key: "context.code.cards.light", def: n(light.CodeCards)},
-		{key: "context.code.cards.heavy", def: n(heavy.CodeCards)},
-		{key: "context.code.lines.light", def: n(light.ExcerptLines)},
-		{key: "context.code.lines.heavy", def: n(heavy.ExcerptLines)},
-		{key: "context.code.map.light", def: n(light.MapTokens)},
-		{key: "context.code.map.heavy", def: n(heavy.MapTokens)},
-		{key: "summarize.max_entries", def: n(summarize.DefaultMaxEntries)},
-		{key: "remember.max_bytes", def: n(mira.DefaultMaxBytes)},
+		{key: "context.budget.off", def: n(off.Budget), zeroKeeps: true},
+		{key: "context.budget.light", def: n(light.Budget), zeroKeeps: true},
+		{key: "context.budget.heavy", def: n(heavy.Budget), zeroKeeps: true},
+		{key: "context.code.cards.light", def: n(light.CodeCards), zeroKeeps: true},
+		{key: "context.code.cards.heavy", def: n(heavy.CodeCards), zeroKeeps: true},
+		{key: "context.code.lines.light", def: n(light.ExcerptLines), zeroKeeps: true},
+		{key: "context.code.lines.heavy", def: n(heavy.ExcerptLines), zeroKeeps: true},
+		{key: "context.code.map.light", def: n(light.MapTokens), zeroKeeps: true},
+		{key: "context.code.map.heavy", def: n(heavy.MapTokens), zeroKeeps: true},
+		{key: "summarize.max_entries", def: n(summarize.DefaultMaxEntries), zeroKeeps: true},
+		{key: "remember.max_bytes", def: n(mira.DefaultMaxBytes), zeroKeeps: true},
 		{key: "sync.remote", def: "origin"},
 		{key: "sync.branch", def: "main"},
 		{key: "sync.scopes", def: "(every scope)"},
 		{key: "sync.turns", def: "false"},
 		{key: "agent.conversation", envs: []string{"MIRA_CONVERSATION"}, def: agentloop.DefaultConversation},
-		{key: "agent.max_steps", def: n(agentloop.DefaultMaxSteps)},
-		{key: "agent.buffer_tokens", def: n(agentloop.DefaultBufferTokens)},
-		{key: "agent.context_budget", def: n(agentloop.DefaultContextBudget)},
-		{key: "agent.recall_k", def: n(agentloop.DefaultRecallK)},
+		{key: "agent.max_steps", def: n(agentloop.DefaultMaxSteps), zeroKeeps: true},
+		{key: "agent.buffer_tokens", def: n(agentloop.DefaultBufferTokens), zeroKeeps: true},
+		{key: "agent.context_budget", def: n(agentloop.DefaultContextBudget), zeroKeeps: true},
+		{key: "agent.recall_k", def: n(agentloop.DefaultRecallK), zeroKeeps: true},
 		{key: "agent.effort", def: "auto"},
 		{key: "agent.summarizer", def: "model"},
 		{key: "agent.allow", def: "(none: write_file, edit_file and bash ask first)"},
 		{key: "agent.allow_git_config", def: "false"},
 		{key: "agent.extract", def: "true"},
 		{key: "agent.plan_log", def: "true"},
-		{key: "agent.plan_log_mib", def: n(mira.DefaultPlanLogMiB)},
+		{key: "agent.plan_log_mib", def: n(mira.DefaultPlanLogMiB), zeroKeeps: true},
 	}
 }
 
@@ -361,6 +363,9 @@ func (s setting) resolve(cfg *Config, getenv func(string) string) (string, strin
 		}
 	}
 	if v, ok := mira.ConfigValue(cfg, s.key); ok {
+		if s.zeroKeeps && v == "0" {
+			return s.def, configSource(cfg, s.key) + " (0 keeps the default)"
+		}
 		return v, configSource(cfg, s.key)
 	}
 	for _, e := range s.after {
