@@ -66,7 +66,7 @@ func (m *Memory) Summarize(ctx context.Context, opt SummarizeOptions) (*summariz
 		return nil, err
 	}
 	so := summarize.Options{
-		MaxEntries:  cmp.Or(opt.MaxEntries, m.cfg.Summarize.MaxEntries, 500),
+		MaxEntries:  cmp.Or(opt.MaxEntries, m.cfg.Summarize.MaxEntries, summarize.DefaultMaxEntries),
 		LockTimeout: m.opt.LockTimeout,
 		DryRun:      opt.DryRun,
 		Through:     opt.Through,
