@@ -128,6 +128,31 @@ type Config struct {
 	Lines map[string]int `yaml:"-"`
 }
 
+// ConfigKeys lists every key the configuration file may set, as dotted
+// paths ("recall.k"), in the order of Config. The keys of a map are the
+// user's (prices names models): the map is one key.
+func ConfigKeys() []string { return appendYAMLKeys(nil, reflect.TypeFor[Config](), "") }
+
+func appendYAMLKeys(keys []string, t reflect.Type, path string) []string {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue // not a key: the file cannot set it (yamlField)
+		}
+		key, ft := join(path, name), f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct {
+			keys = appendYAMLKeys(keys, ft, key)
+			continue
+		}
+		keys = append(keys, key)
+	}
+	return keys
+}
+
 // MaxTextBytes is the largest text remember.max_bytes may allow: an
 // entry file holds the text and at most mem.MaxMetaBytes of front matter
 // within mem.MaxFileBytes.

@@ -25,11 +25,9 @@ import (
 // where it stopped. A fact taken from a stored turn names it in
 // extracted_from. Turns given by the caller are not tracked.
 
-// Front matter fields written by extraction.
-const (
-	fieldExtractedAt   = "extracted_at"
-	fieldExtractedFrom = "extracted_from"
-)
+// fieldExtractedAt marks a turn extraction has read; a fact names its
+// turn in fieldExtractedFrom (source.go), which the index also reads.
+const fieldExtractedAt = "extracted_at"
 
 // sourceExtract is the source field of extracted memories.
 const sourceExtract = "extract"

@@ -33,6 +33,13 @@ func (l Lease) IsZero() bool { return l.Until.IsZero() && l.Task == "" && l.Turn
 // task: task:ID.
 const LeaseTaskPrefix = "task:"
 
+// The errors of an end of a pin (until) without a leased pin, or of a
+// leased pin without one: a front end names its own option for the field.
+var (
+	errUntilMissing = invalidField("until", errors.New("must be given for a leased pin"))
+	errUntilUnused  = invalidField("until", errors.New("applies only to a leased pin"))
+)
+
 // errTurnLease refuses a lease of turns where there are no turns.
 var errTurnLease = invalidField("until", errors.New("a lease of turns lasts in a mira-agent session (/pin ID leased --until 3turns); give a time, a duration or task:ID"))
 
@@ -62,6 +69,21 @@ func ParseLease(s string, now time.Time) (Lease, error) {
 		return Lease{}, err
 	}
 	return Lease{Until: t}, nil
+}
+
+// ParseUntil reads the end of a leased pin: an RFC 3339 time, a date, or a
+// duration from now such as 72h or 3d.
+func ParseUntil(s string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		return now.Add(d).UTC().Truncate(time.Second), nil
+	}
+	if strings.HasSuffix(s, "d") {
+		var n int
+		if _, err := fmt.Sscanf(s, "%dd", &n); err == nil {
+			return now.AddDate(0, 0, n).UTC().Truncate(time.Second), nil
+		}
+	}
+	return mem.ParseTime(s)
 }
 
 // checkLeaseTask refuses a lease for a task that is not an open goal or

@@ -31,6 +31,24 @@ func (m *Memory) lockLookup(ctx context.Context, dryRun bool) (lk *lookup, done 
 	return lk, func() { lk.close(); unlock() }, nil
 }
 
+// Get returns the live memory with the given id. An unknown id makes an
+// error matching fs.ErrNotExist; a malformed one an *InvalidError.
+func (m *Memory) Get(ctx context.Context, id string) (*mem.Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	lk := m.openLookup()
+	defer lk.close()
+	e, err := m.st.FindID(id, lk.pathOf(id))
+	if err != nil {
+		if !mem.ValidID(id) {
+			return nil, &InvalidError{Err: err}
+		}
+		return nil, err
+	}
+	return e, nil
+}
+
 // openLookup reads the index's rows as they are, for lookups by writers: a
 // writer must stay cheap, so it neither updates the index before nor after
 // its commit (the next reader, or the server, brings it up to date in one

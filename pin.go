@@ -10,24 +10,6 @@ import (
 	"github.com/miramem/mira/mem"
 )
 
-// Get returns the live memory with the given id. An unknown id makes an
-// error matching fs.ErrNotExist; a malformed one an *InvalidError.
-func (m *Memory) Get(ctx context.Context, id string) (*mem.Entry, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	lk := m.openLookup()
-	defer lk.close()
-	e, err := m.st.FindID(id, lk.pathOf(id))
-	if err != nil {
-		if !mem.ValidID(id) {
-			return nil, &InvalidError{Err: err}
-		}
-		return nil, err
-	}
-	return e, nil
-}
-
 // Pin sets how a memory is pinned into every context: mem.PinSticky
 // (until unpinned), mem.PinLeased (until the given time), or "" to unpin.
 // The entry's file is rewritten in place (its other fields kept as they

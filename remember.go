@@ -3,7 +3,6 @@ package mira
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -237,13 +236,6 @@ func prepare(e *mem.Entry, opt RememberOptions, project string) error {
 	return check(&c, opt.AllowSecret)
 }
 
-// The errors of an end of a pin (until) without a leased pin, or of a
-// leased pin without one: a front end names its own option for the field.
-var (
-	errUntilMissing = invalidField("until", errors.New("must be given for a leased pin"))
-	errUntilUnused  = invalidField("until", errors.New("applies only to a leased pin"))
-)
-
 // CheckSize refuses an entry beyond what a memory may hold: a text of
 // more than maxBytes (zero: DefaultMaxBytes), or another field beyond
 // the limits of mem.CheckLimits (the tags, their number and length, the
@@ -312,21 +304,6 @@ func checkChoices(e *mem.Entry) error {
 		return invalidField(f.field, fmt.Errorf("must be one of %s but got %q", strings.Join(q, ","), f.value))
 	}
 	return nil
-}
-
-// ParseUntil reads the end of a leased pin: an RFC 3339 time, a date, or a
-// duration from now such as 72h or 3d.
-func ParseUntil(s string, now time.Time) (time.Time, error) {
-	if d, err := time.ParseDuration(s); err == nil {
-		return now.Add(d).UTC().Truncate(time.Second), nil
-	}
-	if strings.HasSuffix(s, "d") {
-		var n int
-		if _, err := fmt.Sscanf(s, "%dd", &n); err == nil {
-			return now.AddDate(0, 0, n).UTC().Truncate(time.Second), nil
-		}
-	}
-	return mem.ParseTime(s)
 }
 
 // ParseSince reads the start of a time window: an RFC 3339 time, a date,

@@ -87,6 +87,11 @@ func docOf(e *mem.Entry) index.Doc {
 	}
 }
 
+// fieldExtractedFrom is the front matter field naming the turns an
+// extracted fact was taken from: extraction writes it, the index keys
+// those turns by the entry.
+const fieldExtractedFrom = "extracted_from"
+
 // maxFromIDs bounds the turns one entry is a key of: extraction names one,
 // and a hand-written list of thousands must not make every search pay.
 const maxFromIDs = 16

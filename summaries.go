@@ -66,7 +66,7 @@ func (m *Memory) Summarize(ctx context.Context, opt SummarizeOptions) (*summariz
 		return nil, err
 	}
 	so := summarize.Options{
-		MaxEntries:  cmp.Or(opt.MaxEntries, m.cfg.Summarize.MaxEntries, 500),
+		MaxEntries:  cmp.Or(opt.MaxEntries, m.cfg.Summarize.MaxEntries, summarize.DefaultMaxEntries),
 		LockTimeout: m.opt.LockTimeout,
 		DryRun:      opt.DryRun,
 		Through:     opt.Through,
@@ -132,27 +132,4 @@ func (m *Memory) TokenCounter() (func(string) int, error) {
 		return nil, &InvalidError{Err: fmt.Errorf("config context.encoding: %w", err)}
 	}
 	return tk.Count, nil
-}
-
-// usageSince records the tokens a model used since its usage was before.
-func usageSince(c *llm.Client, before llm.Usage) []mem.Trailer {
-	u := c.Usage()
-	d := llm.Usage{
-		Requests: u.Requests - before.Requests, PromptTokens: u.PromptTokens - before.PromptTokens,
-		CompletionTokens: u.CompletionTokens - before.CompletionTokens, CachedTokens: u.CachedTokens - before.CachedTokens,
-		ReasoningTokens: u.ReasoningTokens - before.ReasoningTokens,
-	}
-	if d.Requests == 0 {
-		return nil
-	}
-	return []mem.Trailer{{Key: "Mira-Usage", Value: d.String()}}
-}
-
-// UsageTrailers records a model's token usage in the commit it led to.
-func UsageTrailers(c *llm.Client) []mem.Trailer {
-	u := c.Usage()
-	if u.Requests == 0 {
-		return nil
-	}
-	return []mem.Trailer{{Key: "Mira-Usage", Value: u.String()}}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/miramem/mira/internal/text"
 )
 
 // cut returns the id of the last turn to summarize so that the turns kept
@@ -56,7 +58,7 @@ func (a *Agent) compact(ctx context.Context, all bool, on func(Event)) (int, err
 	}
 	before, tokens := len(a.buffer), a.bufferTokens()
 	on(Event{Type: "summary", Text: fmt.Sprintf("summarizing the older conversation (%d %s, %s tokens in the buffer)…",
-		before, plural(before, "turn", "turns"), thousands(tokens))})
+		before, plural(before, "turn", "turns"), text.Thousands(tokens))})
 	if err := a.summarizeView(ctx, through); err != nil {
 		return 0, err
 	}
@@ -66,7 +68,7 @@ func (a *Agent) compact(ctx context.Context, all bool, on func(Event)) (int, err
 	gone := before - len(a.buffer)
 	if gone > 0 {
 		on(Event{Type: "summary", Text: fmt.Sprintf("summarized %d %s (%s tokens); %d %s stay in the buffer",
-			gone, plural(gone, "turn", "turns"), thousands(tokens-a.bufferTokens()), len(a.buffer), plural(len(a.buffer), "turn", "turns"))})
+			gone, plural(gone, "turn", "turns"), text.Thousands(tokens-a.bufferTokens()), len(a.buffer), plural(len(a.buffer), "turn", "turns"))})
 	}
 	return gone, nil
 }

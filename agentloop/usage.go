@@ -3,6 +3,7 @@ package agentloop
 import (
 	"fmt"
 
+	"github.com/miramem/mira/internal/text"
 	"github.com/miramem/mira/llm"
 )
 
@@ -80,10 +81,10 @@ func (u Usage) CacheHitRate() float64 {
 // "3 requests · 12,400 in (9,800 cached, 79%) · 640 out · $0.0021".
 func (u Usage) String() string {
 	s := fmt.Sprintf("%d %s · %s in (%s cached, %.0f%%) · %s out",
-		u.Requests, plural(u.Requests, "request", "requests"), thousands(u.PromptTokens), thousands(u.CachedTokens),
-		100*u.CacheHitRate(), thousands(u.CompletionTokens))
+		u.Requests, plural(u.Requests, "request", "requests"), text.Thousands(u.PromptTokens), text.Thousands(u.CachedTokens),
+		100*u.CacheHitRate(), text.Thousands(u.CompletionTokens))
 	if u.ReasoningTokens > 0 {
-		s += fmt.Sprintf(" (%s thinking)", thousands(u.ReasoningTokens))
+		s += fmt.Sprintf(" (%s thinking)", text.Thousands(u.ReasoningTokens))
 	}
 	if u.Cost != nil {
 		s += fmt.Sprintf(" · $%.4f", *u.Cost)
@@ -96,24 +97,4 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// thousands formats n with commas between groups of three digits.
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	out := make([]byte, 0, len(s)+len(s)/3+1)
-	if neg {
-		out = append(out, '-')
-	}
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	plan "github.com/miramem/mira/ctx"
+	"github.com/miramem/mira/internal/text"
 )
 
 // View is what the model is shown for a message, and why (/context).
@@ -73,15 +74,15 @@ func (a *Agent) Context(ctx context.Context, query string) (*View, error) {
 // 3,410/24,000 tok (14 turns) · recall 312/2,000 tok (3 in)".
 func (v *View) Meter() string {
 	parts := []string{
-		fmt.Sprintf("instructions %s tok", thousands(v.InstructionsTokens)),
-		fmt.Sprintf("standing %s/%s tok (%s)", thousands(v.StandingTokens), thousands(v.Standing.Budget), counts(v.Standing)),
-		fmt.Sprintf("buffer %s/%s tok (%d %s)", thousands(v.BufferTokens), thousands(v.BufferLimit), v.BufferTurns, plural(v.BufferTurns, "turn", "turns")),
+		fmt.Sprintf("instructions %s tok", text.Thousands(v.InstructionsTokens)),
+		fmt.Sprintf("standing %s/%s tok (%s)", text.Thousands(v.StandingTokens), text.Thousands(v.Standing.Budget), counts(v.Standing)),
+		fmt.Sprintf("buffer %s/%s tok (%d %s)", text.Thousands(v.BufferTokens), text.Thousands(v.BufferLimit), v.BufferTurns, plural(v.BufferTurns, "turn", "turns")),
 	}
 	if v.TailTurns > 0 {
-		parts = append(parts, fmt.Sprintf("tail %s tok (%d summarized %s)", thousands(v.TailTokens), v.TailTurns, plural(v.TailTurns, "turn", "turns")))
+		parts = append(parts, fmt.Sprintf("tail %s tok (%d summarized %s)", text.Thousands(v.TailTokens), v.TailTurns, plural(v.TailTurns, "turn", "turns")))
 	}
 	if v.Recall != nil {
-		parts = append(parts, fmt.Sprintf("recall %s/%s tok (%s)", thousands(v.Recall.Used), thousands(v.Recall.Budget), counts(v.Recall)))
+		parts = append(parts, fmt.Sprintf("recall %s/%s tok (%s)", text.Thousands(v.Recall.Used), text.Thousands(v.Recall.Budget), counts(v.Recall)))
 	}
 	return strings.Join(parts, " · ")
 }

@@ -31,10 +31,16 @@ func TestMain(m *testing.M) {
 
 // corpus returns a generated store of n entries with an up-to-date index.
 func corpus(b *testing.B, n int) *fakeSource {
+	return cachedCorpus(b, n, func(f *fakeSource) { generate(b, f, n) })
+}
+
+// cachedCorpus returns the store that build writes, with an up-to-date
+// index: built once per process for each key, and shared.
+func cachedCorpus(b *testing.B, key int, build func(*fakeSource)) *fakeSource {
 	b.Helper()
 	corpusMu.Lock()
 	defer corpusMu.Unlock()
-	if f, ok := corpora[n]; ok {
+	if f, ok := corpora[key]; ok {
 		return f
 	}
 	dir, err := os.MkdirTemp("", "mira-index-bench-")
@@ -43,13 +49,13 @@ func corpus(b *testing.B, n int) *fakeSource {
 	}
 	tempDirs = append(tempDirs, dir)
 	f := &fakeSource{root: dir}
-	generate(b, f, n)
+	build(f)
 	ix, err := Open(f, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	ix.Close()
-	corpora[n] = f
+	corpora[key] = f
 	return f
 }
 

@@ -3,12 +3,8 @@ package index
 import (
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 )
 
 // factCorpus is generate's store with its facts (a fifth of the entries)
@@ -20,52 +16,17 @@ func factCorpus(b *testing.B, n int, links bool) *fakeSource {
 	if !links {
 		key = -n - 1
 	}
-	corpusMu.Lock()
-	defer corpusMu.Unlock()
-	if f, ok := corpora[key]; ok {
-		return f
-	}
-	dir, err := os.MkdirTemp("", "mira-index-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	tempDirs = append(tempDirs, dir)
-	f := &fakeSource{root: dir}
-	r := rand.New(rand.NewPCG(3, 4))
-	z := rand.NewZipf(r, 1.1, 2, uint64(len(vocabulary)-1))
-	kinds := []string{"fact", "decision", "note", "preference", "turn"}
-	scopes := []string{"global", "shop", "mira", "blog"}
-	base := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
-	lastTurn := map[string]string{} // scope → id
-	var words []string
-	for i := range n {
-		words = words[:0]
-		for range 20 + r.IntN(60) {
-			words = append(words, vocabulary[z.Uint64()])
-		}
-		d := fdoc{
-			id:      fmt.Sprintf("G%07d", i),
-			kind:    kinds[r.IntN(len(kinds))],
-			scope:   scopes[r.IntN(len(scopes))],
-			tags:    []string{vocabulary[r.IntN(50)]},
-			created: base.Add(time.Duration(r.Int64N(int64(30 * 24 * time.Hour)))),
-			text:    strings.Join(words, " "),
-		}
-		switch {
-		case d.kind == "turn":
-			lastTurn[d.scope] = d.id
-		case d.kind == "fact" && links && lastTurn[d.scope] != "":
-			d.from = []string{lastTurn[d.scope]}
-		}
-		f.writeDoc(b, d)
-	}
-	ix, err := Open(f, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ix.Close()
-	corpora[key] = f
-	return f
+	return cachedCorpus(b, key, func(f *fakeSource) {
+		lastTurn := map[string]string{} // scope → id
+		generateEach(b, f, n, func(d *fdoc) {
+			switch {
+			case d.kind == "turn":
+				lastTurn[d.scope] = d.id
+			case d.kind == "fact" && links && lastTurn[d.scope] != "":
+				d.from = []string{lastTurn[d.scope]}
+			}
+		})
+	})
 }
 
 // BenchmarkFactKeys is the cost of facts as keys (facts.go): searches,

@@ -27,27 +27,14 @@ import (
 // asked again. MIRA_LOCOMO_FACT_WEIGHTS="lex/vec lex/vec ..." adds runs of
 // the rebuilt store with other weights of a fact against its turn.
 func TestLoCoMoFacts(t *testing.T) {
-	dir := os.Getenv("MIRA_LOCOMO")
-	if dir == "" {
-		t.Skip("MIRA_LOCOMO is not set")
-	}
-	turns, questions, err := locomo.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	turns, questions, dir := loadLoCoMo(t)
 	obs, err := locomo.LoadObservations(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fake, end := locomoStore(t, turns)
 	// Each turn is indexed with the one before it, as the store's source
 	// does (Doc.Context).
-	f := &contextSource{fakeSource: fake, prev: map[string]string{}}
-	for i, tu := range turns {
-		if i > 0 && turns[i-1].Conversation == tu.Conversation {
-			f.prev[tu.ID] = turns[i-1].Speaker + ": " + turns[i-1].Text
-		}
-	}
+	f, end := locomoStore(t, turns)
 	created := map[string]time.Time{}
 	pos := map[string]int{}
 	for _, tu := range turns {
@@ -146,19 +133,4 @@ func TestLoCoMoFacts(t *testing.T) {
 		}
 	}
 	t.Log(sb.String())
-}
-
-// contextSource is a fake store that gives each turn the text of the one
-// before it (Doc.Context), by id.
-type contextSource struct {
-	*fakeSource
-	prev map[string]string
-}
-
-func (c *contextSource) Load(p string) (Doc, error) {
-	d, err := c.fakeSource.Load(p)
-	if err == nil && d.Kind == "turn" {
-		d.Context = c.prev[d.ID]
-	}
-	return d, err
 }

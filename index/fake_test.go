@@ -295,6 +295,13 @@ var vocabulary = func() []string {
 // been used for a while.
 func generate(t testing.TB, f *fakeSource, n int) {
 	t.Helper()
+	generateEach(t, f, n, nil)
+}
+
+// generateEach is generate with each entry given to each, when not nil,
+// before it is written.
+func generateEach(t testing.TB, f *fakeSource, n int, each func(*fdoc)) {
+	t.Helper()
 	r := rand.New(rand.NewPCG(3, 4))
 	z := rand.NewZipf(r, 1.1, 2, uint64(len(vocabulary)-1))
 	kinds := []string{"fact", "decision", "note", "preference", "turn"}
@@ -313,6 +320,9 @@ func generate(t testing.TB, f *fakeSource, n int) {
 			tags:    []string{vocabulary[r.IntN(50)]},
 			created: base.Add(time.Duration(r.Int64N(int64(30 * 24 * time.Hour)))),
 			text:    strings.Join(words, " "),
+		}
+		if each != nil {
+			each(&d)
 		}
 		f.writeDoc(t, d)
 	}

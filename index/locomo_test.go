@@ -63,14 +63,7 @@ func locomoStoreOf(t testing.TB, turns []locomo.Turn, withContext bool) (*fakeSo
 }
 
 func TestLoCoMo(t *testing.T) {
-	dir := os.Getenv("MIRA_LOCOMO")
-	if dir == "" {
-		t.Skip("MIRA_LOCOMO is not set")
-	}
-	turns, questions, err := locomo.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	turns, questions, _ := loadLoCoMo(t)
 	groups := [][]locomo.Turn{turns}
 	if os.Getenv("MIRA_LOCOMO_SPLIT") != "" {
 		groups = nil

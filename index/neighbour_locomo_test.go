@@ -2,7 +2,6 @@ package index
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,14 +17,7 @@ import (
 //
 //	MIRA_LOCOMO=/work/shared/bench/locomo go test ./index -run TestLoCoMoNeighbours -v
 func TestLoCoMoNeighbours(t *testing.T) {
-	dir := os.Getenv("MIRA_LOCOMO")
-	if dir == "" {
-		t.Skip("MIRA_LOCOMO is not set")
-	}
-	turns, questions, err := locomo.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	turns, questions, _ := loadLoCoMo(t)
 	fc, end := locomoStoreOf(t, turns, true)
 	fn, _ := locomoStoreOf(t, turns, false)
 	ixc, ixn := mustOpen(t, fc, Options{}), mustOpen(t, fn, Options{})
@@ -147,14 +139,7 @@ func sortBy(s []string, less func(a, b string) bool) {
 // (MIRA_LOCOMO names the benchmark directory): the searches of a store of
 // conversation turns.
 func BenchmarkLoCoMoSearch(b *testing.B) {
-	dir := os.Getenv("MIRA_LOCOMO")
-	if dir == "" {
-		b.Skip("MIRA_LOCOMO is not set")
-	}
-	turns, questions, err := locomo.Load(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	turns, questions, _ := loadLoCoMo(b)
 	f, end := locomoStore(b, turns)
 	ix, err := Open(f, Options{})
 	if err != nil {

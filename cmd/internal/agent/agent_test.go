@@ -90,8 +90,8 @@ func (x *agentEnv) ok(stdin string, args ...string) string {
 	return out
 }
 
-// turns returns the conversation's turns, oldest first.
-func (x *agentEnv) turns(scope string) []*mem.Entry {
+// entries returns the store's entries that keep takes, in path order.
+func (x *agentEnv) entries(keep func(*mem.Entry) bool) []*mem.Entry {
 	x.t.Helper()
 	st, err := mem.Open(t0(), x.home, "test", 0)
 	if err != nil {
@@ -99,13 +99,20 @@ func (x *agentEnv) turns(scope string) []*mem.Entry {
 	}
 	var out []*mem.Entry
 	if err := st.Walk(func(e *mem.Entry) error {
-		if e.Kind == mem.KindTurn && e.Scope == scope {
+		if keep(e) {
 			out = append(out, e)
 		}
 		return nil
 	}, nil); err != nil {
 		x.t.Fatal(err)
 	}
+	return out
+}
+
+// turns returns the conversation's turns, oldest first.
+func (x *agentEnv) turns(scope string) []*mem.Entry {
+	x.t.Helper()
+	out := x.entries(func(e *mem.Entry) bool { return e.Kind == mem.KindTurn && e.Scope == scope })
 	// Walk goes in path order; within a role directory that is time
 	// order, so sort all by time and id.
 	sortTurns(out)

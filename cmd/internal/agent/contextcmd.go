@@ -330,8 +330,8 @@ func (s *agentSession) ctxMessages(role string, last int) error {
 		if m.Tool != "" {
 			who += " " + m.Tool
 		}
-		text := agentClip(strings.Join(strings.Fields(m.Text), " "), 90)
-		fmt.Fprintf(s.o.Out, "%s %s  %-16s %6s tok  %s  %s\n", mark, m.Created.Local().Format("2006-01-02 15:04"), agentClip(who, 16), agentThousands(m.Tokens), m.ID, text)
+		body := agentClip(strings.Join(strings.Fields(m.Text), " "), 90)
+		fmt.Fprintf(s.o.Out, "%s %s  %-16s %6s tok  %s  %s\n", mark, m.Created.Local().Format("2006-01-02 15:04"), agentClip(who, 16), text.Thousands(m.Tokens), m.ID, body)
 	}
 	if hidden > 0 {
 		fmt.Fprintf(s.o.Out, "(- marks the %d %s the model no longer sees; the store keeps them)\n", hidden, agentPlural(hidden, "turn", "turns"))
@@ -359,7 +359,7 @@ func (s *agentSession) ctxArtifacts() error {
 	for _, m := range list {
 		lines := "?"
 		if m.Lines >= 0 {
-			lines = agentThousands(m.Lines)
+			lines = text.Thousands(m.Lines)
 		}
 		size := text.Size(m.Bytes)
 		if m.Truncated {
@@ -421,7 +421,7 @@ func (s *agentSession) ctxStats() error {
 	if st.BufferLimit > 0 {
 		pct = 100 * float64(st.BufferTokens) / float64(st.BufferLimit)
 	}
-	fmt.Fprintf(w, "tokens        %s / %s in the buffer (%.1f%%; summarized past it)\n", agentThousands(st.BufferTokens), agentThousands(st.BufferLimit), pct)
+	fmt.Fprintf(w, "tokens        %s / %s in the buffer (%.1f%%; summarized past it)\n", text.Thousands(st.BufferTokens), text.Thousands(st.BufferLimit), pct)
 	agentStatsCost(w, st)
 	if st.Summary != "" {
 		fmt.Fprintf(w, "summary       %s\n", st.Summary)
@@ -441,7 +441,7 @@ func (s *agentSession) ctxAdded(a *agentloop.Added) error {
 	}
 	m := a.Artifact
 	fmt.Fprintf(s.o.Out, "Added %s as artifact://%s (%s %s, %s); the model is told in turn %s.\n",
-		m.Source, m.ID, agentThousands(m.Lines), agentPlural(m.Lines, "line", "lines"), text.Size(m.Bytes), a.Turn)
+		m.Source, m.ID, text.Thousands(m.Lines), agentPlural(m.Lines, "line", "lines"), text.Size(m.Bytes), a.Turn)
 	if m.Truncated {
 		fmt.Fprintf(s.o.Out, "Only its first %s were kept (of %s).\n", text.Size(m.Bytes), text.Size(m.TotalBytes))
 	}
@@ -455,11 +455,11 @@ func (s *agentSession) ctxPruned(res *agentloop.PruneResult) error {
 	}
 	n := len(res.Pruned)
 	if n == 0 {
-		fmt.Fprintf(s.o.Out, "Nothing pruned: the buffer holds %s tokens, within %s, or only recent turns.\n", agentThousands(res.TokensBefore), agentThousands(res.MaxTokens))
+		fmt.Fprintf(s.o.Out, "Nothing pruned: the buffer holds %s tokens, within %s, or only recent turns.\n", text.Thousands(res.TokensBefore), text.Thousands(res.MaxTokens))
 		return nil
 	}
 	fmt.Fprintf(s.o.Out, "Pruned %d %s (%s → %s tokens, %d %s kept); the store keeps them.\n", n, agentPlural(n, "turn", "turns"),
-		agentThousands(res.TokensBefore), agentThousands(res.TokensAfter), res.KeptTurns, agentPlural(res.KeptTurns, "turn", "turns"))
+		text.Thousands(res.TokensBefore), text.Thousands(res.TokensAfter), res.KeptTurns, agentPlural(res.KeptTurns, "turn", "turns"))
 	return nil
 }
 

@@ -2,18 +2,12 @@ package agent
 
 import (
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/miramem/mira"
-	plan "github.com/miramem/mira/ctx"
-	"github.com/miramem/mira/index"
-	"github.com/miramem/mira/llm"
-	"github.com/miramem/mira/llm/llmtest"
 	"github.com/miramem/mira/mem"
 )
 
@@ -48,61 +42,23 @@ var agentSampleFact = regexp.MustCompile(`(?:We use|The |I prefer|Release|Deploy
 // (o200k) sent and received per message; then, with the model failing,
 // that a round writes nothing and leaves every turn for the next one.
 func BenchmarkAgentExtractSample(b *testing.B) {
-	tok, err := plan.NewTokenizer("o200k_base")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := tok.Load(); err != nil {
-		b.Fatal(err)
-	}
 	for b.Loop() {
 		b.StopTimer()
-		var (
-			mu                               sync.Mutex
-			fail                             bool
-			proposed, promptT, replyT, calls int
-		)
-		srv := llmtest.New(b)
-		srv.Default(llmtest.Func(func(req llmtest.Request) llmtest.Reply {
-			mu.Lock()
-			defer mu.Unlock()
-			if fail {
-				return llmtest.Error(500, "model down")
+		proposed := 0
+		x := newExtractBench(b, func(prompt string) []map[string]string {
+			var items []map[string]string
+			for _, s := range agentSampleFact.FindAllString(lastMessage(prompt), -1) {
+				items = append(items, map[string]string{"text": s, "kind": "fact"})
 			}
-			var r llmtest.Reply
-			if strings.Contains(req.System(), "keep a long-term memory consistent") {
-				var ds []map[string]string
-				for _, m := range factIDs.FindAllStringSubmatch(req.LastUser(), -1) {
-					ds = append(ds, map[string]string{"fact": m[1], "action": "ADD"})
-				}
-				r = llmtest.JSON(map[string]any{"decisions": ds})
-			} else {
-				var items []map[string]string
-				for _, s := range agentSampleFact.FindAllString(lastMessage(req.LastUser()), -1) {
-					items = append(items, map[string]string{"text": s, "kind": "fact"})
-				}
-				proposed += len(items)
-				r = llmtest.JSON(map[string]any{"facts": items})
-			}
-			calls++
-			promptT += tok.Count(req.System()) + tok.Count(req.LastUser())
-			replyT += tok.Count(r.Content)
-			return r
-		}))
-		home := filepath.Join(b.TempDir(), "home")
-		m, err := mira.Open(b.Context(), mira.Options{Home: home, Config: &mira.Config{}, Index: index.ReaderOptions{Warm: true}, Getenv: func(string) string { return "" }})
-		if err != nil {
-			b.Fatal(err)
-		}
-		chat, err := llm.New(llm.Config{BaseURL: srv.URL, Model: "test-model", APIKey: "test", MaxRetries: -1})
-		if err != nil {
-			b.Fatal(err)
-		}
+			proposed += len(items)
+			return items
+		})
+		m, chat := x.m, x.chat
 		if _, err := m.Remember(b.Context(), []*mem.Entry{{Kind: mem.KindFact, Scope: mem.DefaultScope, Body: "My favourite editor is Helix.", Source: "agent"}}, mira.RememberOptions{}); err != nil {
 			b.Fatal(err)
 		}
-		x := newAgentExtractor(m, chat, "chat", func(string, ...any) {})
-		x.setProject(mem.Project{})
+		ex := newAgentExtractor(m, chat, "chat", func(string, ...any) {})
+		ex.setProject(mem.Project{})
 		b.StartTimer()
 		for i, text := range agentSample {
 			u := &mem.Entry{Scope: "chat", Role: "user", Source: "agent", Body: text}
@@ -110,12 +66,12 @@ func BenchmarkAgentExtractSample(b *testing.B) {
 			if _, err := m.AppendTurns(b.Context(), []*mem.Entry{u, a}, mira.TurnOptions{Source: "bench"}); err != nil {
 				b.Fatal(err)
 			}
-			for x.round() {
+			for ex.round() {
 			}
 		}
 		b.StopTimer()
 		stored := 0
-		st, _ := mem.Open(b.Context(), home, "bench", time.Second)
+		st, _ := mem.Open(b.Context(), x.home, "bench", time.Second)
 		st.Walk(func(e *mem.Entry) error {
 			if e.Source == "extract" && !e.Deleted() {
 				stored++
@@ -126,14 +82,10 @@ func BenchmarkAgentExtractSample(b *testing.B) {
 		b.ReportMetric(n, "turns")
 		b.ReportMetric(float64(proposed), "facts-proposed")
 		b.ReportMetric(float64(stored), "facts-stored")
-		b.ReportMetric(float64(calls)/n, "calls/msg")
-		b.ReportMetric(float64(promptT)/n, "prompt-tok/msg")
-		b.ReportMetric(float64(replyT)/n, "reply-tok/msg")
+		x.reportPerMessage(b, n)
 
 		// The model fails: a round writes nothing and leaves the turns.
-		mu.Lock()
-		fail = true
-		mu.Unlock()
+		x.setFail(true)
 		head, _ := st.Head()
 		for i := range 3 {
 			u := &mem.Entry{Scope: "chat", Role: "user", Source: "agent", Body: fmt.Sprintf("We use runner %d for the nightly builds.", i)}
@@ -142,7 +94,7 @@ func BenchmarkAgentExtractSample(b *testing.B) {
 			}
 		}
 		head, _ = st.Head()
-		x.round()
+		ex.round()
 		if after, _ := st.Head(); after != head {
 			b.Fatal("a failed round wrote a commit")
 		}
@@ -150,9 +102,7 @@ func BenchmarkAgentExtractSample(b *testing.B) {
 		if err == nil || res != nil {
 			b.Fatalf("extraction with the model down = %+v, %v", res, err)
 		}
-		mu.Lock()
-		fail = false
-		mu.Unlock()
+		x.setFail(false)
 		res, err = m.Extract(b.Context(), mira.ExtractRequest{Scope: "chat", Chat: chat})
 		if err != nil || res.TurnsRead != 3 || res.Counts["add"] != 3 {
 			b.Fatalf("the round after the failure read %+v, %v; want the 3 turns left and their 3 facts", res, err)

@@ -49,6 +49,19 @@ func newFactsServer(t *testing.T, extract func(llmtest.Request) llmtest.Reply, r
 
 var factIDs = regexp.MustCompile(`(?m)^(f\d+) \(`)
 
+// addEveryFact answers a reconciliation request with ADD for every fact
+// it names; ok is false for any other request.
+func addEveryFact(req llmtest.Request) (r llmtest.Reply, ok bool) {
+	if !strings.Contains(req.System(), "keep a long-term memory consistent") {
+		return llmtest.Reply{}, false
+	}
+	var ds []map[string]string
+	for _, m := range factIDs.FindAllStringSubmatch(req.LastUser(), -1) {
+		ds = append(ds, map[string]string{"fact": m[1], "action": "ADD"})
+	}
+	return llmtest.JSON(map[string]any{"decisions": ds}), true
+}
+
 func (f *factsServer) route(req llmtest.Request) llmtest.Reply {
 	if req.Stream {
 		f.mu.Lock()
@@ -60,12 +73,8 @@ func (f *factsServer) route(req llmtest.Request) llmtest.Reply {
 		f.script = f.script[1:]
 		return r
 	}
-	if strings.Contains(req.System(), "keep a long-term memory consistent") {
-		var ds []map[string]string
-		for _, m := range factIDs.FindAllStringSubmatch(req.LastUser(), -1) {
-			ds = append(ds, map[string]string{"fact": m[1], "action": "ADD"})
-		}
-		return llmtest.JSON(map[string]any{"decisions": ds})
+	if r, ok := addEveryFact(req); ok {
+		return r
 	}
 	f.mu.Lock()
 	f.asked = append(f.asked, req.LastUser())
@@ -87,20 +96,7 @@ func factsOf(facts ...string) func(llmtest.Request) llmtest.Reply {
 // extracted returns the live memories extraction stored in the scope.
 func (x *agentEnv) extracted(scope string) []*mem.Entry {
 	x.t.Helper()
-	st, err := mem.Open(t0(), x.home, "test", 0)
-	if err != nil {
-		x.t.Fatal(err)
-	}
-	var out []*mem.Entry
-	if err := st.Walk(func(e *mem.Entry) error {
-		if e.Scope == scope && e.Source == "extract" && !e.Deleted() {
-			out = append(out, e)
-		}
-		return nil
-	}, nil); err != nil {
-		x.t.Fatal(err)
-	}
-	return out
+	return x.entries(func(e *mem.Entry) bool { return e.Scope == scope && e.Source == "extract" && !e.Deleted() })
 }
 
 func bodies(es []*mem.Entry) string {
@@ -358,18 +354,5 @@ func TestAgentExtractionCutShortResumes(t *testing.T) {
 // countBody counts the live memories of every scope with this text.
 func (x *agentEnv) countBody(body string) int {
 	x.t.Helper()
-	st, err := mem.Open(t0(), x.home, "test", 0)
-	if err != nil {
-		x.t.Fatal(err)
-	}
-	n := 0
-	if err := st.Walk(func(e *mem.Entry) error {
-		if e.Kind != mem.KindTurn && !e.Deleted() && e.Body == body {
-			n++
-		}
-		return nil
-	}, nil); err != nil {
-		x.t.Fatal(err)
-	}
-	return n
+	return len(x.entries(func(e *mem.Entry) bool { return e.Kind != mem.KindTurn && !e.Deleted() && e.Body == body }))
 }

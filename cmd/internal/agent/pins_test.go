@@ -2,13 +2,10 @@ package agent
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/miramem/mira/cmd/internal/cli"
 	"github.com/miramem/mira/llm/llmtest"
 	"github.com/miramem/mira/mem"
 )
@@ -19,16 +16,7 @@ import (
 // only, and not applied; /context pins lists it all, JSONL when asked.
 func TestAgentPins(t *testing.T) {
 	x := newAgentEnv(t)
-	delete(x.env, "MIRA_MODEL")
-	var ids []string
-	for _, text := range []string{"/remember fact: the exporter writes CSV with semicolons", "/remember decision: answer in English", "/remember fact: releases go out on Fridays"} {
-		var rec mem.Record
-		if err := json.Unmarshal([]byte(x.ok("", "-p", text, "--output", "jsonl")), &rec); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, rec.ID)
-	}
-	x.env["MIRA_MODEL"] = "test-model"
+	ids := x.rememberAll("/remember fact: the exporter writes CSV with semicolons", "/remember decision: answer in English", "/remember fact: releases go out on Fridays")
 	x.srv.Push(
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "suggest_pin", Arguments: jsonArgs(map[string]string{"id": ids[2], "reason": "release questions keep coming"})}}},
 		llmtest.Text("Suggested."),
@@ -130,7 +118,7 @@ func TestAgentPins(t *testing.T) {
 	}
 
 	const missing = "01JZZZZZZZZZZZZZZZZZZZZZZZ"
-	for arg, want := range map[string]string{
+	wantUsageErrors(t, s, map[string]string{
 		"/pin " + missing:                           "/pin " + missing + ": no memory with id " + missing,
 		"/unpin " + missing:                         "/unpin " + missing + ": no memory with id " + missing,
 		"/unpin " + ids[1]:                          "/unpin " + ids[1] + ": it is not pinned",
@@ -139,13 +127,7 @@ func TestAgentPins(t *testing.T) {
 		"/pin " + ids[0] + " sticky --until 2h":     "--until applies only to a leased pin",
 		"/pin " + ids[0] + " leased --until 0turns": "0turns",
 		"/pin": "/pin needs a memory id",
-	} {
-		_, err := s.slash(ctx, arg)
-		var ue *cli.UsageError
-		if !errors.As(err, &ue) || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want a usage error with %q", arg, err, want)
-		}
-	}
+	})
 }
 
 func TestAgentPinComplete(t *testing.T) {

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/miramem/mira/cmd/internal/cli"
 	"slices"
 	"strings"
 
+	"github.com/miramem/mira/cmd/internal/cli"
 	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/internal/paths"
+	"github.com/miramem/mira/internal/text"
 	"github.com/miramem/mira/mem"
 )
 
@@ -240,7 +241,7 @@ func (s *agentSession) status() error {
 	}
 	fmt.Fprintf(w, "cache hits    %.0f%% of prompt tokens\n", 100*st.Usage.CacheHitRate())
 	fmt.Fprintf(w, "buffer        %d %s, %s of %s tokens before summarizing", st.BufferTurns, agentPlural(st.BufferTurns, "turn", "turns"),
-		agentThousands(st.BufferTokens), agentThousands(st.BufferLimit))
+		text.Thousands(st.BufferTokens), text.Thousands(st.BufferLimit))
 	if st.TailTurns > 0 {
 		fmt.Fprintf(w, "; and the newest %d summarized", st.TailTurns)
 	}
@@ -279,12 +280,12 @@ func (s *agentSession) context(ctx context.Context, query string) error {
 	fmt.Fprintf(w, "2. standing context, plan %s (%s)\n", v.Standing.ID, v.Standing.Meter())
 	agentPlanLines(w, v.Standing)
 	if v.TailTurns > 0 {
-		fmt.Fprintf(w, "3. the newest %d summarized %s, still whole (%s tokens), then\n", v.TailTurns, agentPlural(v.TailTurns, "turn", "turns"), agentThousands(v.TailTokens))
+		fmt.Fprintf(w, "3. the newest %d summarized %s, still whole (%s tokens), then\n", v.TailTurns, agentPlural(v.TailTurns, "turn", "turns"), text.Thousands(v.TailTokens))
 	} else {
 		fmt.Fprint(w, "3. ")
 	}
 	fmt.Fprintf(w, "conversation since the summary: %d %s, %s tokens (summarized past %s)\n", v.BufferTurns,
-		agentPlural(v.BufferTurns, "turn", "turns"), agentThousands(v.BufferTokens), agentThousands(v.BufferLimit))
+		agentPlural(v.BufferTurns, "turn", "turns"), text.Thousands(v.BufferTokens), text.Thousands(v.BufferLimit))
 	switch {
 	case v.Recall != nil:
 		fmt.Fprintf(w, "4. memories recalled for %q, plan %s (%s)\n", agentClip(v.Query, 60), v.Recall.ID, v.Recall.Meter())
@@ -298,10 +299,10 @@ func (s *agentSession) context(ctx context.Context, query string) error {
 // agentPlanLines lists a plan's entries, included first.
 func agentPlanLines(w interface{ Write([]byte) (int, error) }, p *plan.Plan) {
 	for _, e := range p.Included {
-		fmt.Fprintf(w, "   + %-10s %-28s %5s tok  %s\n", e.Section, e.ID, agentThousands(e.Tokens), e.Reason)
+		fmt.Fprintf(w, "   + %-10s %-28s %5s tok  %s\n", e.Section, e.ID, text.Thousands(e.Tokens), e.Reason)
 	}
 	for _, e := range p.Excluded {
-		fmt.Fprintf(w, "   - %-10s %-28s %5s tok  %s\n", e.Section, e.ID, agentThousands(e.Tokens), e.Reason)
+		fmt.Fprintf(w, "   - %-10s %-28s %5s tok  %s\n", e.Section, e.ID, text.Thousands(e.Tokens), e.Reason)
 	}
 	for _, warn := range p.Warnings {
 		fmt.Fprintf(w, "   ! %s\n", warn)
@@ -331,19 +332,6 @@ func agentOr(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// agentThousands formats n with commas between groups of three digits.
-func agentThousands(n int) string {
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // agentTilde expands a leading ~/ to the home directory.

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/miramem/mira/agentloop"
+	"github.com/miramem/mira/internal/text"
 )
 
 // agentStatsCost prints the cost and cache lines of /context stats: the
@@ -25,7 +26,7 @@ func agentStatsCost(w io.Writer, st *agentloop.Stats) {
 		fmt.Fprintf(w, "cost          $%.4f this conversation (summed from the usage of its turns: %s), $%.4f this session\n", *cu.Cost, from, session)
 	default:
 		fmt.Fprintf(w, "cost          unknown (set --price-input, --price-cached and --price-output); %s prompt + %s completion tokens this conversation (%s)\n",
-			agentThousands(cu.PromptTokens), agentThousands(cu.CompletionTokens), from)
+			text.Thousands(cu.PromptTokens), text.Thousands(cu.CompletionTokens), from)
 	}
 	fmt.Fprintf(w, "cache hits    %.0f%% of prompt tokens this conversation, %.0f%% this session\n", 100*cu.CacheHitRate(), 100*st.CacheHitRate)
 }

@@ -3,14 +3,12 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/sashabaranov/go-openai"
 
-	"github.com/miramem/mira/cmd/internal/cli"
 	"github.com/miramem/mira/llm/llmtest"
 	"github.com/miramem/mira/mem"
 )
@@ -21,16 +19,7 @@ import (
 // name.
 func TestAgentDoneTasks(t *testing.T) {
 	x := newAgentEnv(t, llmtest.Text("First."), llmtest.Text("Second."))
-	delete(x.env, "MIRA_MODEL")
-	var ids []string
-	for _, text := range []string{"/remember task: migrate the orders table", "/remember task: write the release notes", "/remember fact: orders live in PostgreSQL"} {
-		var rec mem.Record
-		if err := json.Unmarshal([]byte(x.ok("", "-p", text, "--output", "jsonl")), &rec); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, rec.ID)
-	}
-	x.env["MIRA_MODEL"] = "test-model"
+	ids := x.rememberAll("/remember task: migrate the orders table", "/remember task: write the release notes", "/remember fact: orders live in PostgreSQL")
 	var out bytes.Buffer
 	s := x.session(&out, "--no-extract")
 	ctx := t.Context()
@@ -64,18 +53,12 @@ func TestAgentDoneTasks(t *testing.T) {
 		!strings.Contains(got, "○ write the release notes  ("+ids[1]) {
 		t.Errorf("/tasks = %q", got)
 	}
-	for arg, want := range map[string]string{
+	wantUsageErrors(t, s, map[string]string{
 		"/done " + ids[2]:         ids[2] + " is a fact, not a goal or task",
 		"/done " + ids[0]:         ids[0],
 		"/done " + ids[1] + " ok": `unknown status "ok"`,
 		"/done":                   "/done needs the id",
-	} {
-		_, err := s.slash(ctx, arg)
-		var ue *cli.UsageError
-		if !errors.As(err, &ue) || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want a usage error with %q", arg, err, want)
-		}
-	}
+	})
 }
 
 // The model closes a task with its task_done tool: the task is done in the
@@ -84,16 +67,7 @@ func TestAgentDoneTasks(t *testing.T) {
 // mira-mcp's task_done refuses them, and change nothing.
 func TestAgentTaskDoneTool(t *testing.T) {
 	x := newAgentEnv(t)
-	delete(x.env, "MIRA_MODEL")
-	var ids []string
-	for _, text := range []string{"/remember task: migrate the orders table", "/remember fact: orders live in PostgreSQL"} {
-		var rec mem.Record
-		if err := json.Unmarshal([]byte(x.ok("", "-p", text, "--output", "jsonl")), &rec); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, rec.ID)
-	}
-	x.env["MIRA_MODEL"] = "test-model"
+	ids := x.rememberAll("/remember task: migrate the orders table", "/remember fact: orders live in PostgreSQL")
 	call := func(id string, args map[string]any) llmtest.Reply {
 		return llmtest.Tools(llmtest.ToolCall{ID: id, Name: "task_done", Arguments: jsonArgs(args)})
 	}

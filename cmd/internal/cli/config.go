@@ -6,8 +6,11 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/miramem/mira"
+	"github.com/miramem/mira/agentloop"
+	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/internal/paths"
+	"github.com/miramem/mira/summarize"
 )
 
 // Config is the configuration file's contents (see mira.Config).
@@ -45,21 +48,21 @@ func configVars(c *Config, getenv func(string) string) kong.Vars {
 		"recall_min_score":      orFloat(c.Recall.MinScore, index.DefaultRanking.MinScore),
 		"embed":                 or(c.Embed.Name, mira.BuiltinEmbedder),
 		"context_mode":          or(c.Context.Mode, "light"),
-		"encoding":              or(c.Context.Encoding, "o200k_base"),
+		"encoding":              or(c.Context.Encoding, plan.DefaultEncoding),
 		"context_log":           strconv.FormatBool(c.Context.Log),
 
-		"agent_conversation":     or(c.Agent.Conversation, "chat"),
-		"agent_max_steps":        strconv.Itoa(cmpOrInt(c.Agent.MaxSteps, 25)),
-		"agent_buffer_tokens":    strconv.Itoa(cmpOrInt(c.Agent.BufferTokens, 24000)),
-		"agent_context_budget":   strconv.Itoa(cmpOrInt(c.Agent.ContextBudget, 6000)),
-		"agent_recall_k":         strconv.Itoa(cmpOrInt(c.Agent.RecallK, 5)),
+		"agent_conversation":     or(c.Agent.Conversation, agentloop.DefaultConversation),
+		"agent_max_steps":        strconv.Itoa(cmpOrInt(c.Agent.MaxSteps, agentloop.DefaultMaxSteps)),
+		"agent_buffer_tokens":    strconv.Itoa(cmpOrInt(c.Agent.BufferTokens, agentloop.DefaultBufferTokens)),
+		"agent_context_budget":   strconv.Itoa(cmpOrInt(c.Agent.ContextBudget, agentloop.DefaultContextBudget)),
+		"agent_recall_k":         strconv.Itoa(cmpOrInt(c.Agent.RecallK, agentloop.DefaultRecallK)),
 		"agent_effort":           or(c.Agent.Effort, "auto"),
 		"agent_summarizer":       or(c.Agent.Summarizer, "model"),
 		"agent_extract":          strconv.FormatBool(c.Agent.Extract == nil || *c.Agent.Extract),
 		"agent_allow":            strings.Join(c.Agent.Allow, ","),
 		"agent_allow_git_config": strconv.FormatBool(c.Agent.AllowGitConfig),
 		"agent_plan_log":         strconv.FormatBool(c.Agent.PlanLog == nil || *c.Agent.PlanLog),
-		"max_entries":            strconv.Itoa(cmpOrInt(c.Summarize.MaxEntries, 500)),
+		"max_entries":            strconv.Itoa(cmpOrInt(c.Summarize.MaxEntries, summarize.DefaultMaxEntries)),
 	}
 }
 
@@ -68,7 +71,7 @@ func orFloat(v *float64, def float64) string {
 	if v != nil {
 		def = *v
 	}
-	return strconv.FormatFloat(def, 'g', -1, 64)
+	return formatFloat(def)
 }
 
 // cmpOrInt returns v, or def when v is not positive.

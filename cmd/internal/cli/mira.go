@@ -4,18 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/miramem/mira"
+	"github.com/miramem/mira/agentloop"
 	buildversion "github.com/miramem/mira/cmd/internal/version"
 	plan "github.com/miramem/mira/ctx"
 	"github.com/miramem/mira/index"
 	"github.com/miramem/mira/internal/paths"
+	"github.com/miramem/mira/llm"
+	"github.com/miramem/mira/summarize"
 )
 
 // Commands are Mira's programs, with what each does in a line, as the
@@ -241,41 +246,13 @@ type setting struct {
 	def     string   // the built-in default
 	secret  bool     // shown as set or not, never its value
 	flagged bool     // --home given
+	// zeroKeeps: a 0 in the file keeps the built-in default.
+	zeroKeeps bool
 }
 
 func (c *configCmd) run(_ context.Context, o *IO) error {
 	cfg := o.config()
 	getenv := o.Getenv
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	settings := []setting{
-		{key: "home", envs: []string{"MIRA_HOME"}, def: paths.DefaultHome(getenv)},
-		{key: "output", def: "auto"},
-		{key: "lock_timeout", def: "10s"},
-		{key: "embed.name", envs: []string{"MIRA_EMBED"}, def: mira.BuiltinEmbedder},
-		{key: "embed.base_url", envs: []string{"MIRA_EMBED_BASE_URL"}, after: []string{"OPENAI_BASE_URL"}, def: "https://api.openai.com/v1"},
-		{key: "embed.api_key", envs: []string{"MIRA_EMBED_API_KEY"}, after: []string{"OPENAI_API_KEY"}, secret: true},
-		{key: "rerank.base_url", envs: []string{"MIRA_RERANK_BASE_URL"}, def: "(none: no reranking)"},
-		{key: "rerank.model", envs: []string{"MIRA_RERANK_MODEL"}},
-		{key: "rerank.api_key", envs: []string{"MIRA_RERANK_API_KEY"}, secret: true},
-		{key: "recall.k", def: "10"},
-		{key: "recall.mode", def: "hybrid"},
-		{key: "recall.recency_weight", def: f(index.DefaultRanking.Recency)},
-		{key: "recall.mmr_lambda", def: f(index.DefaultRanking.MMRLambda)},
-		{key: "recall.min_score", def: f(index.DefaultRanking.MinScore)},
-		{key: "recall.serve", envs: []string{"MIRA_SERVE"}, def: "true"},
-		{key: "recall.serve_idle", def: mira.DefaultServeIdle.String()},
-		{key: "llm.model", envs: []string{"MIRA_MODEL"}, def: "(none: extractive summaries, no --extract, no agent)"},
-		{key: "llm.base_url", envs: []string{"OPENAI_BASE_URL"}, def: "https://api.openai.com/v1"},
-		{key: "llm.api_key", envs: []string{"OPENAI_API_KEY"}, secret: true},
-		{key: "context.mode", def: "light"},
-		{key: "context.encoding", def: plan.DefaultEncoding},
-		{key: "context.log", def: "false"},
-		{key: "summarize.max_entries", def: "500"},
-		{key: "remember.max_bytes", def: strconv.Itoa(mira.DefaultMaxBytes)},
-		{key: "sync.remote", def: "origin"},
-		{key: "sync.branch", def: "main"},
-		{key: "agent.conversation", envs: []string{"MIRA_CONVERSATION"}, def: "chat"},
-	}
 	homeFlag := c.Home != "" && c.Home != getenv("MIRA_HOME") && c.Home != defaultHome(cfg, getenv)
 	w := tabwriter.NewWriter(o.Out, 0, 0, 2, ' ', 0)
 	switch {
@@ -286,7 +263,7 @@ func (c *configCmd) run(_ context.Context, o *IO) error {
 	default:
 		fmt.Fprintf(w, "# config file\t(none)\t\n")
 	}
-	for _, s := range settings {
+	for _, s := range settings(getenv) {
 		v, src := s.resolve(cfg, getenv)
 		if s.key == "home" && homeFlag {
 			v, src = c.Home, "flag --home"
@@ -296,7 +273,86 @@ func (c *configCmd) run(_ context.Context, o *IO) error {
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\n", s.key, v, src)
 	}
+	// prices names models, each a row of its own.
+	models := slices.Sorted(maps.Keys(cfg.Prices))
+	if len(models) == 0 {
+		fmt.Fprintf(w, "prices\t(none: /status shows no cost)\tdefault\n")
+	} else {
+		fmt.Fprintf(w, "prices\t%s\t%s\n", strings.Join(models, ", "), configSource(cfg, "prices"))
+	}
+	for _, m := range models {
+		p := cfg.Prices[m]
+		fmt.Fprintf(w, "prices.%s\tinput %s, cached_input %s, output %s\t%s\n", m, formatFloat(p.Input), formatFloat(p.CachedInput), formatFloat(p.Output), configSource(cfg, "prices."+m))
+	}
 	return w.Flush()
+}
+
+// settings are the configuration's keys (but prices) as mira config lists
+// them, in the order of mira.Config, with their built-in defaults.
+func settings(getenv func(string) string) []setting {
+	f := formatFloat
+	n := strconv.Itoa
+	light, heavy, off := plan.ModeLight.Defaults(), plan.ModeHeavy.Defaults(), plan.ModeOff.Defaults()
+	return []setting{
+		{key: "home", envs: []string{"MIRA_HOME"}, def: paths.DefaultHome(getenv)},
+		{key: "output", def: "auto"},
+		{key: "lock_timeout", def: "10s"},
+		{key: "embed.name", envs: []string{"MIRA_EMBED"}, def: mira.BuiltinEmbedder},
+		{key: "embed.base_url", envs: []string{"MIRA_EMBED_BASE_URL"}, after: []string{"OPENAI_BASE_URL"}, def: "https://api.openai.com/v1"},
+		{key: "embed.api_key", envs: []string{"MIRA_EMBED_API_KEY"}, after: []string{"OPENAI_API_KEY"}, secret: true},
+		{key: "rerank.base_url", envs: []string{"MIRA_RERANK_BASE_URL"}, def: "(none: no reranking)"},
+		{key: "rerank.model", envs: []string{"MIRA_RERANK_MODEL"}},
+		{key: "rerank.api_key", envs: []string{"MIRA_RERANK_API_KEY"}, secret: true},
+		{key: "recall.k", def: "10", zeroKeeps: true},
+		{key: "recall.mode", def: "hybrid"},
+		{key: "recall.recency_weight", def: f(index.DefaultRanking.Recency)},
+		{key: "recall.recency_days", def: f(index.DefaultRanking.RecencyDays)},
+		{key: "recall.mmr_lambda", def: f(index.DefaultRanking.MMRLambda)},
+		{key: "recall.min_score", def: f(index.DefaultRanking.MinScore)},
+		{key: "recall.serve", envs: []string{"MIRA_SERVE"}, def: "true"},
+		{key: "recall.serve_idle", def: mira.DefaultServeIdle.String()},
+		{key: "llm.model", envs: []string{"MIRA_MODEL"}, def: "(none: extractive summaries, no --extract, no agent)"},
+		{key: "llm.base_url", envs: []string{"OPENAI_BASE_URL"}, def: "https://api.openai.com/v1"},
+		{key: "llm.api_key", envs: []string{"OPENAI_API_KEY"}, secret: true},
+		{key: "llm.timeout", def: llm.DefaultTimeout.String()},
+		{key: "context.mode", def: "light"},
+		{key: "context.encoding", def: plan.DefaultEncoding},
+		{key: "context.log", def: "false"},
+		{key: "context.budget.off", def: n(off.Budget), zeroKeeps: true},
+		{key: "context.budget.light", def: n(light.Budget), zeroKeeps: true},
+		{key: "context.budget.heavy", def: n(heavy.Budget), zeroKeeps: true},
+		{key: "context.code.cards.light", def: n(light.CodeCards), zeroKeeps: true},
+		{key: "context.code.cards.heavy", def: n(heavy.CodeCards), zeroKeeps: true},
+		{key: "context.code.lines.light", def: n(light.ExcerptLines), zeroKeeps: true},
+		{key: "context.code.lines.heavy", def: n(heavy.ExcerptLines), zeroKeeps: true},
+		{key: "context.code.map.light", def: n(light.MapTokens), zeroKeeps: true},
+		{key: "context.code.map.heavy", def: n(heavy.MapTokens), zeroKeeps: true},
+		{key: "summarize.max_entries", def: n(summarize.DefaultMaxEntries), zeroKeeps: true},
+		{key: "remember.max_bytes", def: n(mira.DefaultMaxBytes), zeroKeeps: true},
+		{key: "sync.remote", def: "origin"},
+		{key: "sync.branch", def: "main"},
+		{key: "sync.scopes", def: "(every scope)"},
+		{key: "sync.turns", def: "false"},
+		{key: "agent.conversation", envs: []string{"MIRA_CONVERSATION"}, def: agentloop.DefaultConversation},
+		{key: "agent.max_steps", def: n(agentloop.DefaultMaxSteps), zeroKeeps: true},
+		{key: "agent.buffer_tokens", def: n(agentloop.DefaultBufferTokens), zeroKeeps: true},
+		{key: "agent.context_budget", def: n(agentloop.DefaultContextBudget), zeroKeeps: true},
+		{key: "agent.recall_k", def: n(agentloop.DefaultRecallK), zeroKeeps: true},
+		{key: "agent.effort", def: "auto"},
+		{key: "agent.summarizer", def: "model"},
+		{key: "agent.allow", def: "(none: write_file, edit_file and bash ask first)"},
+		{key: "agent.allow_git_config", def: "false"},
+		{key: "agent.extract", def: "true"},
+		{key: "agent.plan_log", def: "true"},
+		{key: "agent.plan_log_mib", def: n(mira.DefaultPlanLogMiB), zeroKeeps: true},
+	}
+}
+
+func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// configSource names the file and line that set key.
+func configSource(cfg *Config, key string) string {
+	return fmt.Sprintf("file %s:%d", cfg.Path, cfg.Lines[key])
 }
 
 // resolve returns the setting's value and where it comes from.
@@ -307,7 +363,10 @@ func (s setting) resolve(cfg *Config, getenv func(string) string) (string, strin
 		}
 	}
 	if v, ok := mira.ConfigValue(cfg, s.key); ok {
-		return v, fmt.Sprintf("file %s:%d", cfg.Path, cfg.Lines[s.key])
+		if s.zeroKeeps && v == "0" {
+			return s.def, configSource(cfg, s.key) + " (0 keeps the default)"
+		}
+		return v, configSource(cfg, s.key)
 	}
 	for _, e := range s.after {
 		if v := getenv(e); v != "" {
