@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/miramem/mira/embed"
+	"github.com/miramem/mira/internal/arena"
 	"github.com/miramem/mira/mem"
 )
 
@@ -181,7 +182,7 @@ type Index struct {
 	added []vecInput
 	// arena and termArena hold what a build keeps of its documents
 	// (arena.go); nil when not building.
-	arena, termArena *arena
+	arena, termArena *arena.Arena
 	// vec is the vectors, loaded by the first search that needs them.
 	vec     *vecSide
 	vecOnce sync.Once
@@ -729,7 +730,7 @@ func (ix *Index) apply(genDir string, m meta, man manifest, ch changes) (Stats, 
 			}
 			in := newVecInput(d, lx)
 			if ix.arena != nil {
-				in = ix.arena.vecInput(d, lx, ix.termArena)
+				in = arenaVecInput(ix.arena, d, lx, ix.termArena)
 			}
 			ix.added = append(ix.added, in)
 			man[p] = entry{size: o.Size, mtime: o.ModTime, racy: racy, id: in.id, sum: sum}

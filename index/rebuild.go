@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/miramem/mira/internal/arena"
 )
 
 // Rebuild builds a new generation of the index from every entry file and
@@ -59,11 +61,11 @@ func rebuild(src Source, c *call) (st Stats, err error) {
 	if err != nil {
 		return st, fmt.Errorf("stat pass: %w", err)
 	}
-	ix := &Index{src: src, c: c, dir: dir, building: true, arena: &arena{}, termArena: &arena{}}
+	ix := &Index{src: src, c: c, dir: dir, building: true, arena: &arena.Arena{}, termArena: &arena.Arena{}}
 	files := make([]obs, 0, len(stats))
 	for _, s := range stats {
 		if IsEntryPath(s.Path) {
-			s.Path = ix.arena.str(s.Path)
+			s.Path = ix.arena.String(s.Path)
 			files = append(files, obs{FileStat: s, seen: statAt})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/miramem/mira/internal/arena"
 	"github.com/miramem/mira/internal/atomicfile"
 	"github.com/miramem/mira/internal/fault"
 	"github.com/miramem/mira/internal/gitrepo"
@@ -39,6 +40,7 @@ type Tx struct {
 	dry   bool
 	files []pending
 	paths map[string]bool
+	kept  arena.Arena // what the change keeps of the entries handed over
 	// Ops lists what the change does, in order.
 	Ops []Op
 }
@@ -115,6 +117,11 @@ func (tx *Tx) add(e *Entry, owned bool) error {
 		return err
 	}
 	e.Path = RelPath(e)
+	if owned {
+		// A bulk load's million ids and paths live to its end: in the
+		// change's arena, the collector marks a block of them as one.
+		e.ID, e.Path = tx.kept.String(e.ID), tx.kept.String(e.Path)
+	}
 	tx.Ops = append(tx.Ops, Op{Op: "add", ID: e.ID, Kind: e.Kind, Scope: e.Scope, Path: e.Path, Text: e.Body})
 	if tx.dry {
 		return nil
