@@ -21,9 +21,17 @@ import (
 // of changed paths, not the size of the store. A path that changed from a
 // file to a directory is reported as the file plus every file below the
 // directory.
+//
+// Between commits this package made, Diff reads no tree: the journal
+// (journal.go) says what each wrote. Over several commits it may then also
+// report a path that changed and changed back; a caller looks at the files
+// it is given.
 func (r *Repo) Diff(from, to, prefix string) ([]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if paths, ok := r.journalDiff(from, to, prefix); ok {
+		return paths, nil
+	}
 	a, err := r.commitTree(from)
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)

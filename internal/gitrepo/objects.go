@@ -41,6 +41,13 @@ type objectWriter struct {
 	buf     bytes.Buffer
 	zw      *zlib.Writer
 	pack    *packBuilder
+	// dirChanged is set by buildTree when a change removes a directory
+	// or puts a file where one was, or the reverse: the paths written
+	// are then not all the paths that changed (see appendJournal).
+	dirChanged bool
+	// changed are the paths of the files buildTree added, changed or
+	// removed.
+	changed []string
 }
 
 // loose is an object in its temporary file.
