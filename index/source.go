@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/miramem/mira/mem"
 )
@@ -97,7 +98,8 @@ func StatFiles(root string) ([]FileStat, error) {
 	q.cond = sync.NewCond(&q.mu)
 	var (
 		mu    sync.Mutex
-		out   []FileStat
+		parts [][]FileStat
+		total int
 		first error
 		wg    sync.WaitGroup
 	)
@@ -113,7 +115,10 @@ func StatFiles(root string) ([]FileStat, error) {
 				if err != nil && first == nil {
 					first = err
 				}
-				out = append(out, files...)
+				if len(files) > 0 {
+					parts = append(parts, files)
+					total += len(files)
+				}
 				mu.Unlock()
 				q.finish(dirs)
 			}
@@ -122,6 +127,15 @@ func StatFiles(root string) ([]FileStat, error) {
 	wg.Wait()
 	if first != nil {
 		return nil, first
+	}
+	// One copy into a slice of the right size: appended to as they came,
+	// a million files were copied over and over.
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	out := make([]FileStat, 0, total)
+	for _, p := range parts {
+		out = append(out, p...)
 	}
 	return out, nil
 }
@@ -174,12 +188,23 @@ func readDir(root, rel string) (files []FileStat, dirs []string, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("stat pass: %w", err)
 	}
+	// The paths of the directory's files share one buffer: one allocation
+	// where there was one a file (a directory holds 200,000 files in a
+	// store of a million).
+	size := 0
+	for _, e := range ents {
+		size += len(rel) + 1 + len(e.Name())
+	}
+	arena := make([]byte, 0, size)
+	files = make([]FileStat, 0, len(ents))
 	for _, e := range ents {
 		name := e.Name()
 		if name == "" || name[0] == '.' {
 			continue
 		}
-		p := rel + "/" + name
+		at := len(arena)
+		arena = append(append(append(arena, rel...), '/'), name...)
+		p := unsafe.String(&arena[at], len(arena)-at)
 		if e.IsDir() {
 			if mem.IsLiveDir(p) {
 				dirs = append(dirs, p)
