@@ -3,6 +3,7 @@ package index
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -173,6 +174,9 @@ func (q *dirQueue) finish(sub []string) {
 	q.cond.Broadcast()
 }
 
+// readDirBatch is how many entries of a directory readDir reads at once.
+const readDirBatch = 4096
+
 // readDir lists one directory of the stat pass: the entry files in it with
 // their stat data, and the subdirectories to visit next.
 func readDir(root, rel string) (files []FileStat, dirs []string, err error) {
@@ -184,45 +188,50 @@ func readDir(root, rel string) (files []FileStat, dirs []string, err error) {
 		return nil, nil, fmt.Errorf("stat pass: %w", err)
 	}
 	defer f.Close()
-	ents, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, nil, fmt.Errorf("stat pass: %w", err)
-	}
-	// The paths of the directory's files share one buffer: one allocation
-	// where there was one a file (a directory holds 200,000 files in a
-	// store of a million).
-	size := 0
-	for _, e := range ents {
-		size += len(rel) + 1 + len(e.Name())
-	}
-	arena := make([]byte, 0, size)
-	files = make([]FileStat, 0, len(ents))
-	for _, e := range ents {
-		name := e.Name()
-		if name == "" || name[0] == '.' {
-			continue
+	// The directory is read a batch at a time (a directory of 200,000
+	// files read whole grew a slice of that many entries), and the paths
+	// of a batch share one buffer: one allocation where there was one a
+	// file.
+	for {
+		ents, err := f.ReadDir(readDirBatch)
+		if err == io.EOF || err == nil && len(ents) == 0 {
+			break
 		}
-		at := len(arena)
-		arena = append(append(append(arena, rel...), '/'), name...)
-		p := unsafe.String(&arena[at], len(arena)-at)
-		if e.IsDir() {
-			if mem.IsLiveDir(p) {
-				dirs = append(dirs, p)
-			}
-			continue
-		}
-		if !e.Type().IsRegular() || !IsEntryPath(p) {
-			continue
-		}
-		fi, err := fstatat(f, name)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("stat pass: %w", err)
+		}
+		size := 0
+		for _, e := range ents {
+			size += len(rel) + 1 + len(e.Name())
+		}
+		arena := make([]byte, 0, size)
+		for _, e := range ents {
+			name := e.Name()
+			if name == "" || name[0] == '.' {
 				continue
 			}
-			return nil, nil, fmt.Errorf("stat pass: %s: %w", p, err)
+			at := len(arena)
+			arena = append(append(append(arena, rel...), '/'), name...)
+			p := unsafe.String(&arena[at], len(arena)-at)
+			if e.IsDir() {
+				if mem.IsLiveDir(p) {
+					dirs = append(dirs, p)
+				}
+				continue
+			}
+			if !e.Type().IsRegular() || !IsEntryPath(p) {
+				continue
+			}
+			fi, err := fstatat(f, name)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				return nil, nil, fmt.Errorf("stat pass: %s: %w", p, err)
+			}
+			files = append(files, fi)
+			files[len(files)-1].Path = p
 		}
-		files = append(files, fi)
-		files[len(files)-1].Path = p
 	}
 	return files, dirs, nil
 }

@@ -2,9 +2,11 @@ package index
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -112,4 +114,32 @@ func dropKeptManifest() {
 	manifests.Lock()
 	manifests.man = nil
 	manifests.Unlock()
+}
+
+// TestStatFilesManyBatches: a directory of more entries than readDirBatch
+// is listed whole, each file once, with its own path and stat data.
+func TestStatFilesManyBatches(t *testing.T) {
+	f := newFake(t)
+	n := readDirBatch*2 + 17
+	want := map[string]int64{}
+	for i := range n {
+		d := fdoc{id: fmt.Sprintf("N%05d", i), created: t0, text: strings.Repeat("x", i%50)}
+		p := d.path()
+		f.writeFile(t, p, d.encode(), oldTime.Add(time.Duration(i)*time.Second))
+		want[p] = oldTime.Add(time.Duration(i) * time.Second).UnixNano()
+	}
+	got, err := StatFiles(f.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n {
+		t.Fatalf("StatFiles listed %d files, want %d", len(got), n)
+	}
+	for _, st := range got {
+		mt, ok := want[st.Path]
+		if !ok || mt != st.ModTime {
+			t.Fatalf("StatFiles: %+v, want time %d (listed: %v)", st, mt, ok)
+		}
+		delete(want, st.Path)
+	}
 }
