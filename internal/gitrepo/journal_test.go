@@ -121,6 +121,15 @@ func TestJournalDiffMatchesTrees(t *testing.T) {
 	if answered == 0 {
 		t.Fatal("the journal answered no Diff")
 	}
+	// The journal is no part of what git sees: status and fsck stay
+	// clean, and git log walks the same commits.
+	if _, err := os.Stat(filepath.Join(r.gitDir, journalName)); err != nil {
+		t.Fatalf("no journal: %v", err)
+	}
+	assertClean(t, dir)
+	if got := lines(runGit(t, dir, "log", "--format=%H")); len(got) != len(commits) || got[0] != commits[len(commits)-1] {
+		t.Errorf("git log lists %d commits, want %d ending at %s", len(got), len(commits), commits[len(commits)-1])
+	}
 }
 
 // TestJournalDamaged checks that a line whose CRC does not match is not
