@@ -1,9 +1,14 @@
 package gitrepo
 
 import (
+	"bufio"
+	"compress/zlib"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -102,6 +107,10 @@ func (r *Repo) rawTree(h plumbing.Hash) ([]byte, error) {
 	if b, ok := cachedTree(h); ok {
 		return b, nil
 	}
+	if b, ok := r.readLoose(h, plumbing.TreeObject); ok {
+		cacheTree(h, b)
+		return b, nil
+	}
 	read := func() ([]byte, error) {
 		o, err := r.storage.EncodedObject(plumbing.TreeObject, h)
 		if err != nil {
@@ -128,4 +137,41 @@ func (r *Repo) rawTree(h plumbing.Hash) ([]byte, error) {
 	}
 	cacheTree(h, b)
 	return b, nil
+}
+
+// readLoose reads the loose object h of type typ whole into a buffer of its
+// size, or reports false (packed, missing, of another type, damaged) for
+// go-git to read it. go-git copies a loose object into a buffer that grows
+// as it reads: for the 15 MB tree of a directory of 200,000 files, a second
+// of CPU a commit.
+func (r *Repo) readLoose(h plumbing.Hash, typ plumbing.ObjectType) ([]byte, bool) {
+	hex := h.String()
+	f, err := os.Open(filepath.Join(r.objects, hex[:2], hex[2:]))
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	zr, err := zlib.NewReader(bufio.NewReaderSize(f, 64<<10))
+	if err != nil {
+		return nil, false
+	}
+	defer zr.Close()
+	br := bufio.NewReaderSize(zr, 64)
+	head, err := br.ReadString(0)
+	if err != nil {
+		return nil, false
+	}
+	kind, size, ok := strings.Cut(head[:len(head)-1], " ")
+	n, err := strconv.ParseInt(size, 10, 64)
+	if !ok || kind != typ.String() || err != nil || n < 0 || n > 1<<32 {
+		return nil, false
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(br, b); err != nil {
+		return nil, false
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		return nil, false // more than its header says
+	}
+	return b, true
 }

@@ -215,3 +215,45 @@ func TestJournalCut(t *testing.T) {
 		t.Fatal("the newest lines were not kept")
 	}
 }
+
+// TestTreeFromCacheFindsSubtrees: a tree read from the process's cache or
+// from a loose file (not through go-git's storage) still reads its
+// subtrees, as repairIndex's FindEntry needs: decoded without the storage
+// it panicked on the first nested path.
+func TestTreeFromCacheFindsSubtrees(t *testing.T) {
+	t.Parallel()
+	r, dir := newRepo(t)
+	// A root tree large enough for the cache (treeCacheMin).
+	chs := []Change{{Path: "entries/a/x.md"}}
+	writeFile(t, dir, "entries/a/x.md", "x\n")
+	for i := range treeCacheMin / 30 {
+		p := fmt.Sprintf("root-file-%05d.md", i)
+		writeFile(t, dir, p, "r\n")
+		chs = append(chs, Change{Path: p})
+	}
+	first, err := r.Commit(chs, "m", testSig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "entries/a/y.md", "y\n")
+	second, err := r.Commit([]Change{{Path: "entries/a/y.md"}}, "m", testSig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(r.gitDir, journalName))
+	if _, err := r.Diff(first, second, ""); err != nil { // caches the trees
+		t.Fatal(err)
+	}
+	root, err := r.commitTree(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := r.tree(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := tr.FindEntry("entries/a/y.md")
+	if err != nil || e.Name != "y.md" {
+		t.Fatalf("FindEntry = %v, %v", e, err)
+	}
+}
