@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -139,6 +140,9 @@ func (r *Repo) rawTree(h plumbing.Hash) ([]byte, error) {
 	return b, nil
 }
 
+// inflaters keeps zlib readers for readLoose (40 KB each).
+var inflaters sync.Pool
+
 // readLoose reads the loose object h of type typ whole into a buffer of its
 // size, or reports false (packed, missing, of another type, damaged) for
 // go-git to read it. go-git copies a loose object into a buffer that grows
@@ -151,11 +155,18 @@ func (r *Repo) readLoose(h plumbing.Hash, typ plumbing.ObjectType) ([]byte, bool
 		return nil, false
 	}
 	defer f.Close()
-	zr, err := zlib.NewReader(bufio.NewReaderSize(f, 64<<10))
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, false
 	}
-	defer zr.Close()
+	src := bufio.NewReaderSize(f, int(min(max(fi.Size(), 512), 64<<10)))
+	var zr io.ReadCloser
+	if v, ok := inflaters.Get().(io.ReadCloser); ok && v.(zlib.Resetter).Reset(src, nil) == nil {
+		zr = v
+	} else if zr, err = zlib.NewReader(src); err != nil {
+		return nil, false
+	}
+	defer inflaters.Put(zr)
 	br := bufio.NewReaderSize(zr, 64)
 	head, err := br.ReadString(0)
 	if err != nil {
