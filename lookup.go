@@ -70,13 +70,19 @@ func (m *Memory) openLookup() *lookup {
 		h.since, err = m.st.Diff(f.Commit(), head)
 	}
 	if err != nil {
+		f.Close()
 		return h
 	}
 	h.f = f
 	return h
 }
 
-func (h *lookup) close() { h.f = nil }
+func (h *lookup) close() {
+	if h.f != nil {
+		h.f.Close()
+		h.f = nil
+	}
+}
 
 func (h *lookup) pathOf(id string) string {
 	if h.f == nil {

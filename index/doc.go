@@ -38,6 +38,8 @@
 //	    lock                  locked by every process that uses the generation
 //	    vectors-<seq>         the rows, postings and vectors as of the last compaction
 //	    vectors-<seq>.log     the changes since, appended
+//	    hashes-<seq>          the base file's rows by content hash, for writers (finder.go)
+//	    statsum               what the last stat pass that matched the manifest saw (statsum.go)
 //	    model                 the built-in embedder's fitted model (embed.ReadModel)
 //	    damaged               left by a search that found the vectors damaged
 //

@@ -1,7 +1,10 @@
 package index
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,37 +30,8 @@ func TestFinder(t *testing.T) {
 	}
 	check := func(name string, w want) {
 		t.Helper()
-		fi, err := OpenFinder(dir)
-		if err != nil {
-			t.Fatalf("%s: OpenFinder: %v", name, err)
-		}
-		head, _ := f.Head()
-		if fi.Commit() != head {
-			t.Errorf("%s: Commit() = %q, want %q", name, fi.Commit(), head)
-		}
-		// Twice over, so that the second round goes past scanLimit and
-		// answers from the maps.
-		for round := range 2 {
-			for range scanLimit / 2 {
-				for id, p := range w.ids {
-					got, err := fi.PathOf(id)
-					if p == "" {
-						if !errors.Is(err, ErrNotFound) {
-							t.Errorf("%s round %d: PathOf(%s) = %q, %v; want ErrNotFound", name, round, id, got, err)
-						}
-					} else if got != p || err != nil {
-						t.Errorf("%s round %d: PathOf(%s) = %q, %v; want %s", name, round, id, got, err, p)
-					}
-				}
-				for text, ps := range w.hashes {
-					got := fi.ByHash(fakeHash(text))
-					slices.Sort(got)
-					slices.Sort(ps)
-					if !slices.Equal(got, ps) {
-						t.Errorf("%s round %d: ByHash(%q) = %v, want %v", name, round, text, got, ps)
-					}
-				}
-			}
+		for _, fromTable := range []bool{false, true} {
+			checkFinder(t, f, dir, name, fromTable, w.ids, w.hashes)
 		}
 	}
 	check("built", want{
@@ -74,6 +48,71 @@ func TestFinder(t *testing.T) {
 		ids:    map[string]string{"A": a, "B": b, "C": "", "D": d},
 		hashes: map[string][]string{"beta text": nil, "beta text, changed": {b}, "gamma text": nil, "delta text": {d}},
 	})
+}
+
+// dropKeptRows makes the next Finder of this process read the files, as a
+// writer's own process does.
+func dropKeptRows() {
+	rowsKept.Lock()
+	rowsKept.vs = nil
+	rowsKept.Unlock()
+}
+
+// checkFinder checks a Finder's answers: ids (id → path, "" for none) and
+// hashes (text → paths). With fromTable the rows kept in this process are
+// dropped first, so that ByHash answers from the hash table and the log.
+func checkFinder(t *testing.T, f *fakeSource, dir, name string, fromTable bool, ids map[string]string, hashes map[string][]string) {
+	t.Helper()
+	if fromTable {
+		dropKeptRows()
+		name += ", from the hash table"
+	}
+	fi, err := OpenFinder(dir)
+	if err != nil {
+		t.Fatalf("%s: OpenFinder: %v", name, err)
+	}
+	defer fi.Close()
+	{
+		if fromTable && fi.tab == nil {
+			t.Fatalf("%s: no hash table", name)
+		}
+		// ByHash first: PathOf loads the rows.
+		for text, ps := range hashes {
+			got := fi.ByHash(fakeHash(text))
+			ps = slices.Sorted(slices.Values(ps))
+			if !slices.Equal(got, ps) {
+				t.Errorf("%s: ByHash(%q) = %v, want %v", name, text, got, ps)
+			}
+		}
+		head, _ := f.Head()
+		if fi.Commit() != head {
+			t.Errorf("%s: Commit() = %q, want %q", name, fi.Commit(), head)
+		}
+		// Twice over, so that the second round goes past scanLimit and
+		// answers from the maps.
+		for round := range 2 {
+			for range scanLimit / 2 {
+				for id, p := range ids {
+					got, err := fi.PathOf(id)
+					if p == "" {
+						if !errors.Is(err, ErrNotFound) {
+							t.Errorf("%s round %d: PathOf(%s) = %q, %v; want ErrNotFound", name, round, id, got, err)
+						}
+					} else if got != p || err != nil {
+						t.Errorf("%s round %d: PathOf(%s) = %q, %v; want %s", name, round, id, got, err, p)
+					}
+				}
+				for text, ps := range hashes {
+					got := fi.ByHash(fakeHash(text))
+					slices.Sort(got)
+					slices.Sort(ps)
+					if !slices.Equal(got, ps) {
+						t.Errorf("%s round %d: ByHash(%q) = %v, want %v", name, round, text, got, ps)
+					}
+				}
+			}
+		}
+	}
 }
 
 // TestFinderTakesNoLock: a writer holding the generation's bbolt lock (a
@@ -209,5 +248,54 @@ func TestFinderDuringBatch(t *testing.T) {
 	}
 	if got := fi.ByHash(fakeHash("alpha text")); !slices.Equal(got, []string{a}) {
 		t.Errorf("ByHash(alpha text) = %v, want [%s]", got, a)
+	}
+}
+
+// TestFinderHashTableDamaged: a hash table that is torn (a crash while it
+// was written, with no rename to make it whole), damaged, or made for
+// another base file is not believed: the Finder makes it again and answers
+// as the rows do.
+func TestFinderHashTableDamaged(t *testing.T) {
+	f := newFake(t)
+	a := f.writeDoc(t, fdoc{id: "A", created: t0, text: "alpha text"})
+	b := f.writeDoc(t, fdoc{id: "B", created: t0, text: "beta text"})
+	mustOpen(t, f, opts(nil)).Close()
+	dir := filepath.Join(f.root, indexDirName)
+	genDir, m := openedMeta(t, f)
+	want := map[string][]string{"alpha text": {a}, "beta text": {b}, "gamma text": nil}
+	checkFinder(t, f, dir, "first", true, map[string]string{"A": a}, want)
+	name := hashTableName(genDir, m.VecSeq)
+	good, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatalf("no table written: %v", err)
+	}
+	other := append([]byte(nil), good...)
+	other[12]++ // the sequence number of another base file
+	binary.LittleEndian.PutUint32(other[len(other)-4:], crc32.Checksum(other[:len(other)-4], castagnoli))
+	flipped := append([]byte(nil), good...)
+	flipped[hashHeader+3] ^= 0x55 // a hash prefix: a lookup would miss
+	for what, data := range map[string][]byte{
+		"torn":         good[:len(good)-7],
+		"empty":        nil,
+		"damaged":      flipped,
+		"another base": other,
+	} {
+		if err := os.WriteFile(name, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		checkFinder(t, f, dir, what, true, map[string]string{"A": a}, want)
+		if got, err := os.ReadFile(name); err != nil || !bytes.Equal(got, good) {
+			t.Errorf("%s: the table was not made again", what)
+		}
+	}
+	// A table of an older base file is removed with the new one made.
+	old := hashTableName(genDir, m.VecSeq+7)
+	if err := os.WriteFile(old, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(name)
+	checkFinder(t, f, dir, "again", true, map[string]string{"A": a}, want)
+	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the table of another base file stays: %v", err)
 	}
 }

@@ -474,20 +474,31 @@ func (ix *Index) refresh(want probe) error {
 				manc <- read{man, err}
 			}()
 		}
+		// A pass that finds what the last one that matched the manifest
+		// found has nothing to do (statsum.go): the manifest is read
+		// only if the summary cannot tell.
+		summed := false
 		if !looked {
 			pr, looked = want, true
 			if want.full {
-				readMan() // while the stat pass runs
+				sum, ok := statSum{}, false
+				if m.Commit == head && m.Broken == 0 && m.Pending == 0 && len(want.paths) == 0 && len(want.dirs) == 0 {
+					sum, ok = readStatSum(genDir, m)
+				}
+				if !ok {
+					readMan() // while the stat pass runs
+				}
 				if pr = ix.probe(true); pr.err != nil {
 					// Without the stat pass the index is still good
 					// for the commits: go on, and say what was missed.
 					ix.c.warn(ix.dir, pr.err)
 					pr = probe{}
 				}
+				summed = ok && pr.full && sum.sameFiles(pr)
 			}
 		}
 		var man manifest
-		if needManifest(m) {
+		if needManifest(m) && !summed {
 			if manc == nil {
 				readMan()
 			}
@@ -497,7 +508,10 @@ func (ix *Index) refresh(want probe) error {
 			}
 			man = r.man
 		}
-		ch, err := ix.plan(m, man, head, pr, true)
+		ch, err := changes{head: head}, error(nil)
+		if !summed {
+			ch, err = ix.plan(m, man, head, pr, true)
+		}
 		var de *diffError
 		if errors.As(err, &de) {
 			ix.c.warn(ix.dir, fmt.Errorf("%w; running a stat pass", de.err))
@@ -510,6 +524,9 @@ func (ix *Index) refresh(want probe) error {
 			return err
 		}
 		addDependents(&ch, man, time.Now().UnixNano())
+		// The pass matched the manifest: nothing to load or drop (a
+		// busy index below empties the plan without indexing it).
+		matched := pr.full && !summed && ch.empty() && len(ch.broken) == 0
 		if m.Pending > 0 && (!ch.empty() || ix.c.opt.Now().Sub(m.UpdatedAt) >= pendingRetry) {
 			if err := ix.addPending(&ch, genDir, m, man); err != nil {
 				return err
@@ -561,6 +578,13 @@ func (ix *Index) refresh(want probe) error {
 		}
 		ix.lk, ix.kb, ix.gen = bi, kb, genDir
 		ix.tidy(gen)
+		// A full pass that matched the manifest, the meta as planned
+		// with: the next pass that sees the same may skip the manifest.
+		if matched && m.Commit == head && ix.meta == m && m.Pending == 0 {
+			if s, ok := newStatSum(genDir, m, pr); ok {
+				writeStatSum(genDir, s)
+			}
+		}
 		return nil
 	}
 }

@@ -3,12 +3,14 @@ package index
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/miramem/mira/mem"
 )
@@ -97,7 +99,8 @@ func StatFiles(root string) ([]FileStat, error) {
 	q.cond = sync.NewCond(&q.mu)
 	var (
 		mu    sync.Mutex
-		out   []FileStat
+		parts [][]FileStat
+		total int
 		first error
 		wg    sync.WaitGroup
 	)
@@ -113,7 +116,10 @@ func StatFiles(root string) ([]FileStat, error) {
 				if err != nil && first == nil {
 					first = err
 				}
-				out = append(out, files...)
+				if len(files) > 0 {
+					parts = append(parts, files)
+					total += len(files)
+				}
 				mu.Unlock()
 				q.finish(dirs)
 			}
@@ -122,6 +128,15 @@ func StatFiles(root string) ([]FileStat, error) {
 	wg.Wait()
 	if first != nil {
 		return nil, first
+	}
+	// One copy into a slice of the right size: appended to as they came,
+	// a million files were copied over and over.
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	out := make([]FileStat, 0, total)
+	for _, p := range parts {
+		out = append(out, p...)
 	}
 	return out, nil
 }
@@ -159,6 +174,9 @@ func (q *dirQueue) finish(sub []string) {
 	q.cond.Broadcast()
 }
 
+// readDirBatch is how many entries of a directory readDir reads at once.
+const readDirBatch = 4096
+
 // readDir lists one directory of the stat pass: the entry files in it with
 // their stat data, and the subdirectories to visit next.
 func readDir(root, rel string) (files []FileStat, dirs []string, err error) {
@@ -170,34 +188,50 @@ func readDir(root, rel string) (files []FileStat, dirs []string, err error) {
 		return nil, nil, fmt.Errorf("stat pass: %w", err)
 	}
 	defer f.Close()
-	ents, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, nil, fmt.Errorf("stat pass: %w", err)
-	}
-	for _, e := range ents {
-		name := e.Name()
-		if name == "" || name[0] == '.' {
-			continue
+	// The directory is read a batch at a time (a directory of 200,000
+	// files read whole grew a slice of that many entries), and the paths
+	// of a batch share one buffer: one allocation where there was one a
+	// file.
+	for {
+		ents, err := f.ReadDir(readDirBatch)
+		if err == io.EOF || err == nil && len(ents) == 0 {
+			break
 		}
-		p := rel + "/" + name
-		if e.IsDir() {
-			if mem.IsLiveDir(p) {
-				dirs = append(dirs, p)
-			}
-			continue
-		}
-		if !e.Type().IsRegular() || !IsEntryPath(p) {
-			continue
-		}
-		fi, err := fstatat(f, name)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("stat pass: %w", err)
+		}
+		size := 0
+		for _, e := range ents {
+			size += len(rel) + 1 + len(e.Name())
+		}
+		arena := make([]byte, 0, size)
+		for _, e := range ents {
+			name := e.Name()
+			if name == "" || name[0] == '.' {
 				continue
 			}
-			return nil, nil, fmt.Errorf("stat pass: %s: %w", p, err)
+			at := len(arena)
+			arena = append(append(append(arena, rel...), '/'), name...)
+			p := unsafe.String(&arena[at], len(arena)-at)
+			if e.IsDir() {
+				if mem.IsLiveDir(p) {
+					dirs = append(dirs, p)
+				}
+				continue
+			}
+			if !e.Type().IsRegular() || !IsEntryPath(p) {
+				continue
+			}
+			fi, err := fstatat(f, name)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				return nil, nil, fmt.Errorf("stat pass: %s: %w", p, err)
+			}
+			files = append(files, fi)
+			files[len(files)-1].Path = p
 		}
-		files = append(files, fi)
-		files[len(files)-1].Path = p
 	}
 	return files, dirs, nil
 }

@@ -128,7 +128,11 @@
 //     Mira-Model (when an LLM decided), Mira-Usage (its tokens:
 //     "requests=N prompt=N completion=N cached=N"), Mira-Reason. Move refs/heads/main
 //     with compare-and-swap and update .git/index for the changed paths so
-//     that `git status` stays clean.
+//     that `git status` stays clean. Append the commit, its parent and the
+//     paths it changed to .git/mira-changes (a line each, with a CRC), so
+//     that readers learn what changed since a recent commit without
+//     diffing trees; a commit missing from it (made by git, or by another
+//     tool) only costs them that diff.
 //  4. Remove the lock.
 //
 // Nothing is ever destroyed. Forgetting moves a file from

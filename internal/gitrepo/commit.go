@@ -248,6 +248,9 @@ func (r *Repo) commitWith(changes []Change, message string, author Signature, ex
 		return "", fmt.Errorf("move %s: %w", ref, err)
 	}
 	fault.At(fault.RefMoved)
+	if len(extra) == 0 && !ow.dirChanged {
+		r.appendJournal(commit, parent, ow.changed)
+	}
 
 	// From here on the commit exists; failing to update the index must not
 	// make the caller undo the work tree.
@@ -448,6 +451,7 @@ func (r *Repo) buildTree(ow *objectWriter, old plumbing.Hash, chs []*change) (pl
 		if i, ok := lookup(name); ok {
 			if (entries[i].Mode == filemode.Dir) != (mode == filemode.Dir) {
 				resort = true // a file replaced a directory or the reverse
+				ow.dirChanged = true
 			}
 			entries[i].Mode, entries[i].Hash = mode, h
 			return
@@ -484,8 +488,16 @@ func (r *Repo) buildTree(ow *objectWriter, old plumbing.Hash, chs []*change) (pl
 		if c.delete {
 			if i, ok := lookup(name); ok {
 				removed[i] = true
+				if entries[i].Mode == filemode.Dir {
+					ow.dirChanged = true
+				} else {
+					ow.changed = append(ow.changed, c.path)
+				}
 			}
 			continue
+		}
+		if i, ok := lookup(name); !ok || entries[i].Mode != c.mode || entries[i].Hash != c.hash {
+			ow.changed = append(ow.changed, c.path)
 		}
 		set(name, c.mode, c.hash)
 	}

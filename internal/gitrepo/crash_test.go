@@ -144,7 +144,8 @@ func TestKilledAtStep(t *testing.T) {
 				writeFile(t, dir, "entries/old.md", "old\n")
 				writeFile(t, dir, "entries/gone.md", "gone\n")
 				writeFile(t, dir, "entries/keep.md", "keep\n")
-				if _, err := r.Commit([]Change{{Path: "entries/old.md"}, {Path: "entries/gone.md"}, {Path: "entries/keep.md"}}, "first", testSig); err != nil {
+				first, err := r.Commit([]Change{{Path: "entries/old.md"}, {Path: "entries/gone.md"}, {Path: "entries/keep.md"}}, "first", testSig)
+				if err != nil {
 					t.Fatal(err)
 				}
 				cmd := exec.Command(os.Args[0], "-test.run=^TestKilledAtStep$", "-test.count=1")
@@ -183,6 +184,19 @@ func TestKilledAtStep(t *testing.T) {
 				assertClean(t, dir)
 				if _, err := os.Stat(filepath.Join(dir, ".git", "index.lock")); !errors.Is(err, os.ErrNotExist) {
 					t.Errorf("index.lock left: %v", err)
+				}
+				// The journal, with or without the killed commit's line,
+				// answers what the trees answer.
+				head, err := r.Head()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := r.Diff(first, head, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := treeDiff(t, r, first, head, ""); strings.Join(got, " ") != strings.Join(want, " ") {
+					t.Errorf("Diff after the kill = %v, the trees say %v", got, want)
 				}
 			})
 		}

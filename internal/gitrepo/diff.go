@@ -1,10 +1,16 @@
 package gitrepo
 
 import (
+	"bufio"
+	"compress/zlib"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -21,9 +27,17 @@ import (
 // of changed paths, not the size of the store. A path that changed from a
 // file to a directory is reported as the file plus every file below the
 // directory.
+//
+// Between commits this package made, Diff reads no tree: the journal
+// (journal.go) says what each wrote. Over several commits it may then also
+// report a path that changed and changed back; a caller looks at the files
+// it is given.
 func (r *Repo) Diff(from, to, prefix string) ([]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if paths, ok := r.journalDiff(from, to, prefix); ok {
+		return paths, nil
+	}
 	a, err := r.commitTree(from)
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
@@ -94,6 +108,10 @@ func (r *Repo) rawTree(h plumbing.Hash) ([]byte, error) {
 	if b, ok := cachedTree(h); ok {
 		return b, nil
 	}
+	if b, ok := r.readLoose(h, plumbing.TreeObject); ok {
+		cacheTree(h, b)
+		return b, nil
+	}
 	read := func() ([]byte, error) {
 		o, err := r.storage.EncodedObject(plumbing.TreeObject, h)
 		if err != nil {
@@ -120,4 +138,51 @@ func (r *Repo) rawTree(h plumbing.Hash) ([]byte, error) {
 	}
 	cacheTree(h, b)
 	return b, nil
+}
+
+// inflaters keeps zlib readers for readLoose (40 KB each).
+var inflaters sync.Pool
+
+// readLoose reads the loose object h of type typ whole into a buffer of its
+// size, or reports false (packed, missing, of another type, damaged) for
+// go-git to read it. go-git copies a loose object into a buffer that grows
+// as it reads: for the 15 MB tree of a directory of 200,000 files, a second
+// of CPU a commit.
+func (r *Repo) readLoose(h plumbing.Hash, typ plumbing.ObjectType) ([]byte, bool) {
+	hex := h.String()
+	f, err := os.Open(filepath.Join(r.objects, hex[:2], hex[2:]))
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false
+	}
+	src := bufio.NewReaderSize(f, int(min(max(fi.Size(), 512), 64<<10)))
+	var zr io.ReadCloser
+	if v, ok := inflaters.Get().(io.ReadCloser); ok && v.(zlib.Resetter).Reset(src, nil) == nil {
+		zr = v
+	} else if zr, err = zlib.NewReader(src); err != nil {
+		return nil, false
+	}
+	defer inflaters.Put(zr)
+	br := bufio.NewReaderSize(zr, 64)
+	head, err := br.ReadString(0)
+	if err != nil {
+		return nil, false
+	}
+	kind, size, ok := strings.Cut(head[:len(head)-1], " ")
+	n, err := strconv.ParseInt(size, 10, 64)
+	if !ok || kind != typ.String() || err != nil || n < 0 || n > 1<<32 {
+		return nil, false
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(br, b); err != nil {
+		return nil, false
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		return nil, false // more than its header says
+	}
+	return b, true
 }

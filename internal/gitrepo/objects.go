@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,6 +43,13 @@ type objectWriter struct {
 	buf     bytes.Buffer
 	zw      *zlib.Writer
 	pack    *packBuilder
+	// dirChanged is set by buildTree when a change removes a directory
+	// or puts a file where one was, or the reverse: the paths written
+	// are then not all the paths that changed (see appendJournal).
+	dirChanged bool
+	// changed are the paths of the files buildTree added, changed or
+	// removed.
+	changed []string
 }
 
 // loose is an object in its temporary file.
@@ -53,10 +62,40 @@ type loose struct {
 
 func (w *objectWriter) writeTree(t *object.Tree) (plumbing.Hash, error) {
 	obj := &plumbing.MemoryObject{}
-	if err := t.Encode(obj); err != nil {
+	obj.SetType(plumbing.TreeObject)
+	b, err := encodeTree(t.Entries)
+	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("encode tree: %w", err)
 	}
+	obj.Write(b)
 	return w.writeEncoded(obj)
+}
+
+// encodeTree returns the bytes of a tree of entries, as object.Tree.Encode
+// writes them, into one buffer of the right size: Encode formats each
+// entry through fmt and grows its buffer as it goes, a second of CPU for
+// the 200,000 entries of one directory.
+func encodeTree(entries []object.TreeEntry) ([]byte, error) {
+	if !sort.IsSorted(object.TreeEntrySorter(entries)) {
+		return nil, object.ErrEntriesNotSorted
+	}
+	size := 0
+	for i := range entries {
+		size += 7 + 1 + len(entries[i].Name) + 1 + len(entries[i].Hash)
+	}
+	b := make([]byte, 0, size)
+	for i := range entries {
+		e := &entries[i]
+		if strings.IndexByte(e.Name, 0) >= 0 {
+			return nil, fmt.Errorf("malformed filename %q", e.Name)
+		}
+		b = strconv.AppendUint(b, uint64(e.Mode), 8)
+		b = append(b, ' ')
+		b = append(b, e.Name...)
+		b = append(b, 0)
+		b = append(b, e.Hash[:]...)
+	}
+	return b, nil
 }
 
 // writeCommit writes a commit of tree with parents, authored and

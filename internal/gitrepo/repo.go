@@ -241,12 +241,17 @@ func (r *Repo) Head() (string, error) {
 // pack, is not found; like git, the pack list is then read again and the
 // lookup retried once.
 func (r *Repo) tree(h plumbing.Hash) (*object.Tree, error) {
-	if b, ok := cachedTree(h); ok {
+	b, ok := cachedTree(h)
+	if !ok {
+		b, ok = r.readLoose(h, plumbing.TreeObject)
+	}
+	if ok {
 		obj := &plumbing.MemoryObject{}
 		obj.SetType(plumbing.TreeObject)
 		obj.Write(b)
-		t := &object.Tree{}
-		if err := t.Decode(obj); err == nil {
+		// With the storage, as GetTree decodes it: FindEntry reads
+		// subtrees through it.
+		if t, err := object.DecodeTree(r.storage, obj); err == nil {
 			return t, nil
 		}
 	}
