@@ -420,7 +420,10 @@ func (vs *vecStore) baseTerms() ([][]termFreq, error) {
 type lexNorms struct {
 	once sync.Once
 	docs int
-	k    []float64
+	// deadBase counts the dead rows of the base file: with none, a term's
+	// live documents in the base are its postings' count (liveDF).
+	deadBase int
+	k        []float64
 	// own is k for the own text of a row with context (addOwnTerms),
 	// -1 for the others; nil when no row has context.
 	own []float64
@@ -438,6 +441,8 @@ func (vs *vecStore) norms() *lexNorms {
 			if r := &vs.rows[i]; !r.dead {
 				ln.docs++
 				length += uint64(r.flen)
+			} else if i < vs.nbase {
+				ln.deadBase++
 			}
 		}
 		ln.k = make([]float64, len(vs.rows))
@@ -495,6 +500,129 @@ func (vs *vecStore) textTop(terms []string, n int, f *rowFilter) ([]lexHit, erro
 	return vs.textTopGroups(terms, nil, n, f)
 }
 
+// liveDF returns the number of live rows among term's postings. Without
+// dead rows in the base its base postings are counted by their count,
+// without decoding them (a common word has hundreds of thousands at a
+// million entries); they are checked when they are scored.
+func (vs *vecStore) liveDF(term string, ln *lexNorms) (int, error) {
+	if ln.deadBase > 0 {
+		df := 0
+		err := vs.eachPosting(term, func(row int, _ uint32) {
+			if ln.k[row] >= 0 {
+				df++
+			}
+		})
+		return df, err
+	}
+	df := 0
+	if p := vs.lex.postings(term); p != "" {
+		n, w := uvarintString(p)
+		if w <= 0 || n > uint64(len(p)) {
+			return 0, errors.New("bad postings")
+		}
+		df = int(n)
+	}
+	for _, lp := range vs.lexLog[term] {
+		if ln.k[lp.row] >= 0 {
+			df++
+		}
+	}
+	return df, nil
+}
+
+// scoreTerm adds the BM25 score of term, times weight, to the rows of
+// its postings in sc: eachPosting with the score written out, the loop
+// every posting of a query's terms goes through.
+func (vs *vecStore) scoreTerm(term string, idf, weight float64, ln *lexNorms, sc *textScratch) error {
+	add := func(d int, freq uint32) {
+		k := ln.k[d]
+		if k < 0 {
+			return
+		}
+		var tf float64
+		if freq < scorer.MaxSqrtCache {
+			tf = scorer.SqrtCache[int(freq)]
+		} else {
+			tf = math.Sqrt(float64(freq))
+		}
+		if sc.matched[d] == 0 {
+			sc.touched = append(sc.touched, uint32(d))
+		}
+		sc.acc[d] += idf * (tf * search.BM25_k1) / (tf + k) * weight
+		sc.matched[d]++
+	}
+	if p := vs.lex.postings(term); p != "" {
+		if err := scorePostings(p, vs.nbase, ln.k, sc, idf, weight); err != nil {
+			return err
+		}
+	}
+	for _, lp := range vs.lexLog[term] {
+		add(int(lp.row), lp.freq)
+	}
+	return nil
+}
+
+// scorePostings is scoreTerm over a base term's encoded postings p,
+// checked as decodePostings checks them.
+func scorePostings(p string, nrows int, ks []float64, sc *textScratch, idf, weight float64) error {
+	df, n := uvarintString(p)
+	if n <= 0 || df > uint64(len(p)) {
+		return errors.New("bad postings")
+	}
+	p = p[n:]
+	acc, matched := sc.acc[:nrows], sc.matched[:nrows]
+	ks = ks[:nrows]
+	row := uint64(0)
+	for range df {
+		var d, f uint64
+		// One byte each, most of the time: a gap under 128 rows and a
+		// frequency under 128.
+		if len(p) >= 2 && p[0] < 0x80 && p[1] < 0x80 {
+			d, f = uint64(p[0]), uint64(p[1])
+			p = p[2:]
+		} else {
+			var n, m int
+			d, n = uvarintString(p)
+			if n <= 0 {
+				return errors.New("bad postings")
+			}
+			f, m = uvarintString(p[n:])
+			if m <= 0 {
+				return errors.New("bad postings")
+			}
+			p = p[n+m:]
+		}
+		if f == 0 || f > math.MaxUint32 {
+			return errors.New("bad postings")
+		}
+		row += d
+		if row >= uint64(nrows) {
+			return errors.New("a posting past the rows")
+		}
+		k := ks[row]
+		if k < 0 {
+			continue
+		}
+		var tf float64
+		if f < scorer.MaxSqrtCache {
+			tf = scorer.SqrtCache[int(f)]
+		} else {
+			tf = math.Sqrt(float64(f))
+		}
+		if matched[row] == 0 {
+			sc.touched = append(sc.touched, uint32(row))
+		}
+		// The same operations in the same order as in scoreTerm (and
+		// as bleve's), so the sums are the same to the bit.
+		acc[row] += idf * (tf * search.BM25_k1) / (tf + k) * weight
+		matched[row]++
+	}
+	if p != "" {
+		return errors.New("postings longer than their count")
+	}
+	return nil
+}
+
 // textTopGroups is textTop with groups of terms besides the terms: a row
 // scores the best of a group's terms, as a term of the query would, times
 // the group's weight, and the group counts as that weight of a term in the
@@ -543,15 +671,20 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 		plainDF = make([]int, len(terms))
 	}
 	for i, t := range terms {
-		df := 0
-		err := vs.eachPosting(t, func(row int, _ uint32) {
-			if ln.k[row] >= 0 {
-				df++
-				if plainDF != nil && ln.own[row] < 0 {
-					plainDF[i]++
+		var df int
+		var err error
+		if plainDF == nil {
+			df, err = vs.liveDF(t, ln)
+		} else {
+			err = vs.eachPosting(t, func(row int, _ uint32) {
+				if ln.k[row] >= 0 {
+					df++
+					if ln.own[row] < 0 {
+						plainDF[i]++
+					}
 				}
-			}
-		})
+			})
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -568,25 +701,9 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 	}
 	norm := 1.0 / math.Sqrt(sumSq)
 	for _, c := range clauses {
-		weight := c.idf * norm
-		vs.eachPosting(c.term, func(d int, freq uint32) {
-			k := ln.k[d]
-			if k < 0 {
-				return
-			}
-			var tf float64
-			if freq < scorer.MaxSqrtCache {
-				tf = scorer.SqrtCache[int(freq)]
-			} else {
-				tf = math.Sqrt(float64(freq))
-			}
-			score := c.idf * (tf * search.BM25_k1) / (tf + k)
-			if sc.matched[d] == 0 {
-				sc.touched = append(sc.touched, uint32(d))
-			}
-			sc.acc[d] += score * weight
-			sc.matched[d]++
-		})
+		if err := vs.scoreTerm(c.term, c.idf, c.idf*norm, ln, sc); err != nil {
+			return nil, err
+		}
 	}
 	if ln.own != nil {
 		if err := vs.ownScores(terms, plainDF, ln, sc); err != nil {

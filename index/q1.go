@@ -182,11 +182,11 @@ func (qq *q1Query) score6(x *[6]uint64, p *[6 * q1Planes]uint64) int32 {
 // coarseScratch is one coarse pass's scores, by vector, reused.
 var coarseScratch = sync.Pool{New: func() any { return new([]int32) }}
 
-// coarseCandidates returns the rows of the want vectors with the best
-// coarse scores among those that are live, have a vector and pass f (nil:
-// all), ties at the last score all taken, in row order. sets are the
+// coarseCandidates returns the rows (and vectors) of the want vectors
+// with the best coarse scores among those that are live, have a vector
+// and pass f (nil: all), ties at the last score all taken, in row order. sets are the
 // sign codes of the base's vectors and the log's, in that order.
-func (vq *vecQuery) coarseCandidates(f *rowFilter, want int, sets []*q1Set, parts int) []int32 {
+func (vq *vecQuery) coarseCandidates(f *rowFilter, want int, sets []*q1Set, parts int) []coarseHit {
 	vs := vq.side.vs
 	total := 0
 	for _, s := range sets {
@@ -240,7 +240,7 @@ func (vq *vecQuery) coarseCandidates(f *rowFilter, want int, sets []*q1Set, part
 	// Lower the threshold bin by bin until want vectors that pass are
 	// in: each round takes the bins that should bring in what is
 	// missing, at the share of vectors that passed so far.
-	var out []int32
+	out := make([]coarseHit, 0, want+want/8)
 	top, taken, passed := len(hist), 0, 0
 	for top > 0 && len(out) < want {
 		need := want - len(out)
@@ -264,19 +264,22 @@ func (vq *vecQuery) coarseCandidates(f *rowFilter, want int, sets []*q1Set, part
 				continue
 			}
 			passed++
-			out = append(out, row)
+			out = append(out, coarseHit{row, int32(v)})
 		}
 		top = t
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b coarseHit) int { return int(a.row - b.row) })
 	return out
 }
+
+// coarseHit is a candidate of the coarse pass: its row and its vector.
+type coarseHit struct{ row, vec int32 }
 
 // signsFor returns the sign codes to go with the 8-bit codes base and
 // log (codesFor), the base's then the log's, or nil when the scan goes
 // through the 8-bit codes alone.
 func (vs *vecStore) signsFor(base, log *q8Set) []*q1Set {
-	if base == nil || log == nil || vs.q8.signs == nil || vs.q8log.signs == nil {
+	if base == nil || log == nil || vs.q8.signs == nil || vs.q8log.signs == nil || len(base.scale)+len(log.scale) < coarseMin {
 		return nil
 	}
 	return []*q1Set{vs.q8.signs, vs.q8log.signs}
@@ -306,8 +309,8 @@ func (vq *vecQuery) nearestCoarse(f *rowFilter, n int, minCos float64, base, log
 	}
 	ubs := make([]bounded, 0, len(cands))
 	h := make(lowHeap, 0, n)
-	for _, i := range cands {
-		set, v := base, int(vs.rows[i].vec)
+	for _, c := range cands {
+		i, set, v := c.row, base, int(c.vec)
 		if v >= vs.nbaseVec {
 			set, v = log, v-vs.nbaseVec
 		}
