@@ -490,7 +490,7 @@ type textScratch struct {
 	found                []uint32
 }
 
-var textScratchPool = sync.Pool{New: func() any { return new(textScratch) }}
+var textScratchPool keptPool[textScratch]
 
 // lexHit is a row found by words and its BM25 score.
 type lexHit struct {
@@ -643,7 +643,7 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 	if docs == 0 {
 		return nil, nil
 	}
-	sc := textScratchPool.Get().(*textScratch)
+	sc := textScratchPool.get()
 	defer func() {
 		for _, d := range sc.touched {
 			sc.acc[d], sc.matched[d] = 0, 0
@@ -652,7 +652,7 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 			}
 		}
 		sc.touched = sc.touched[:0]
-		textScratchPool.Put(sc)
+		textScratchPool.put(sc)
 	}()
 	if len(sc.acc) < len(vs.rows) {
 		grow := len(vs.rows) + len(vs.rows)/16

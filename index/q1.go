@@ -180,7 +180,7 @@ func (qq *q1Query) score6(x *[6]uint64, p *[6 * q1Planes]uint64) int32 {
 }
 
 // coarseScratch is one coarse pass's scores, by vector, reused.
-var coarseScratch = sync.Pool{New: func() any { return new([]int32) }}
+var coarseScratch keptPool[[]int32]
 
 // coarseCandidates returns the rows (and vectors) of the want vectors
 // with the best coarse scores among those that are live, have a vector
@@ -194,8 +194,8 @@ func (vq *vecQuery) coarseCandidates(f *rowFilter, want int, sets []*q1Set, part
 	}
 	qq := quantizePlanes(vq.vec, sets[0].words)
 	bound := 8 * vs.dim // no score is larger in size
-	sp := coarseScratch.Get().(*[]int32)
-	defer coarseScratch.Put(sp)
+	sp := coarseScratch.get()
+	defer coarseScratch.put(sp)
 	if cap(*sp) < total {
 		*sp = make([]int32, total)
 	}
