@@ -17,3 +17,10 @@ func dotSIMD(a, b *float32, n int) float32
 //
 //go:noescape
 func dotQ8SIMD(u *int16, c *int8, n int) int32
+
+// coarseScores6 writes the coarse scores of the n vectors of six words of
+// signs at signs to out, for the query's four bit planes at planes
+// (q1Query); n is positive.
+//
+//go:noescape
+func coarseScores6(signs, planes *uint64, n int, out *int32)

@@ -76,3 +76,56 @@ loop:
 	VZEROUPPER
 	MOVL         AX, ret+24(FP)
 	RET
+
+// func coarseScores6(signs *uint64, planes *uint64, n int, out *int32)
+//
+// The coarse scores of n vectors of six words of signs each (q1.go):
+// for each, the popcounts of its words and the query's four bit planes
+// (planes[w*4+k]), weighted 1, 2, 4 and -8. n is positive.
+#define PLANES(w) \
+	MOVQ    (w*8)(SI), R8 \
+	MOVQ    R8, R9 \
+	ANDQ    (w*32)(DI), R9 \
+	POPCNTQ R9, R9 \
+	ADDQ    R9, AX \
+	MOVQ    R8, R10 \
+	ANDQ    (w*32+8)(DI), R10 \
+	POPCNTQ R10, R10 \
+	ADDQ    R10, BX \
+	MOVQ    R8, R11 \
+	ANDQ    (w*32+16)(DI), R11 \
+	POPCNTQ R11, R11 \
+	ADDQ    R11, R12 \
+	ANDQ    (w*32+24)(DI), R8 \
+	POPCNTQ R8, R8 \
+	ADDQ    R8, R13
+
+TEXT ·coarseScores6(SB), NOSPLIT, $0-32
+	MOVQ signs+0(FP), SI
+	MOVQ planes+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ out+24(FP), DX
+
+vec:
+	XORQ AX, AX
+	XORQ BX, BX
+	XORQ R12, R12
+	XORQ R13, R13
+	PLANES(0)
+	PLANES(1)
+	PLANES(2)
+	PLANES(3)
+	PLANES(4)
+	PLANES(5)
+	SHLQ $1, BX
+	SHLQ $2, R12
+	SHLQ $3, R13
+	ADDQ BX, AX
+	ADDQ R12, AX
+	SUBQ R13, AX
+	MOVL AX, 0(DX)
+	ADDQ $48, SI
+	ADDQ $4, DX
+	DECQ CX
+	JNZ  vec
+	RET

@@ -638,6 +638,9 @@ func (vq *vecQuery) nearestIn(q Query, linked bool, n int, minCos float64) ([]ve
 		parts = min(runtime.GOMAXPROCS(0), len(vs.rows)/scanChunk)
 	}
 	if base, log := vs.codesFor(); log != nil {
+		if sets := vs.signsFor(base, log); sets != nil {
+			return vq.nearestCoarse(f, n, minCos, base, log, sets, parts), nil
+		}
 		return vq.nearestQ8(f, n, minCos, base, log, parts), nil
 	}
 	tops := make([][]vecHit, parts)

@@ -420,7 +420,10 @@ func (vs *vecStore) baseTerms() ([][]termFreq, error) {
 type lexNorms struct {
 	once sync.Once
 	docs int
-	k    []float64
+	// deadBase counts the dead rows of the base file: with none, a term's
+	// live documents in the base are its postings' count (liveDF).
+	deadBase int
+	k        []float64
 	// own is k for the own text of a row with context (addOwnTerms),
 	// -1 for the others; nil when no row has context.
 	own []float64
@@ -438,6 +441,8 @@ func (vs *vecStore) norms() *lexNorms {
 			if r := &vs.rows[i]; !r.dead {
 				ln.docs++
 				length += uint64(r.flen)
+			} else if i < vs.nbase {
+				ln.deadBase++
 			}
 		}
 		ln.k = make([]float64, len(vs.rows))
@@ -476,9 +481,16 @@ type textScratch struct {
 	ownAcc     []float64
 	ownMatched []uint16
 	ownPosts   []lexPost // the own postings of one search's terms
+	// best is a group's best score by row, found the rows it scored
+	// (zeroed after each group); extra and extraIn the groups' sums by
+	// row (zeroed with the rows touched). Made on the first query with
+	// a group: at a million entries a group of common words scored
+	// hundreds of thousands of rows, through maps, a third of a second.
+	best, extra, extraIn []float64
+	found                []uint32
 }
 
-var textScratchPool = sync.Pool{New: func() any { return new(textScratch) }}
+var textScratchPool keptPool[textScratch]
 
 // lexHit is a row found by words and its BM25 score.
 type lexHit struct {
@@ -495,6 +507,129 @@ func (vs *vecStore) textTop(terms []string, n int, f *rowFilter) ([]lexHit, erro
 	return vs.textTopGroups(terms, nil, n, f)
 }
 
+// liveDF returns the number of live rows among term's postings. Without
+// dead rows in the base its base postings are counted by their count,
+// without decoding them (a common word has hundreds of thousands at a
+// million entries); they are checked when they are scored.
+func (vs *vecStore) liveDF(term string, ln *lexNorms) (int, error) {
+	if ln.deadBase > 0 {
+		df := 0
+		err := vs.eachPosting(term, func(row int, _ uint32) {
+			if ln.k[row] >= 0 {
+				df++
+			}
+		})
+		return df, err
+	}
+	df := 0
+	if p := vs.lex.postings(term); p != "" {
+		n, w := uvarintString(p)
+		if w <= 0 || n > uint64(len(p)) {
+			return 0, errors.New("bad postings")
+		}
+		df = int(n)
+	}
+	for _, lp := range vs.lexLog[term] {
+		if ln.k[lp.row] >= 0 {
+			df++
+		}
+	}
+	return df, nil
+}
+
+// scoreTerm adds the BM25 score of term, times weight, to the rows of
+// its postings in sc: eachPosting with the score written out, the loop
+// every posting of a query's terms goes through.
+func (vs *vecStore) scoreTerm(term string, idf, weight float64, ln *lexNorms, sc *textScratch) error {
+	add := func(d int, freq uint32) {
+		k := ln.k[d]
+		if k < 0 {
+			return
+		}
+		var tf float64
+		if freq < scorer.MaxSqrtCache {
+			tf = scorer.SqrtCache[int(freq)]
+		} else {
+			tf = math.Sqrt(float64(freq))
+		}
+		if sc.matched[d] == 0 {
+			sc.touched = append(sc.touched, uint32(d))
+		}
+		sc.acc[d] += idf * (tf * search.BM25_k1) / (tf + k) * weight
+		sc.matched[d]++
+	}
+	if p := vs.lex.postings(term); p != "" {
+		if err := scorePostings(p, vs.nbase, ln.k, sc, idf, weight); err != nil {
+			return err
+		}
+	}
+	for _, lp := range vs.lexLog[term] {
+		add(int(lp.row), lp.freq)
+	}
+	return nil
+}
+
+// scorePostings is scoreTerm over a base term's encoded postings p,
+// checked as decodePostings checks them.
+func scorePostings(p string, nrows int, ks []float64, sc *textScratch, idf, weight float64) error {
+	df, n := uvarintString(p)
+	if n <= 0 || df > uint64(len(p)) {
+		return errors.New("bad postings")
+	}
+	p = p[n:]
+	acc, matched := sc.acc[:nrows], sc.matched[:nrows]
+	ks = ks[:nrows]
+	row := uint64(0)
+	for range df {
+		var d, f uint64
+		// One byte each, most of the time: a gap under 128 rows and a
+		// frequency under 128.
+		if len(p) >= 2 && p[0] < 0x80 && p[1] < 0x80 {
+			d, f = uint64(p[0]), uint64(p[1])
+			p = p[2:]
+		} else {
+			var n, m int
+			d, n = uvarintString(p)
+			if n <= 0 {
+				return errors.New("bad postings")
+			}
+			f, m = uvarintString(p[n:])
+			if m <= 0 {
+				return errors.New("bad postings")
+			}
+			p = p[n+m:]
+		}
+		if f == 0 || f > math.MaxUint32 {
+			return errors.New("bad postings")
+		}
+		row += d
+		if row >= uint64(nrows) {
+			return errors.New("a posting past the rows")
+		}
+		k := ks[row]
+		if k < 0 {
+			continue
+		}
+		var tf float64
+		if f < scorer.MaxSqrtCache {
+			tf = scorer.SqrtCache[int(f)]
+		} else {
+			tf = math.Sqrt(float64(f))
+		}
+		if matched[row] == 0 {
+			sc.touched = append(sc.touched, uint32(row))
+		}
+		// The same operations in the same order as in scoreTerm (and
+		// as bleve's), so the sums are the same to the bit.
+		acc[row] += idf * (tf * search.BM25_k1) / (tf + k) * weight
+		matched[row]++
+	}
+	if p != "" {
+		return errors.New("postings longer than their count")
+	}
+	return nil
+}
+
 // textTopGroups is textTop with groups of terms besides the terms: a row
 // scores the best of a group's terms, as a term of the query would, times
 // the group's weight, and the group counts as that weight of a term in the
@@ -508,7 +643,7 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 	if docs == 0 {
 		return nil, nil
 	}
-	sc := textScratchPool.Get().(*textScratch)
+	sc := textScratchPool.get()
 	defer func() {
 		for _, d := range sc.touched {
 			sc.acc[d], sc.matched[d] = 0, 0
@@ -517,7 +652,7 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 			}
 		}
 		sc.touched = sc.touched[:0]
-		textScratchPool.Put(sc)
+		textScratchPool.put(sc)
 	}()
 	if len(sc.acc) < len(vs.rows) {
 		grow := len(vs.rows) + len(vs.rows)/16
@@ -543,15 +678,20 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 		plainDF = make([]int, len(terms))
 	}
 	for i, t := range terms {
-		df := 0
-		err := vs.eachPosting(t, func(row int, _ uint32) {
-			if ln.k[row] >= 0 {
-				df++
-				if plainDF != nil && ln.own[row] < 0 {
-					plainDF[i]++
+		var df int
+		var err error
+		if plainDF == nil {
+			df, err = vs.liveDF(t, ln)
+		} else {
+			err = vs.eachPosting(t, func(row int, _ uint32) {
+				if ln.k[row] >= 0 {
+					df++
+					if ln.own[row] < 0 {
+						plainDF[i]++
+					}
 				}
-			}
-		})
+			})
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -568,25 +708,9 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 	}
 	norm := 1.0 / math.Sqrt(sumSq)
 	for _, c := range clauses {
-		weight := c.idf * norm
-		vs.eachPosting(c.term, func(d int, freq uint32) {
-			k := ln.k[d]
-			if k < 0 {
-				return
-			}
-			var tf float64
-			if freq < scorer.MaxSqrtCache {
-				tf = scorer.SqrtCache[int(freq)]
-			} else {
-				tf = math.Sqrt(float64(freq))
-			}
-			score := c.idf * (tf * search.BM25_k1) / (tf + k)
-			if sc.matched[d] == 0 {
-				sc.touched = append(sc.touched, uint32(d))
-			}
-			sc.acc[d] += score * weight
-			sc.matched[d]++
-		})
+		if err := vs.scoreTerm(c.term, c.idf, c.idf*norm, ln, sc); err != nil {
+			return nil, err
+		}
 	}
 	if ln.own != nil {
 		if err := vs.ownScores(terms, plainDF, ln, sc); err != nil {
@@ -596,13 +720,16 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 	// A group's best term for each row it matches, weighted: few rows
 	// name the members of a family.
 	var (
-		extra   map[int]float64 // summed over the groups, by row
-		extraIn map[int]float64 // the groups' weights a row matched
+		extra   []float64 // summed over the groups, by row; nil: no group matched
+		extraIn []float64 // the groups' weights a row matched
 		groupW  float64
 	)
 	for _, g := range groups {
 		groupW += g.weight
-		best := map[int]float64{}
+		if len(sc.best) < len(sc.acc) {
+			sc.best = make([]float64, len(sc.acc))
+		}
+		best, found := sc.best, sc.found[:0]
 		for _, t := range g.terms {
 			df := 0
 			err := vs.eachPosting(t, func(row int, _ uint32) {
@@ -623,19 +750,35 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 					return
 				}
 				tf := math.Sqrt(float64(freq))
+				if best[d] == 0 { // every score is above 0
+					found = append(found, uint32(d))
+				}
 				best[d] = max(best[d], idf*(tf*search.BM25_k1)/(tf+k)*idf*norm)
 			})
 		}
-		for d, s := range best {
+		sc.found = found
+		for _, d := range found {
+			s := best[d]
+			best[d] = 0
 			if extra == nil {
-				extra, extraIn = map[int]float64{}, map[int]float64{}
+				if len(sc.extra) < len(sc.acc) {
+					sc.extra, sc.extraIn = make([]float64, len(sc.acc)), make([]float64, len(sc.acc))
+				}
+				extra, extraIn = sc.extra, sc.extraIn
 			}
 			if sc.matched[d] == 0 && extraIn[d] == 0 {
-				sc.touched = append(sc.touched, uint32(d))
+				sc.touched = append(sc.touched, d)
 			}
 			extra[d] += g.weight * s
 			extraIn[d] += g.weight
 		}
+	}
+	if extra != nil {
+		defer func() {
+			for _, d := range sc.touched {
+				extra[d], extraIn[d] = 0, 0
+			}
+		}()
 	}
 	better := func(a, b lexHit) int {
 		if a.score != b.score {
@@ -650,13 +793,16 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 	// The facts among the rows found add their terms to the rows they
 	// name (facts.go).
 	own := func(d int) (float64, float64) {
+		if extra == nil {
+			return sc.acc[d], float64(sc.matched[d])
+		}
 		return sc.acc[d] + extra[d], float64(sc.matched[d]) + extraIn[d]
 	}
 	var keys map[int]factKey
 	if len(vs.from) > 0 {
 		keys = vs.lexKeys(sc.touched, f, own, func(a, m float64) float64 { return a * (min(m, total) / total) })
 		for d := range keys {
-			if sc.matched[d] == 0 && extraIn[d] == 0 {
+			if sc.matched[d] == 0 && (extraIn == nil || extraIn[d] == 0) {
 				sc.touched = append(sc.touched, uint32(d))
 			}
 		}
@@ -669,7 +815,7 @@ func (vs *vecStore) textTopGroups(terms []string, groups []termGroup, n int, f *
 		}
 		h := lexHit{int(d), sc.acc[d] * (float64(sc.matched[d]) / total)}
 		if extra != nil {
-			h.score = (sc.acc[d] + extra[int(d)]) * ((float64(sc.matched[d]) + extraIn[int(d)]) / total)
+			h.score = (sc.acc[d] + extra[d]) * ((float64(sc.matched[d]) + extraIn[d]) / total)
 		}
 		if keys != nil {
 			if k, ok := keys[int(d)]; ok {

@@ -68,6 +68,7 @@ func (vs *vecStore) coder() func(parts int) {
 		return nil
 	}
 	floats, mapped, n, dim := vs.base[:vs.nbaseVec*vs.dim], vs.mapped, vs.nbaseVec, vs.dim
+	rows := vs.rows[:vs.nbase]
 	if mapped != nil {
 		mapped.refs.Add(1)
 	}
@@ -96,6 +97,16 @@ func (vs *vecStore) coder() func(parts int) {
 				mapped.unmap()
 			}
 		}
+		if n >= coarseMin {
+			b.center = codeCenter(codes, dim)
+			b.signs = buildSigns(codes, dim, b.center, parts, func(s *q1Set) {
+				for i := range rows {
+					if v := rows[i].vec; v >= 0 && int(v) < n {
+						s.row[v] = int32(i)
+					}
+				}
+			})
+		}
 		b.set.Store(codes) // once the floats are let go of
 	}
 }
@@ -112,6 +123,11 @@ type q8Base struct {
 	// the mapping's pages again (see sharedMap.drop), which what else
 	// reads the floats through it, such as a log compaction, maps back.
 	coded atomic.Int32
+	// center and signs, for a base of coarseMin vectors or more, are the
+	// mean the sign codes are taken against and the codes (q1.go); set
+	// before set, read after it.
+	center []float32
+	signs  *q1Set
 }
 
 // q8Drop is how many scans through the codes come between two drops of
@@ -122,8 +138,9 @@ const q8Drop = 64
 // q8Log is the codes of the vectors a store has beyond its base file's
 // (from the log): a few, built by the first scan that uses codes.
 type q8Log struct {
-	once sync.Once
-	set  *q8Set
+	once  sync.Once
+	set   *q8Set
+	signs *q1Set // when the base has them (q1.go)
 }
 
 // q8Enabled is whether scans may use codes: only where the processor
@@ -152,7 +169,19 @@ func (vs *vecStore) codesFor() (base, log *q8Set) {
 			return nil, nil
 		}
 	}
-	vs.q8log.once.Do(func() { vs.q8log.set = quantize(vs.vecs, vs.dim) })
+	vs.q8log.once.Do(func() {
+		set := quantize(vs.vecs, vs.dim)
+		if base != nil && b.signs != nil {
+			vs.q8log.signs = buildSigns(set, vs.dim, b.center, 1, func(s *q1Set) {
+				for i := vs.nbase; i < len(vs.rows); i++ {
+					if v := int(vs.rows[i].vec) - vs.nbaseVec; v >= 0 && v < len(s.row) {
+						s.row[v] = int32(i)
+					}
+				}
+			})
+		}
+		vs.q8log.set = set
+	})
 	log = vs.q8log.set
 	if len(log.scale) != len(vs.vecs)/vs.dim {
 		return nil, nil // vectors put after the codes were made
@@ -362,16 +391,23 @@ func (vq *vecQuery) nearestQ8(f *rowFilter, n int, minCos float64, base, log *q8
 	if len(all) == n {
 		tau = all[0]
 	}
-	// Then the exact cosines of the rows left, highest bound first: once
-	// n rows are in hand, a row whose bound is under the n-th cosine
-	// cannot enter, nor can any after it. At 10k entries a hybrid recall
-	// had 500 rows over tau and needed the cosines of a few dozen.
 	var left []uint64
 	for i, u := range ub {
 		if u >= tau && u != math.Inf(-1) {
 			left = append(left, boundKey(u, i))
 		}
 	}
+	return vq.q8Finish(left, n, minCos, base)
+}
+
+// q8Finish returns the n rows of left (keys of rows and their upper
+// bounds, boundKey) with the highest cosines above minCos, best first.
+func (vq *vecQuery) q8Finish(left []uint64, n int, minCos float64, base *q8Set) []vecHit {
+	vs := vq.side.vs
+	// The exact cosines of the rows left, highest bound first: once n
+	// rows are in hand, a row whose bound is under the n-th cosine cannot
+	// enter, nor can any after it. At 10k entries a hybrid recall had
+	// 500 rows over tau and needed the cosines of a few dozen.
 	slices.Sort(left)
 	top := make([]vecHit, 0, n+1)
 	for _, k := range left {
