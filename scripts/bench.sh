@@ -5,9 +5,9 @@
 #
 #   SIZES="1000 10000 100000"  store sizes to time (default all three);
 #                          SIZES="1000 10000 100000 1000000" adds a million
-#                          entries: opt-in, some 6 GB of disk under $TMPDIR
+#                          entries: opt-in, some 9 GB of disk under $TMPDIR
 #                          (the store's files, its git objects and index,
-#                          the FTS5 databases) and an hour or more
+#                          the FTS5 databases) and some 15 minutes more
 #   BENCH_SVG=docs/bench.svg   where the chart of the timings goes
 #   STORES_ONLY=1              only the generated stores (no embedder, context)
 #   SIZES="" LOCOMO=/none      everything but the stores and LoCoMo
