@@ -7,6 +7,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -77,11 +79,71 @@ func Start(home, target string) (conn, error) {
 				return -1, errors.New("the server stopped before it answered")
 			}
 		}
-		if time.Now().After(deadline) {
+		// A server that builds the index (the first recall after an
+		// import) is waited for as long as the build goes on: a client
+		// that gave up would wait for the same build and then load the
+		// whole index in its own process (1 GB beside the server's at a
+		// million entries).
+		if time.Now().After(deadline) && !building(dir) {
 			return -1, errors.New("the server did not answer in time")
 		}
 		time.Sleep(pause)
 	}
+}
+
+// buildAge is how old a generation being built may be before it is taken
+// for a crashed build's leftovers, as the index takes it.
+const buildAge = time.Hour
+
+// building reports whether a process is building an index generation newer
+// than the current one in the index directory dir: its lock is held.
+func building(dir string) bool {
+	cur := int64(0)
+	if b, err := os.ReadFile(filepath.Join(dir, "CURRENT")); err == nil {
+		cur = genTime(string(bytes.TrimSpace(b)))
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		t := genTime(e.Name())
+		if !e.IsDir() || t <= cur || time.Since(time.Unix(0, t)) > buildAge {
+			continue
+		}
+		if held(filepath.Join(dir, e.Name(), "lock")) {
+			return true
+		}
+	}
+	return false
+}
+
+// genTime is the time in a generation's name (g-<unix ns>), 0 for another
+// name.
+func genTime(name string) int64 {
+	rest, ok := strings.CutPrefix(name, "g-")
+	if !ok {
+		return 0
+	}
+	t, err := strconv.ParseInt(rest, 10, 64)
+	if err != nil || t <= 0 {
+		return 0
+	}
+	return t
+}
+
+// held reports whether another process holds a lock on the existing file
+// at path (which it does not create).
+func held(path string) bool {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	unlock, ok := lockFD(fd)
+	if ok {
+		unlock()
+	}
+	return !ok
 }
 
 // spawn starts `target watch --on-demand` for the store at home, detached.

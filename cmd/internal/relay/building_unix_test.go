@@ -1,0 +1,83 @@
+//go:build unix
+
+package relay
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestBuilding: a generation newer than the current one whose lock a
+// process holds is a build under way, which a client starting the server
+// waits for past StartWait; an idle one, an older one or one from a build
+// that died long ago is not.
+func TestBuilding(t *testing.T) {
+	dir := t.TempDir()
+	gen := func(at time.Time) string {
+		name := fmt.Sprintf("g-%d", at.UnixNano())
+		if err := os.MkdirAll(filepath.Join(dir, name), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name, "lock"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
+	hold := func(name string) func() {
+		fd, err := syscall.Open(filepath.Join(dir, name, "lock"), syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			t.Fatal(err)
+		}
+		return func() { syscall.Close(fd) }
+	}
+	now := time.Now()
+	cur := gen(now.Add(-time.Minute))
+	if err := os.WriteFile(filepath.Join(dir, "CURRENT"), []byte(cur+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if building(dir) {
+		t.Fatal("building with only the current generation")
+	}
+	release := hold(cur) // a reader or writer of the current one
+	if building(dir) {
+		t.Error("the current generation's lock taken for a build")
+	}
+	release()
+
+	next := gen(now)
+	if building(dir) {
+		t.Error("building with a newer generation nobody holds")
+	}
+	release = hold(next)
+	if !building(dir) {
+		t.Error("not building while a newer generation's lock is held")
+	}
+	release()
+
+	old := gen(now.Add(-2 * buildAge))
+	os.WriteFile(filepath.Join(dir, "CURRENT"), []byte(old+"\n"), 0o600)
+	os.RemoveAll(filepath.Join(dir, next))
+	os.RemoveAll(filepath.Join(dir, cur))
+	stale := gen(now.Add(-buildAge - time.Minute))
+	release = hold(stale)
+	defer release()
+	if building(dir) {
+		t.Error("a build started over an hour ago taken for one under way")
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "g-5"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if held(filepath.Join(dir, "g-5", "lock")) {
+		t.Error("a missing lock file taken for a held one")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "g-5", "lock")); err == nil {
+		t.Error("held created a lock file")
+	}
+}
