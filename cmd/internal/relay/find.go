@@ -21,7 +21,9 @@ func find(target string) (string, error) {
 	for _, d := range dirs {
 		p := filepath.Join(d, target)
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
+			// Absolute: a server is started in another directory, where
+			// a path as the user typed it (bin/mira-recall) means nothing.
+			return filepath.Abs(p)
 		}
 	}
 	p, err := exec.LookPath(target)
