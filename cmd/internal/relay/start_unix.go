@@ -80,12 +80,16 @@ func Start(home, target string) (conn, error) {
 			}
 		}
 		// A server that builds the index (the first recall after an
-		// import) is waited for as long as the build goes on: a client
-		// that gave up would wait for the same build and then load the
-		// whole index in its own process (1 GB beside the server's at a
-		// million entries).
-		if time.Now().After(deadline) && !building(dir) {
-			return -1, errors.New("the server did not answer in time")
+		// import) is waited for as long as the build goes on, and
+		// StartWait after it, while the server loads what it built: a
+		// client that gave up would wait for the same build and then
+		// load the whole index in its own process (0.5 to 1 GB beside
+		// the server's at a million entries).
+		if time.Now().After(deadline) {
+			if !building(dir) {
+				return -1, errors.New("the server did not answer in time")
+			}
+			deadline = time.Now().Add(StartWait)
 		}
 		time.Sleep(pause)
 	}
