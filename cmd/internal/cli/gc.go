@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/miramem/mira/index"
@@ -35,11 +34,25 @@ const (
 // goes back to the default (see bulkGC). A command a server runs for a
 // client (o.keep set) leaves the server's target alone, which would
 // otherwise grow with each served recall (make bench: the server's RSS).
+//
+// A command that ends up building the index (a first recall without a
+// server, MIRA_SERVE=0) keeps a million documents: from a heap of
+// commandFloor on, its soft memory limit follows the live heap as bulk
+// work's does (see followLive), where 400% had let it grow to 4.3 GB.
 func commandGC(o *IO) {
-	if os.Getenv("GOGC") == "" && o.keep == nil {
+	if o.keep != nil {
+		return
+	}
+	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
+	setFloor(commandFloor)
 }
+
+// commandFloor is the soft memory limit of a command until its live heap
+// needs more: far above what a command keeps at 100,000 entries, so that
+// its collection target governs there.
+const commandFloor = 1 << 30
 
 // ServerGC gives a long-lived process (the proxy) the runtime's default
 // collection target back, unless GOGC says otherwise: with the short
@@ -195,17 +208,30 @@ func bulkGC(limit int64) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(100)
 	}
-	if limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		liveFloor.Store(limit)
-		debug.SetMemoryLimit(limit)
-		followOnce.Do(func() { go followLive() })
-	}
+	setFloor(limit)
 }
 
 var (
-	liveFloor  atomic.Int64 // the limit bulkGC was given
+	followMu   sync.Mutex
+	liveFloor  int64 // the limit bulkGC or commandGC set; 0: none to follow
 	followOnce sync.Once
 )
+
+// setFloor sets the soft memory limit to floor and has it follow the live
+// heap from there, unless GOMEMLIMIT says otherwise; a floor of 0 sets no
+// limit and stops the following.
+func setFloor(floor int64) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	followMu.Lock()
+	defer followMu.Unlock()
+	liveFloor = max(floor, 0)
+	if floor > 0 {
+		debug.SetMemoryLimit(floor)
+		followOnce.Do(func() { go followLive() })
+	}
+}
 
 // liveHeadroom is what the soft memory limit of bulk work allows above the
 // live heap once that is past the limit bulkGC was given: a quarter of it
@@ -237,6 +263,10 @@ func followLive() {
 		if sample[0].Value.Kind() != metrics.KindUint64 {
 			continue
 		}
-		debug.SetMemoryLimit(liveLimit(int64(sample[0].Value.Uint64()), liveFloor.Load()))
+		followMu.Lock()
+		if liveFloor > 0 && os.Getenv("GOMEMLIMIT") == "" {
+			debug.SetMemoryLimit(liveLimit(int64(sample[0].Value.Uint64()), liveFloor))
+		}
+		followMu.Unlock()
 	}
 }

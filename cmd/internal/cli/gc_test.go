@@ -33,18 +33,20 @@ func TestBulkGC(t *testing.T) {
 		t.Errorf("bulkGC: GOGC %d, limit %d; want 100, %d", gc, limit, bulkMemoryLimit)
 	}
 
-	debug.SetGCPercent(400)
-	debug.SetMemoryLimit(math.MaxInt64)
+	// The environment first: the limit follows the live heap meanwhile
+	// unless GOMEMLIMIT is set.
 	t.Setenv("GOGC", "250")
 	t.Setenv("GOMEMLIMIT", "1GiB")
+	debug.SetGCPercent(400)
+	debug.SetMemoryLimit(math.MaxInt64)
 	bulkGC(bulkMemoryLimit)
 	if gc, limit := current(); gc != 400 || limit != math.MaxInt64 {
 		t.Errorf("bulkGC with GOGC and GOMEMLIMIT set: GOGC %d, limit %d; want both left alone", gc, limit)
 	}
 
-	debug.SetGCPercent(400)
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
+	debug.SetGCPercent(400)
 	bulkGC(0)
 	if gc, limit := current(); gc != 100 || limit != math.MaxInt64 {
 		t.Errorf("bulkGC(0): GOGC %d, limit %d; want 100 and no limit", gc, limit)
@@ -115,9 +117,15 @@ func TestCommandGC(t *testing.T) {
 	if gc := current(); gc != 100 {
 		t.Errorf("a served command set the server's GOGC to %d", gc)
 	}
+	t.Setenv("GOMEMLIMIT", "")
+	prevLimit := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { setFloor(0); debug.SetMemoryLimit(prevLimit) })
 	commandGC(&IO{})
 	if gc := current(); gc != 400 {
 		t.Errorf("a command's GOGC is %d, want 400", gc)
+	}
+	if limit := debug.SetMemoryLimit(-1); limit != commandFloor {
+		t.Errorf("a command's soft memory limit is %d, want %d", limit, int64(commandFloor))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -113,11 +111,7 @@ const loadRecordBytes = 1600
 // commit on. Under bulkMemoryLimit's records it changes nothing. A
 // GOMEMLIMIT of the user's stands.
 func loadGC(n int) {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		floor := max(int64(bulkMemoryLimit), int64(n)*loadRecordBytes)
-		liveFloor.Store(floor)
-		debug.SetMemoryLimit(floor)
-	}
+	setFloor(max(int64(bulkMemoryLimit), int64(n)*loadRecordBytes))
 }
 
 // rememberFlags are mira-remember's flags by the names the library gives
