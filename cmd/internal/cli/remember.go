@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/miramem/mira"
-	"github.com/miramem/mira/internal/arena"
 	"github.com/miramem/mira/mem"
 )
 
@@ -168,7 +167,7 @@ func (c *RememberCmd) collect(o *IO, maxBytes int) ([]*mem.Entry, error) {
 	}
 	if c.JSONL {
 		var out []*mem.Entry
-		var kept entrySlab
+		var kept mem.Slab
 		bad := readRecordsMax(o.In, "<stdin>", mira.MaxRecordBytes(maxBytes), true, func(line int, r mem.Record) error {
 			if strings.TrimSpace(r.Text) == "" {
 				return errors.New(`field "text" is missing or empty`)
@@ -208,7 +207,7 @@ func (c *RememberCmd) collect(o *IO, maxBytes int) ([]*mem.Entry, error) {
 			if err := mem.Validate(&v); err != nil {
 				return err
 			}
-			out = append(out, kept.keep(e))
+			out = append(out, kept.Keep(e))
 			return nil
 		})
 		if len(bad) > 0 {
@@ -239,30 +238,6 @@ func (c *RememberCmd) collect(o *IO, maxBytes int) ([]*mem.Entry, error) {
 		return nil, usagef("nothing to remember: stdin is empty")
 	}
 	return []*mem.Entry{base(string(data))}, nil
-}
-
-// entrySlab keeps the entries of a bulk load, all of which live until
-// their commit and its report: in blocks of entries, their strings in an
-// arena (package arena), so that the collector marks a few hundred objects
-// where it marked several for each of a million records.
-type entrySlab struct {
-	a    arena.Arena
-	slab []mem.Entry
-}
-
-// keep returns a copy of e kept in the slab.
-func (s *entrySlab) keep(e *mem.Entry) *mem.Entry {
-	if len(s.slab) == cap(s.slab) {
-		s.slab = make([]mem.Entry, 0, 1024)
-	}
-	s.slab = append(s.slab, *e)
-	k := &s.slab[len(s.slab)-1]
-	for _, f := range []*string{&k.ID, &k.Kind, &k.Scope, &k.Project, &k.Source, &k.Role, &k.Status,
-		&k.Priority, &k.Pin, &k.PinTask, &k.Level, &k.ReplacedBy, &k.DeletedReason, &k.Body, &k.Path} {
-		*f = s.a.String(*f)
-	}
-	k.Tags = s.a.List(k.Tags)
-	return k
 }
 
 // runUnpin takes the pin of the memory --unpin away.
