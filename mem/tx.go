@@ -381,46 +381,60 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 	if err := WriteFileAtomic(tx.s.journalPath(), jdata, FileMode); err != nil {
 		return "", fmt.Errorf("write journal: %w", err)
 	}
-	// done is how many of the journal's files the change has reached: a
-	// failure undoes those alone, and never removes a file it did not
-	// make (one that appeared at a fresh entry's path meanwhile).
-	done := len(j.Files)
+	// reached marks the journal's files the change has reached: a failure
+	// undoes those alone, and never removes a file it did not make (one
+	// that appeared at a fresh entry's path meanwhile). Once every file is
+	// written, all are.
+	reached := make([]bool, len(j.Files))
+	all := false
 	fail := func(err error) (string, error) {
-		if rerr := tx.s.undo(journal{Head: j.Head, Files: j.Files[:done]}); rerr != nil {
+		undo := j
+		undo.Files = nil
+		for i, f := range j.Files {
+			if all || reached[i] {
+				undo.Files = append(undo.Files, f)
+			}
+		}
+		if rerr := tx.s.undo(undo); rerr != nil {
 			return "", errors.Join(err, fmt.Errorf("roll back: %w", rerr))
 		}
 		os.Remove(tx.s.journalPath())
 		return "", err
 	}
 	batch := len(tx.files) >= batchSync
-	changes := make([]gitrepo.Change, 0, len(tx.files))
+	changes := make([]gitrepo.Change, len(tx.files))
 	dirs := map[string]bool{}
 	made := map[string]bool{} // directories there already or made
+	// A batch's new files are created and their blobs written by workers
+	// (createFresh) once the other files are in place.
+	var (
+		blobs *gitrepo.Blobs
+		fresh []int
+	)
+	if batch {
+		blobs = tx.s.repo.Blobs(len(tx.files))
+		defer blobs.Close()
+	}
 	for i, f := range tx.files {
-		done = i
 		name := tx.abs(f.Path)
 		if f.written {
+			reached[i] = true
 			if !batch {
 				if err := syncFile(name); err != nil {
 					return fail(fmt.Errorf("sync %s: %w", f.Path, err))
 				}
 			}
 			dirs[filepath.Dir(name)] = true
-			changes = append(changes, gitrepo.Change{Path: f.Path})
+			changes[i] = gitrepo.Change{Path: f.Path}
 			continue
 		}
-		data := f.data
-		if f.entry != nil {
-			if data, err = f.entry.Marshal(); err != nil {
-				return fail(fmt.Errorf("memory %s: %w", f.entry.ID, err))
-			}
-		}
-		if data == nil {
+		if f.entry == nil && f.data == nil {
 			if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fail(fmt.Errorf("remove %s: %w", f.Path, err))
 			}
+			reached[i] = true
 			dirs[filepath.Dir(name)] = true
-			changes = append(changes, gitrepo.Change{Path: f.Path, Delete: true})
+			changes[i] = gitrepo.Change{Path: f.Path, Delete: true}
 			continue
 		}
 		if d := filepath.Dir(name); !made[d] {
@@ -430,30 +444,38 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 			made[d] = true
 		}
 		if f.fresh && batch {
-			err = atomicfile.Create(name, data, FileMode)
-		} else {
-			if f.fresh {
-				if _, lerr := os.Lstat(name); lerr == nil {
-					err = fs.ErrExist
-				}
+			fresh = append(fresh, i)
+			continue
+		}
+		data := f.data
+		if f.entry != nil {
+			var err error
+			if data, err = f.entry.Marshal(); err != nil {
+				return fail(fmt.Errorf("memory %s: %w", f.entry.ID, err))
 			}
-			if err == nil {
-				err = atomicfile.Write(name, data, FileMode, !batch)
+		}
+		var err error
+		if f.fresh {
+			if _, lerr := os.Lstat(name); lerr == nil {
+				err = fs.ErrExist
 			}
+		}
+		if err == nil {
+			err = atomicfile.Write(name, data, FileMode, !batch)
 		}
 		if errors.Is(err, fs.ErrExist) && f.fresh {
-			if f.entry != nil {
-				return fail(existsError(f.entry))
-			}
-			return fail(fmt.Errorf("%s already exists", f.Path))
+			return fail(tx.existsError(&f))
 		}
+		reached[i] = true // a failed write may have left part of it
 		if err != nil {
-			done++ // a failed write may have left part of it
 			return fail(fmt.Errorf("write %s: %w", f.Path, err))
 		}
-		changes = append(changes, gitrepo.Change{Path: f.Path})
+		changes[i] = gitrepo.Change{Path: f.Path}
 	}
-	done = len(j.Files)
+	if err := tx.createFresh(fresh, blobs, changes, reached); err != nil {
+		return fail(err)
+	}
+	all = true
 	if batch {
 		if err := syncFS(tx.s.Root); err != nil {
 			return fail(err)
@@ -467,9 +489,14 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 	}
 	fault.At(fault.TxFilesWritten)
 	var hash string
-	if others != nil {
+	switch {
+	case blobs != nil && others != nil:
+		hash, err = blobs.CommitMerge(changes, b.String(), tx.s.sig(), others...)
+	case blobs != nil:
+		hash, err = blobs.Commit(changes, b.String(), tx.s.sig())
+	case others != nil:
 		hash, err = tx.s.repo.CommitMerge(changes, b.String(), tx.s.sig(), others...)
-	} else {
+	default:
 		hash, err = tx.s.repo.Commit(changes, b.String(), tx.s.sig())
 	}
 	if err != nil && !errors.Is(err, gitrepo.ErrIndexStale) {

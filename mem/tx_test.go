@@ -348,8 +348,11 @@ func TestAddOwnedWritesWhatAddWould(t *testing.T) {
 // as it was, and the rest of the change is undone; in a batch, whose new
 // files are created in place, and in a small change.
 func TestFreshPathTakenBeforeCommit(t *testing.T) {
-	for _, n := range []int{batchSync + 4, 2} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
+	// A batch makes its files out of order: the path taken in its middle
+	// leaves files both before and after it to remove.
+	for _, c := range []struct{ n, at int }{{batchSync + 4, batchSync + 3}, {batchSync + 4, batchSync / 2}, {2, 1}} {
+		n := c.n
+		t.Run(fmt.Sprint(n, "/", c.at), func(t *testing.T) {
 			st := newTestStore(t)
 			at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 			tx := st.Begin(false)
@@ -365,7 +368,7 @@ func TestFreshPathTakenBeforeCommit(t *testing.T) {
 				}
 				added = append(added, e)
 			}
-			taken := added[n-1]
+			taken := added[c.at]
 			name := filepath.Join(st.Root, filepath.FromSlash(taken.Path))
 			if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 				t.Fatal(err)
@@ -380,7 +383,10 @@ func TestFreshPathTakenBeforeCommit(t *testing.T) {
 			if got, err := os.ReadFile(name); err != nil || string(got) != "someone else's\n" {
 				t.Errorf("the file at the taken path: %q, %v; want it kept", got, err)
 			}
-			for _, e := range added[:n-1] {
+			for _, e := range added {
+				if e == taken {
+					continue
+				}
 				if _, err := os.Stat(filepath.Join(st.Root, filepath.FromSlash(e.Path))); !errors.Is(err, fs.ErrNotExist) {
 					t.Errorf("%s: %v after the refused change, want it gone", e.Path, err)
 				}

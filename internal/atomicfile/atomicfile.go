@@ -114,22 +114,28 @@ func SyncDir(dir string) error {
 // writer removes them again when it fails (a store's journal, Store.Recover).
 // It fails with an error matching fs.ErrExist when name exists; a failed
 // write removes what it made. Nothing is synced (the caller syncs a whole
-// batch at once). The file's mode is perm less the umask.
-func Create(name string, data []byte, perm os.FileMode) error {
+// batch at once). The file's mode is perm less the umask. It returns the
+// file's stat data, taken from the open file after the write: what a
+// later stat finds while nobody touches the file.
+func Create(name string, data []byte, perm os.FileMode) (os.FileInfo, error) {
 	if err := Check(name); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+		return nil, fmt.Errorf("write %s: %w", name, err)
 	}
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+		return nil, fmt.Errorf("write %s: %w", name, err)
 	}
+	var fi os.FileInfo
 	_, err = f.Write(data)
+	if err == nil {
+		fi, err = f.Stat()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		os.Remove(name)
-		return fmt.Errorf("write %s: %w", name, err)
+		return nil, fmt.Errorf("write %s: %w", name, err)
 	}
-	return nil
+	return fi, nil
 }

@@ -36,6 +36,9 @@ type Signature struct {
 type Change struct {
 	Path   string
 	Delete bool
+	// blob is the file's blob and index entry when Blobs.Add recorded
+	// it as written: the commit does not read the file.
+	blob *indexEntry
 }
 
 // change is a normalised Change with the blob it records.
@@ -72,7 +75,7 @@ func (r *Repo) Commit(changes []Change, message string, author Signature) (strin
 	if len(changes) == 0 {
 		return "", ErrNothingToCommit
 	}
-	return r.commitWith(changes, message, author, nil)
+	return r.commitWith(nil, changes, message, author, nil)
 }
 
 // CommitMerge is Commit for a merge: the new commit has the current
@@ -80,21 +83,35 @@ func (r *Repo) Commit(changes []Change, message string, author Signature) (strin
 // merge even when changes are empty or leave the tree as it was, since the
 // parents alone say what was merged. The other parents must exist.
 func (r *Repo) CommitMerge(changes []Change, message string, author Signature, others ...string) (string, error) {
-	extra := make([]plumbing.Hash, 0, len(others))
-	for _, o := range others {
-		h, ok := parseHash(strings.ToLower(o))
-		if !ok {
-			return "", fmt.Errorf("merge parent %q is not a full commit hash", o)
-		}
-		extra = append(extra, h)
+	extra, err := mergeParents(others)
+	if err != nil {
+		return "", err
 	}
 	if len(extra) == 0 {
 		return r.Commit(changes, message, author)
 	}
-	return r.commitWith(changes, message, author, extra)
+	return r.commitWith(nil, changes, message, author, extra)
 }
 
-func (r *Repo) commitWith(changes []Change, message string, author Signature, extra []plumbing.Hash) (string, error) {
+// mergeParents parses the hashes of a merge's other parents.
+func mergeParents(others []string) ([]plumbing.Hash, error) {
+	extra := make([]plumbing.Hash, 0, len(others))
+	for _, o := range others {
+		h, ok := parseHash(strings.ToLower(o))
+		if !ok {
+			return nil, fmt.Errorf("merge parent %q is not a full commit hash", o)
+		}
+		extra = append(extra, h)
+	}
+	return extra, nil
+}
+
+// commitWith makes the commit; ow, when not nil, holds the blobs a Blobs
+// wrote and takes the commit's other objects too.
+func (r *Repo) commitWith(ow *objectWriter, changes []Change, message string, author Signature, extra []plumbing.Hash) (string, error) {
+	if ow != nil {
+		defer ow.abort() // whatever happens before the objects are flushed
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	chs, err := normalize(changes)
@@ -145,17 +162,25 @@ func (r *Repo) commitWith(changes []Change, message string, author Signature, ex
 		parentTree = c.TreeHash
 	}
 
-	ow := &objectWriter{dir: r.objects}
-	if writes(chs) >= PackMin {
-		ow.pack = &packBuilder{dir: filepath.Join(r.objects, "pack")}
+	if ow == nil {
+		ow = &objectWriter{dir: r.objects}
+		if writes(chs) >= PackMin {
+			ow.pack = &packBuilder{dir: filepath.Join(r.objects, "pack")}
+		}
+		defer ow.abort()
 	}
-	defer ow.abort()
 	plain := map[string]bool{} // directories looked at: not symbolic links
 	for _, c := range chs {
 		if c.delete {
 			continue
 		}
-		if err := r.hashFile(ow, c, plain); err != nil {
+		if err := r.plainDirs(c.path, plain); err != nil {
+			return "", err
+		}
+		if c.entry != nil {
+			continue // Blobs.Add wrote its blob
+		}
+		if err := r.hashFile(ow, c); err != nil {
 			return "", err
 		}
 	}
@@ -310,7 +335,14 @@ func normalize(changes []Change) ([]*change, error) {
 		if err := validPath(c.Path); err != nil {
 			return nil, err
 		}
-		byPath[c.Path] = &change{path: c.Path, delete: c.Delete, sub: c.Path}
+		ch := &change{path: c.Path, delete: c.Delete, sub: c.Path}
+		if e := c.blob; e != nil && !c.Delete {
+			if e.mode == 0 {
+				return nil, fmt.Errorf("hash %s: written without its stat data", c.Path)
+			}
+			ch.mode, ch.hash, ch.entry = e.mode, e.hash, e
+		}
+		byPath[c.Path] = ch
 	}
 	out := make([]*change, 0, len(byPath))
 	for _, c := range byPath {
@@ -360,24 +392,29 @@ func cleanSignature(s Signature) object.Signature {
 	return object.Signature{Name: strip(s.Name), Email: strip(s.Email), When: when}
 }
 
-// hashFile writes the blob of c's file and fills in its mode and index
-// entry. The file is stat-ed before it is read, as git does: a write that
-// races with the read then changes the stat data or leaves the entry racily
-// clean, and git looks at the content either way. plain holds the
-// directories of this commit found not to be symbolic links, each looked
-// at once (a million files share a handful of directories).
-func (r *Repo) hashFile(ow *objectWriter, c *change, plain map[string]bool) error {
-	// git does not follow a symbolic link in the middle of a path, so a
-	// file reached through one cannot be recorded under that path.
-	for dir := path.Dir(c.path); dir != "." && !plain[dir]; dir = path.Dir(dir) {
+// plainDirs refuses a path reached through a symbolic link: git does not
+// follow one in the middle of a path, so such a file cannot be recorded
+// under that path. plain holds the directories of this commit found not to
+// be symbolic links, each looked at once (a million files share a handful
+// of directories).
+func (r *Repo) plainDirs(p string, plain map[string]bool) error {
+	for dir := path.Dir(p); dir != "." && !plain[dir]; dir = path.Dir(dir) {
 		fi, err := os.Lstat(filepath.Join(r.workDir, filepath.FromSlash(dir)))
 		if err == nil && fi.Mode()&os.ModeSymlink != 0 {
-			return fmt.Errorf("hash %s: %s is a symbolic link", c.path, dir)
+			return fmt.Errorf("hash %s: %s is a symbolic link", p, dir)
 		}
 		if err == nil {
 			plain[dir] = true
 		}
 	}
+	return nil
+}
+
+// hashFile writes the blob of c's file and fills in its mode and index
+// entry. The file is stat-ed before it is read, as git does: a write that
+// races with the read then changes the stat data or leaves the entry racily
+// clean, and git looks at the content either way.
+func (r *Repo) hashFile(ow *objectWriter, c *change) error {
 	abs := filepath.Join(r.workDir, filepath.FromSlash(c.path))
 	lfi, err := os.Lstat(abs)
 	if err != nil {

@@ -69,6 +69,50 @@ func (p *packBuilder) add(h plumbing.Hash, t plumbing.ObjectType, data []byte) e
 	if p.have[h] {
 		return nil
 	}
+	if err := encodeEntry(&p.zbuf, &p.zw, t, data); err != nil {
+		return err
+	}
+	return p.addEncoded(h, p.zbuf.Bytes(), crc32.ChecksumIEEE(p.zbuf.Bytes()))
+}
+
+// encodeEntry puts the pack entry of an object, its header and its
+// compressed bytes, in buf, with the compressor *zw (made on first use).
+func encodeEntry(buf *bytes.Buffer, zw **zlib.Writer, t plumbing.ObjectType, data []byte) error {
+	// The entry's header: the type in bits 4–6 of the first byte, the
+	// inflated size in its low 4 bits and then 7 bits a byte, each byte
+	// but the last with its high bit set.
+	buf.Reset()
+	size := uint64(len(data))
+	c := byte(t)<<4 | byte(size&0x0f)
+	size >>= 4
+	for size != 0 {
+		buf.WriteByte(c | 0x80)
+		c = byte(size & 0x7f)
+		size >>= 7
+	}
+	buf.WriteByte(c)
+	// Speed over size, as for loose objects; Repack compresses properly.
+	if *zw == nil {
+		w, err := zlib.NewWriterLevel(buf, zlib.BestSpeed)
+		if err != nil {
+			return err
+		}
+		*zw = w
+	} else {
+		(*zw).Reset(buf)
+	}
+	if _, err := (*zw).Write(data); err != nil {
+		return err
+	}
+	return (*zw).Close()
+}
+
+// addEncoded appends an entry encodeEntry made, whose CRC-32 is crc,
+// unless the pack holds its object already.
+func (p *packBuilder) addEncoded(h plumbing.Hash, entry []byte, crc uint32) error {
+	if p.have[h] {
+		return nil
+	}
 	if p.f == nil {
 		if err := os.MkdirAll(p.dir, 0o700); err != nil {
 			return err
@@ -83,42 +127,15 @@ func (p *packBuilder) add(h plumbing.Hash, t plumbing.ObjectType, data []byte) e
 			return err
 		}
 		p.off = packHeaderSize
-		p.have = make(map[plumbing.Hash]bool)
-	}
-	// The entry's header: the type in bits 4–6 of the first byte, the
-	// inflated size in its low 4 bits and then 7 bits a byte, each byte
-	// but the last with its high bit set.
-	p.zbuf.Reset()
-	size := uint64(len(data))
-	c := byte(t)<<4 | byte(size&0x0f)
-	size >>= 4
-	for size != 0 {
-		p.zbuf.WriteByte(c | 0x80)
-		c = byte(size & 0x7f)
-		size >>= 7
-	}
-	p.zbuf.WriteByte(c)
-	// Speed over size, as for loose objects; Repack compresses properly.
-	if p.zw == nil {
-		zw, err := zlib.NewWriterLevel(&p.zbuf, zlib.BestSpeed)
-		if err != nil {
-			return err
+		if p.have == nil {
+			p.have = make(map[plumbing.Hash]bool)
 		}
-		p.zw = zw
-	} else {
-		p.zw.Reset(&p.zbuf)
 	}
-	if _, err := p.zw.Write(data); err != nil {
+	if _, err := p.w.Write(entry); err != nil {
 		return err
 	}
-	if err := p.zw.Close(); err != nil {
-		return err
-	}
-	if _, err := p.w.Write(p.zbuf.Bytes()); err != nil {
-		return err
-	}
-	p.entries = append(p.entries, packEntry{hash: h, off: p.off, crc: crc32.ChecksumIEEE(p.zbuf.Bytes())})
-	p.off += uint64(p.zbuf.Len())
+	p.entries = append(p.entries, packEntry{hash: h, off: p.off, crc: crc})
+	p.off += uint64(len(entry))
 	p.have[h] = true
 	return nil
 }
