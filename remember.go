@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miramem/mira/mem"
@@ -76,16 +79,15 @@ func (r *RememberResult) Entries() []*mem.Entry {
 // and kind are not stored twice, and the whole batch is all or nothing.
 // Entries without a kind are notes; without a scope, global; without a
 // project, the Memory's; a goal or task without a status is open. A refused entry makes an *InvalidError (a
-// *SecretError for a credential) and nothing is written.
+// *SecretError for a credential) and nothing is written. Remember fills
+// in the entries' defaults, many at once: each entry must appear once.
 func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt RememberOptions) (*RememberResult, error) {
 	if len(entries) == 0 {
 		return nil, invalidf("nothing to remember")
 	}
 	opt.MaxBytes = cmp.Or(opt.MaxBytes, m.cfg.Remember.MaxBytes)
-	for _, e := range entries {
-		if err := prepare(e, opt, m.opt.Project); err != nil {
-			return nil, err
-		}
+	if err := eachEntry(entries, func(e *mem.Entry) error { return prepare(e, opt, m.opt.Project) }); err != nil {
+		return nil, err
 	}
 	if opt.UntilTask != "" {
 		if err := m.checkLeaseTask(ctx, opt.UntilTask); err != nil {
@@ -122,6 +124,9 @@ func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt Remembe
 		e.Scope = cmp.Or(e.Scope, mem.DefaultScope)
 		if e.Status == "" && (e.Kind == mem.KindGoal || e.Kind == mem.KindTask) {
 			e.Status = "open" // a new goal or task is open until it says otherwise
+		}
+		if old == nil {
+			continue // prepare checked it with these very fields
 		}
 		if err := check(e, opt.AllowSecret); err != nil {
 			return nil, err
@@ -196,9 +201,48 @@ func Check(entries []*mem.Entry, opt RememberOptions) error {
 	if len(entries) == 0 {
 		return invalidf("nothing to remember")
 	}
-	for _, e := range entries {
+	return eachEntry(entries, func(e *mem.Entry) error {
 		c := *e
-		if err := prepare(&c, opt, ""); err != nil {
+		return prepare(&c, opt, "")
+	})
+}
+
+// eachEntry calls fn with each entry, on every core when they are many
+// (a bulk load's million: scanning each for credentials is seconds of
+// CPU), and returns the error of the first entry in order that failed.
+func eachEntry(entries []*mem.Entry, fn func(*mem.Entry) error) error {
+	const chunk = 4096
+	if len(entries) <= chunk {
+		for _, e := range entries {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make([]error, (len(entries)+chunk-1)/chunk)
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	for range min(runtime.GOMAXPROCS(0), len(errs)) {
+		wg.Go(func() {
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= len(errs) {
+					return
+				}
+				for _, e := range entries[k*chunk : min(len(entries), (k+1)*chunk)] {
+					if errs[k] = fn(e); errs[k] != nil {
+						break
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package mira
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -203,5 +204,38 @@ func TestForgetReasonSecret(t *testing.T) {
 	}
 	if _, err := m.Forget(ctx, []string{id}, ForgetOptions{Reason: "leaked " + githubKey, AllowSecret: true}); err != nil {
 		t.Fatalf("Forget with AllowSecret: %v", err)
+	}
+}
+
+// TestRememberManyRefusesFirst: a batch large enough to be checked on
+// several cores is refused for the first bad entry in order (the kind at
+// 5,000 before the key at 9,000, however the work was shared), and a
+// secret anywhere in it keeps the whole batch out.
+func TestRememberManyRefusesFirst(t *testing.T) {
+	m := open(t, false)
+	ctx := t.Context()
+	head := gitOut(t, m.Root(), "rev-parse", "HEAD")
+	batch := func() []*mem.Entry {
+		es := make([]*mem.Entry, 10000)
+		for i := range es {
+			es[i] = &mem.Entry{Body: fmt.Sprintf("ordinary note %d", i)}
+		}
+		es[9000].Body = "the key is " + stripeKey
+		return es
+	}
+	es := batch()
+	es[5000].Kind = "recipe"
+	_, err := m.Remember(ctx, es, RememberOptions{})
+	if err == nil || secretErr(err) != nil || !strings.Contains(err.Error(), "recipe") {
+		t.Errorf("Remember = %v, want the kind of entry 5000 refused", err)
+	}
+	if err := Check(es, RememberOptions{}); err == nil || !strings.Contains(err.Error(), "recipe") {
+		t.Errorf("Check = %v, want the kind of entry 5000 refused", err)
+	}
+	if _, err := m.Remember(ctx, batch(), RememberOptions{}); secretErr(err) == nil {
+		t.Errorf("Remember = %v, want a *SecretError", err)
+	}
+	if got := gitOut(t, m.Root(), "rev-parse", "HEAD"); got != head {
+		t.Error("a refused batch was committed")
 	}
 }

@@ -65,15 +65,9 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 		bulkGC(bulkMemoryLimit)
 	}
 	maxBytes := o.config().Remember.MaxBytes
-	entries, err := c.collect(o, maxBytes)
-	if err != nil {
-		return err
-	}
-	if c.JSONL || c.Lines {
-		loadGC(len(entries))
-	}
 	var lease mira.Lease
 	if c.Until != "" {
+		var err error
 		if lease, err = mira.ParseLease(c.Until, time.Now()); err != nil {
 			return usagef("--until: %v", err)
 		}
@@ -83,6 +77,13 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 	}
 	opt := mira.RememberOptions{Replace: c.Replace, DryRun: c.DryRun, AllowSecret: c.AllowSecret, Source: c.Source, Until: lease.Until,
 		UntilTask: lease.Task, MaxBytes: maxBytes}
+	entries, err := c.collect(o, opt)
+	if err != nil {
+		return err
+	}
+	if c.JSONL || c.Lines {
+		loadGC(len(entries))
+	}
 	res, err := c.remember(ctx, o, entries, opt)
 	var se *mira.SecretError
 	switch {
@@ -120,8 +121,12 @@ var rememberFlags = map[string]string{"replace": "--replace", "kind": "--kind", 
 // remember checks the entries, then opens the store and stores them:
 // refused input must not create the store.
 func (c *RememberCmd) remember(ctx context.Context, o *IO, entries []*mem.Entry, opt mira.RememberOptions) (*mira.RememberResult, error) {
-	if err := mira.Check(entries, opt); err != nil {
-		return nil, err
+	// Records read with --jsonl were checked one by one as they were read,
+	// each named by its line.
+	if !c.JSONL {
+		if err := mira.Check(entries, opt); err != nil {
+			return nil, err
+		}
 	}
 	// A dry run writes nothing, a new store included.
 	m, err := c.openWith(ctx, o, "mira-remember", project(o, ""), openOptions{existing: opt.DryRun, absent: opt.DryRun})
@@ -147,9 +152,10 @@ func (c *RememberCmd) print(o *IO, res *mira.RememberResult) error {
 }
 
 // collect builds the entries to store from arguments or stdin. Each JSONL
-// record is checked against the limits of a memory (maxBytes for its
-// text) as it is read, so that an error names its line.
-func (c *RememberCmd) collect(o *IO, maxBytes int) ([]*mem.Entry, error) {
+// record is checked as Remember checks it with opt (the limits of a
+// memory, credentials, the fields' values) as it is read, so that an
+// error names its line.
+func (c *RememberCmd) collect(o *IO, opt mira.RememberOptions) ([]*mem.Entry, error) {
 	if c.Lines && c.JSONL {
 		return nil, usagef("--lines and --jsonl cannot be used together")
 	}
@@ -168,7 +174,7 @@ func (c *RememberCmd) collect(o *IO, maxBytes int) ([]*mem.Entry, error) {
 	if c.JSONL {
 		var out []*mem.Entry
 		var kept mem.Slab
-		bad := readRecordsMax(o.In, "<stdin>", mira.MaxRecordBytes(maxBytes), true, func(line int, r mem.Record) error {
+		bad := readRecordsMax(o.In, "<stdin>", mira.MaxRecordBytes(opt.MaxBytes), true, func(line int, r mem.Record) error {
 			if strings.TrimSpace(r.Text) == "" {
 				return errors.New(`field "text" is missing or empty`)
 			}
@@ -190,21 +196,12 @@ func (c *RememberCmd) collect(o *IO, maxBytes int) ([]*mem.Entry, error) {
 			if e.Role == "" {
 				e.Role = c.Role
 			}
-			if err := mira.CheckSize(e, maxBytes); err != nil {
-				return err
-			}
-			if !c.AllowSecret {
-				// Named by its line here: Remember's own refusal could
-				// only say where in the text.
-				var se *mira.SecretError
-				if err := mira.CheckSecret(e); errors.As(err, &se) {
+			// Checked as Remember will check it, named by its line
+			// here: Remember's own refusal could not say which record.
+			if err := mira.Check([]*mem.Entry{e}, opt); err != nil {
+				if se := (*mira.SecretError)(nil); errors.As(err, &se) {
 					return errors.New(se.Explain("use --allow-secret if you are sure"))
 				}
-			}
-			v := *e
-			v.Kind = cmp.Or(v.Kind, mem.KindNote)
-			v.Scope = cmp.Or(v.Scope, mem.DefaultScope)
-			if err := mem.Validate(&v); err != nil {
 				return err
 			}
 			out = append(out, kept.Keep(e))
