@@ -261,6 +261,34 @@ func (e *Entry) Marshal() ([]byte, error) {
 	if err := CheckLimits(e); err != nil {
 		return nil, err
 	}
+	yml, ok := writePlainMeta(e)
+	if !ok {
+		var err error
+		if yml, err = e.encodeMeta(); err != nil {
+			return nil, err
+		}
+	}
+	if len(yml) > MaxMetaBytes {
+		return nil, tooLong("front matter", len(yml), MaxMetaBytes)
+	}
+	if n := len(yml) + len(e.Body) + 9; n > MaxFileBytes {
+		return nil, tooLarge(int64(n))
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(yml) + len(e.Body) + 16)
+	buf.WriteString("---\n")
+	buf.Write(yml)
+	buf.WriteString("---\n")
+	if e.Body != "" {
+		buf.WriteString(e.Body)
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes(), nil
+}
+
+// encodeMeta renders the front matter through the YAML encoder: the
+// parsed front matter with Mira's fields set, other fields as they were.
+func (e *Entry) encodeMeta() ([]byte, error) {
 	m := e.meta
 	if m == nil {
 		m = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
@@ -355,22 +383,7 @@ func (e *Entry) Marshal() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode front matter: %w", err)
 	}
-	if len(yml) > MaxMetaBytes {
-		return nil, tooLong("front matter", len(yml), MaxMetaBytes)
-	}
-	if n := len(yml) + len(e.Body) + 9; n > MaxFileBytes {
-		return nil, tooLarge(int64(n))
-	}
-	var buf bytes.Buffer
-	buf.Grow(len(yml) + len(e.Body) + 16)
-	buf.WriteString("---\n")
-	buf.Write(yml)
-	buf.WriteString("---\n")
-	if e.Body != "" {
-		buf.WriteString(e.Body)
-		buf.WriteByte('\n')
-	}
-	return buf.Bytes(), nil
+	return yml, nil
 }
 
 // Fields returns the front matter fields Mira does not interpret, decoded,
