@@ -173,10 +173,18 @@ func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt Remembe
 	if old != nil {
 		verb = "replace"
 	}
-	var addOps []mem.Op
-	for _, op := range tx.Ops {
-		if op.Op == "add" {
-			addOps = append(addOps, op)
+	// A bulk load's operations are all additions: a million of them are
+	// not copied to say so.
+	addOps := tx.Ops
+	for i := range tx.Ops {
+		if tx.Ops[i].Op != "add" {
+			addOps = nil
+			for _, op := range tx.Ops {
+				if op.Op == "add" {
+					addOps = append(addOps, op)
+				}
+			}
+			break
 		}
 	}
 	subject := mem.Subject(verb, addOps)

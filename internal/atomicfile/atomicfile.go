@@ -121,9 +121,18 @@ func Create(name string, data []byte, perm os.FileMode) (os.FileInfo, error) {
 	if err := Check(name); err != nil {
 		return nil, fmt.Errorf("write %s: %w", name, err)
 	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	fi, err := create(name, data, perm)
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", name, err)
+	}
+	return fi, nil
+}
+
+// createFile is create through os.File.
+func createFile(name string, data []byte, perm os.FileMode) (os.FileInfo, error) {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return nil, err
 	}
 	var fi os.FileInfo
 	_, err = f.Write(data)
@@ -135,7 +144,7 @@ func Create(name string, data []byte, perm os.FileMode) (os.FileInfo, error) {
 	}
 	if err != nil {
 		os.Remove(name)
-		return nil, fmt.Errorf("write %s: %w", name, err)
+		return nil, err
 	}
 	return fi, nil
 }

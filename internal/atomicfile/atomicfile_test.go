@@ -3,8 +3,10 @@ package atomicfile
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -65,5 +67,44 @@ func BenchmarkWriteSmall(b *testing.B) {
 		if err := Write(name, data, 0o644, false); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestCreate: Create makes a new file with the data, refuses an existing
+// one without touching it, and returns the stat data a later stat finds,
+// which a commit records in git's index in place of that stat.
+func TestCreate(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "new.md")
+	fi, err := Create(name, []byte("hello\n"), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Lstat(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Name() != st.Name() || fi.Size() != st.Size() || fi.Mode() != st.Mode() || !fi.ModTime().Equal(st.ModTime()) || fi.IsDir() {
+		t.Errorf("Create's stat: %s %d %v %v; Lstat: %s %d %v %v", fi.Name(), fi.Size(), fi.Mode(), fi.ModTime(), st.Name(), st.Size(), st.Mode(), st.ModTime())
+	}
+	if !reflect.DeepEqual(fi.Sys(), st.Sys()) {
+		t.Errorf("Create's system stat %+v, Lstat's %+v", fi.Sys(), st.Sys())
+	}
+	got, err := os.ReadFile(name)
+	if err != nil || string(got) != "hello\n" {
+		t.Fatalf("read back %q, %v", got, err)
+	}
+	if _, err := Create(name, []byte("other\n"), 0o600); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("Create over an existing file: %v, want fs.ErrExist", err)
+	}
+	if got, _ := os.ReadFile(name); string(got) != "hello\n" {
+		t.Errorf("the existing file became %q", got)
+	}
+	empty := filepath.Join(dir, "empty.md")
+	if fi, err := Create(empty, nil, 0o600); err != nil || fi.Size() != 0 {
+		t.Errorf("Create of an empty file: %v, %v", fi, err)
+	}
+	if _, err := Create(filepath.Join(dir, "missing", "x.md"), []byte("x"), 0o600); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Create in a missing directory: %v, want fs.ErrNotExist", err)
 	}
 }
