@@ -15,6 +15,10 @@ type lookup struct {
 	f     *index.Finder
 	st    *mem.Store
 	since []string // entry paths committed since the index was updated
+	// kinds holds, without an index, the paths of each scope and kind's
+	// files by the hash of their text, read once for all the entries
+	// of a call (a bulk load's million each had listed the directory).
+	kinds map[[2]string]map[string][]string
 }
 
 // lockLookup readies a writer: it takes the store's lock, unless dryRun
@@ -108,13 +112,34 @@ func (h *lookup) duplicate(e *mem.Entry) *mem.Entry {
 		}
 		return nil
 	}
-	// No index: read the files of that scope and kind.
-	paths, _ := st.Paths(e.Scope, e.Kind)
-	for _, p := range paths {
+	// No index: the files of that scope and kind.
+	for _, p := range h.kindHashes(e.Scope, e.Kind)[hash] {
 		d, err := st.Read(p)
 		if err == nil && d.Kind == e.Kind && mem.ContentHash(d.Body) == hash && IsClosed(d.Status) == IsClosed(e.Status) {
 			return d
 		}
 	}
 	return nil
+}
+
+// kindHashes returns the paths of the files of a scope and kind by the
+// hash of their text, reading them the first time it is asked.
+func (h *lookup) kindHashes(scope, kind string) map[string][]string {
+	key := [2]string{scope, kind}
+	if m, ok := h.kinds[key]; ok {
+		return m
+	}
+	m := map[string][]string{}
+	paths, _ := h.st.Paths(scope, kind)
+	for _, p := range paths {
+		if d, err := h.st.Read(p); err == nil {
+			hash := mem.ContentHash(d.Body)
+			m[hash] = append(m[hash], p)
+		}
+	}
+	if h.kinds == nil {
+		h.kinds = map[[2]string]map[string][]string{}
+	}
+	h.kinds[key] = m
+	return m
 }

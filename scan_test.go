@@ -3,6 +3,9 @@ package mira
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -237,5 +240,42 @@ func TestRememberManyRefusesFirst(t *testing.T) {
 	}
 	if got := gitOut(t, m.Root(), "rev-parse", "HEAD"); got != head {
 		t.Error("a refused batch was committed")
+	}
+}
+
+// TestRememberDuplicateWithoutIndex: with no index to look in, a batch
+// still finds the memories already stored (each scope and kind's files
+// read once for the whole batch), whatever their place in it, and stores
+// the rest.
+func TestRememberDuplicateWithoutIndex(t *testing.T) {
+	m := open(t, false)
+	ctx := t.Context()
+	if _, err := m.Remember(ctx, []*mem.Entry{{Body: "the build uses make"}, {Body: "deploys go out on fridays", Kind: mem.KindFact}}, RememberOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(m.Root(), ".index")); err != nil {
+		t.Fatal(err)
+	}
+	var batch []*mem.Entry
+	for i := range 40 {
+		batch = append(batch, &mem.Entry{Body: fmt.Sprintf("new note %d", i)})
+	}
+	batch = append(batch, &mem.Entry{Body: "the build uses make"}, &mem.Entry{Body: "deploys go out on fridays"})
+	batch = append(batch, &mem.Entry{Body: "deploys go out on fridays", Kind: mem.KindFact})
+	res, err := m.Remember(ctx, batch, RememberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dups []string
+	for _, it := range res.Items {
+		if it.Duplicate {
+			dups = append(dups, it.Entry.Kind+": "+it.Entry.Body)
+		}
+	}
+	if want := []string{"note: the build uses make", "fact: deploys go out on fridays"}; !slices.Equal(dups, want) {
+		t.Errorf("duplicates %q, want %q", dups, want)
+	}
+	if len(res.Items) != 43 {
+		t.Errorf("%d items, want 43", len(res.Items))
 	}
 }

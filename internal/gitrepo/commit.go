@@ -2,12 +2,14 @@ package gitrepo
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -49,6 +51,7 @@ type change struct {
 	hash   plumbing.Hash
 	entry  *indexEntry // index entry with stat data, nil for deletions
 	sub    string      // path relative to the tree being built
+	at     int         // its place among the changes given
 }
 
 // testHookBeforeRef, when a test sets it, runs after the objects are
@@ -330,26 +333,34 @@ func writes(chs []*change) int {
 // normalize validates the paths and keeps the last change of each path, in
 // path order.
 func normalize(changes []Change) ([]*change, error) {
-	byPath := make(map[string]*change, len(changes))
-	for _, c := range changes {
+	all := make([]change, len(changes)) // one allocation, not a million
+	out := make([]*change, len(changes))
+	for i, c := range changes {
 		if err := validPath(c.Path); err != nil {
 			return nil, err
 		}
-		ch := &change{path: c.Path, delete: c.Delete, sub: c.Path}
+		ch := &all[i]
+		*ch = change{path: c.Path, delete: c.Delete, sub: c.Path, at: i}
 		if e := c.blob; e != nil && !c.Delete {
 			if e.mode == 0 {
 				return nil, fmt.Errorf("hash %s: written without its stat data", c.Path)
 			}
 			ch.mode, ch.hash, ch.entry = e.mode, e.hash, e
 		}
-		byPath[c.Path] = ch
+		out[i] = ch
 	}
-	out := make([]*change, 0, len(byPath))
-	for _, c := range byPath {
-		out = append(out, c)
+	// The later of two changes of a path wins: it sorts after.
+	slices.SortFunc(out, func(a, b *change) int {
+		return cmp.Or(strings.Compare(a.path, b.path), cmp.Compare(a.at, b.at))
+	})
+	kept := out[:0]
+	for i, c := range out {
+		if i+1 < len(out) && out[i+1].path == c.path {
+			continue
+		}
+		kept = append(kept, c)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
-	return out, nil
+	return kept, nil
 }
 
 // validPath accepts a clean, relative, slash-separated path that git can
@@ -462,10 +473,37 @@ func (r *Repo) hashFile(ow *objectWriter, c *change) error {
 	return nil
 }
 
+// newFiles returns the entries of a new directory holding the files chs
+// write, or false unless every change writes a file of the directory
+// itself. chs are in path order, which for the names of files alone is
+// git's order for a tree's entries: a bulk load's directory of hundreds of
+// thousands of files is made without a map or a sort.
+func newFiles(chs []*change) ([]object.TreeEntry, bool) {
+	if len(chs) == 0 {
+		return nil, false
+	}
+	entries := make([]object.TreeEntry, len(chs))
+	for i, c := range chs {
+		if c.delete || strings.IndexByte(c.sub, '/') >= 0 || i > 0 && c.sub <= chs[i-1].sub {
+			return nil, false
+		}
+		entries[i] = object.TreeEntry{Name: c.sub, Mode: c.mode, Hash: c.hash}
+	}
+	return entries, true
+}
+
 // buildTree applies chs, whose sub paths are relative to the tree old (zero
 // for none), and returns the new tree's hash, or zero if it is empty. Only
 // subtrees that changes reach are read and rewritten.
 func (r *Repo) buildTree(ow *objectWriter, old plumbing.Hash, chs []*change) (plumbing.Hash, error) {
+	if old.IsZero() {
+		if entries, ok := newFiles(chs); ok {
+			for _, c := range chs {
+				ow.changed = append(ow.changed, c.path)
+			}
+			return ow.writeTree(&object.Tree{Entries: entries})
+		}
+	}
 	var entries []object.TreeEntry
 	if !old.IsZero() {
 		t, err := r.tree(old)
@@ -512,7 +550,8 @@ func (r *Repo) buildTree(ow *objectWriter, old plumbing.Hash, chs []*change) (pl
 		if _, ok := groups[first]; !ok {
 			order = append(order, first)
 		}
-		groups[first] = append(groups[first], &change{path: c.path, delete: c.delete, mode: c.mode, hash: c.hash, entry: c.entry, sub: rest})
+		c.sub = rest // this level is done with it
+		groups[first] = append(groups[first], c)
 	}
 	for name, c := range direct {
 		if !c.delete {

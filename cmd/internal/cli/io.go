@@ -15,6 +15,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/miramem/mira"
 	"github.com/miramem/mira/index"
@@ -213,4 +217,115 @@ func jsonReason(err error) error {
 		return fmt.Errorf("field %q: cannot use %s as %s", ute.Field, ute.Value, ute.Type)
 	}
 	return err
+}
+
+// readRecordsEach is readRecordsMax with stopAtFirst for work each record
+// does on its own (a bulk load parses and checks a million): the lines are
+// read here in batches, and the batches parsed and handed to a function
+// of work on every core, each goroutine with its own (work is called once
+// for each). It returns the results in the order of the lines, or the
+// error of the first bad line; the lines after it may or may not have
+// been handed over.
+func readRecordsEach[T any](r io.Reader, name string, limit int, work func() func(line int, rec mem.Record) (T, error)) ([]T, error) {
+	const batchLines = 2048
+	type batch struct {
+		seq   int
+		lines []int
+		ends  []int // where each line ends in data
+		data  []byte
+		out   []T
+		err   error
+	}
+	todo := make(chan *batch, 4)
+	done := make(chan *batch, 4)
+	var (
+		failed atomic.Bool
+		wg     sync.WaitGroup
+	)
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			fn := work()
+			for b := range todo {
+				start := 0
+				for i, line := range b.lines {
+					rec := b.data[start:b.ends[i]]
+					start = b.ends[i]
+					var v T
+					var m mem.Record
+					err := json.Unmarshal(rec, &m)
+					if err != nil {
+						err = fmt.Errorf("invalid JSON: %w", jsonReason(err))
+					} else {
+						v, err = fn(line, m)
+					}
+					if err != nil {
+						b.err = &InputError{Name: name, Line: line, Err: err}
+						failed.Store(true)
+						break
+					}
+					b.out = append(b.out, v)
+				}
+				b.data = nil
+				done <- b
+			}
+		})
+	}
+	var batches []*batch
+	collected := make(chan struct{})
+	go func() {
+		defer close(collected)
+		for b := range done {
+			batches = append(batches, b)
+		}
+	}()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, min(64<<10, limit)), limit)
+	line, seq := 0, 0
+	cur := &batch{}
+	send := func() {
+		if len(cur.lines) > 0 {
+			todo <- cur
+			seq++
+			cur = &batch{seq: seq}
+		}
+	}
+	for !failed.Load() && sc.Scan() {
+		line++
+		b := sc.Bytes()
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		cur.data = append(cur.data, b...)
+		cur.lines = append(cur.lines, line)
+		cur.ends = append(cur.ends, len(cur.data))
+		if len(cur.lines) == batchLines {
+			send()
+		}
+	}
+	if !failed.Load() {
+		send()
+	}
+	close(todo)
+	wg.Wait()
+	close(done)
+	<-collected
+	slices.SortFunc(batches, func(a, b *batch) int { return a.seq - b.seq })
+	n := 0
+	for _, b := range batches {
+		if b.err != nil {
+			return nil, b.err
+		}
+		n += len(b.out)
+	}
+	if err := sc.Err(); err != nil && !failed.Load() {
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = fmt.Errorf("line longer than %s, the limit of a record", mem.ByteSize(limit))
+		}
+		return nil, &InputError{Name: name, Line: line + 1, Err: err}
+	}
+	out := make([]T, 0, n)
+	for _, b := range batches {
+		out = append(out, b.out...)
+	}
+	return out, nil
 }

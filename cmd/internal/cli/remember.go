@@ -172,43 +172,43 @@ func (c *RememberCmd) collect(o *IO, opt mira.RememberOptions) ([]*mem.Entry, er
 		return nil, usagef("nothing to remember: give TEXT as arguments or pipe it on stdin")
 	}
 	if c.JSONL {
-		var out []*mem.Entry
-		var kept mem.Slab
-		bad := readRecordsMax(o.In, "<stdin>", mira.MaxRecordBytes(opt.MaxBytes), true, func(line int, r mem.Record) error {
-			if strings.TrimSpace(r.Text) == "" {
-				return errors.New(`field "text" is missing or empty`)
-			}
-			e := r.Entry()
-			e.Body = strings.TrimSpace(e.Body)
-			if e.Kind == "" {
-				e.Kind = c.Kind
-			}
-			if e.Scope == "" {
-				e.Scope = c.Scope
-			}
-			e.Tags = append(append([]string{}, e.Tags...), c.Tag...)
-			if e.Source == "" {
-				e.Source = c.Source
-			}
-			if e.Pin == "" {
-				e.Pin = c.Pin
-			}
-			if e.Role == "" {
-				e.Role = c.Role
-			}
-			// Checked as Remember will check it, named by its line
-			// here: Remember's own refusal could not say which record.
-			if err := mira.Check([]*mem.Entry{e}, opt); err != nil {
-				if se := (*mira.SecretError)(nil); errors.As(err, &se) {
-					return errors.New(se.Explain("use --allow-secret if you are sure"))
+		out, err := readRecordsEach(o.In, "<stdin>", mira.MaxRecordBytes(opt.MaxBytes), func() func(int, mem.Record) (*mem.Entry, error) {
+			var kept mem.Slab // one for each goroutine
+			return func(line int, r mem.Record) (*mem.Entry, error) {
+				if strings.TrimSpace(r.Text) == "" {
+					return nil, errors.New(`field "text" is missing or empty`)
 				}
-				return err
+				e := r.Entry()
+				e.Body = strings.TrimSpace(e.Body)
+				if e.Kind == "" {
+					e.Kind = c.Kind
+				}
+				if e.Scope == "" {
+					e.Scope = c.Scope
+				}
+				e.Tags = append(append([]string{}, e.Tags...), c.Tag...)
+				if e.Source == "" {
+					e.Source = c.Source
+				}
+				if e.Pin == "" {
+					e.Pin = c.Pin
+				}
+				if e.Role == "" {
+					e.Role = c.Role
+				}
+				// Checked as Remember will check it, named by its line
+				// here: Remember's own refusal could not say which record.
+				if err := mira.Check([]*mem.Entry{e}, opt); err != nil {
+					if se := (*mira.SecretError)(nil); errors.As(err, &se) {
+						return nil, errors.New(se.Explain("use --allow-secret if you are sure"))
+					}
+					return nil, err
+				}
+				return kept.Keep(e), nil
 			}
-			out = append(out, kept.Keep(e))
-			return nil
 		})
-		if len(bad) > 0 {
-			return nil, bad[0]
+		if err != nil {
+			return nil, err
 		}
 		if len(out) == 0 {
 			return nil, usagef("nothing to remember: no records on stdin")
