@@ -357,7 +357,7 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 	if err != nil {
 		return "", err
 	}
-	j := journal{Head: head}
+	j := journal{Head: head, Files: make([]journalEntry, 0, len(tx.files))}
 	for _, f := range tx.files {
 		if f.written || f.fresh {
 			// Undone, it goes: the change brought it.

@@ -43,7 +43,7 @@ type blobWork struct {
 func (r *Repo) Blobs(n int) *Blobs {
 	b := &Blobs{r: r, ow: &objectWriter{dir: r.objects}}
 	if n >= PackMin {
-		b.ow.pack = &packBuilder{dir: filepath.Join(r.objects, "pack")}
+		b.ow.pack = &packBuilder{dir: filepath.Join(r.objects, "pack"), entries: make([]packEntry, 0, n+n/64+8)}
 	}
 	return b
 }

@@ -246,6 +246,7 @@ func readRecordsEach[T any](r io.Reader, name string, limit int, work func() fun
 		wg.Go(func() {
 			fn := work()
 			for b := range todo {
+				b.out = make([]T, 0, len(b.lines))
 				start := 0
 				for i, line := range b.lines {
 					rec := b.data[start:b.ends[i]]
@@ -281,12 +282,15 @@ func readRecordsEach[T any](r io.Reader, name string, limit int, work func() fun
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, min(64<<10, limit)), limit)
 	line, seq := 0, 0
-	cur := &batch{}
+	fresh := func() *batch {
+		return &batch{seq: seq, lines: make([]int, 0, batchLines), ends: make([]int, 0, batchLines), data: make([]byte, 0, 256*batchLines)}
+	}
+	cur := fresh()
 	send := func() {
 		if len(cur.lines) > 0 {
 			todo <- cur
 			seq++
-			cur = &batch{seq: seq}
+			cur = fresh()
 		}
 	}
 	for !failed.Load() && sc.Scan() {
