@@ -397,3 +397,34 @@ func TestFreshPathTakenBeforeCommit(t *testing.T) {
 		})
 	}
 }
+
+// TestJournalMarshal: the journal written by hand is the bytes
+// json.Marshal writes, whatever its paths hold.
+func TestJournalMarshal(t *testing.T) {
+	for _, j := range []journal{
+		{Head: "abc"},
+		{Head: "", Files: []journalEntry{}},
+		{Head: "0123", Files: []journalEntry{
+			{Path: "entries/global/notes/01KEJR535R16BDZ0CREHQ123YD.md", Absent: true},
+			{Path: "entries/global/notes/x.md", Before: []byte("---\nid: x\n---\n")},
+			{Path: "entries/global/notes/empty.md", Before: []byte{}},
+			{Path: `a "quoted" \ path.md`, Absent: true},
+			{Path: "a<b>&c.md", Absent: true},
+			{Path: "été.md", Absent: true},
+			{Path: "tab\there.md", Absent: true},
+			{Path: "plain.md"},
+		}},
+	} {
+		got, err := j.marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("marshal:\n%s\njson.Marshal:\n%s", got, want)
+		}
+	}
+}

@@ -155,6 +155,7 @@ func (p *packBuilder) abort() {
 // behind.
 func (p *packBuilder) write() (string, error) {
 	defer p.abort()
+	p.have = nil // a million entries' map, not needed to finish the pack
 	pf := p.f
 	err := p.w.Flush()
 	var hdr [packHeaderSize]byte
