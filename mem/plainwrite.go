@@ -19,11 +19,9 @@ func writePlainMeta(e *Entry) (yml []byte, ok bool) {
 		return nil, false
 	}
 	b := make([]byte, 0, 256)
-	str := func(key, v string) bool {
-		if v == "" {
-			return true
-		}
-		if !plainString(v) {
+	// line writes "key: v" when plain says v is written as it is.
+	line := func(key, v string, plain func(string) bool) bool {
+		if !plain(v) {
 			return false
 		}
 		b = append(b, key...)
@@ -32,19 +30,11 @@ func writePlainMeta(e *Entry) (yml []byte, ok bool) {
 		b = append(b, '\n')
 		return true
 	}
+	str := func(key, v string) bool {
+		return v == "" || line(key, v, plainString)
+	}
 	tm := func(key string, t time.Time) bool {
-		if t.IsZero() {
-			return true
-		}
-		v := FormatTime(t)
-		if !plainTime(v) {
-			return false
-		}
-		b = append(b, key...)
-		b = append(b, ": "...)
-		b = append(b, v...)
-		b = append(b, '\n')
-		return true
+		return t.IsZero() || line(key, FormatTime(t), plainTime)
 	}
 	ok = str("id", e.ID) && str("kind", e.Kind) && str("scope", e.Scope) &&
 		tm("created_at", e.CreatedAt) && tm("updated_at", e.UpdatedAt) &&
