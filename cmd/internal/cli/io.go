@@ -166,12 +166,30 @@ func readRecords(r io.Reader, name string, stopAtFirst bool, fn func(line int, r
 // readRecordsMax is readRecords with lines of at most max bytes.
 func readRecordsMax(r io.Reader, name string, max int, stopAtFirst bool, fn func(line int, rec mem.Record) error) []error {
 	return readLinesMax(r, name, max, stopAtFirst, func(line int, b []byte) error {
-		var rec mem.Record
-		if err := json.Unmarshal(b, &rec); err != nil {
-			return fmt.Errorf("invalid JSON: %w", jsonReason(err))
+		rec, err := parseRecord(b)
+		if err != nil {
+			return err
 		}
 		return fn(line, rec)
 	})
+}
+
+// parseRecord reads one JSONL record.
+func parseRecord(b []byte) (mem.Record, error) {
+	var rec mem.Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return rec, fmt.Errorf("invalid JSON: %w", jsonReason(err))
+	}
+	return rec, nil
+}
+
+// readError is the error of a read that stopped at a line: one longer
+// than max is named as such.
+func readError(err error, max int) error {
+	if errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Errorf("line longer than %s, the limit of a record", mem.ByteSize(max))
+	}
+	return err
 }
 
 // readLines calls fn with each non-blank line of r, without its line
@@ -202,10 +220,7 @@ func readLinesMax(r io.Reader, name string, max int, stopAtFirst bool, fn func(l
 		}
 	}
 	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			err = fmt.Errorf("line longer than %s, the limit of a record", mem.ByteSize(max))
-		}
-		bad = append(bad, &InputError{Name: name, Line: line + 1, Err: err})
+		bad = append(bad, &InputError{Name: name, Line: line + 1, Err: readError(err, max)})
 	}
 	return bad
 }
@@ -252,11 +267,8 @@ func readRecordsEach[T any](r io.Reader, name string, limit int, work func() fun
 					rec := b.data[start:b.ends[i]]
 					start = b.ends[i]
 					var v T
-					var m mem.Record
-					err := json.Unmarshal(rec, &m)
-					if err != nil {
-						err = fmt.Errorf("invalid JSON: %w", jsonReason(err))
-					} else {
+					m, err := parseRecord(rec)
+					if err == nil {
 						v, err = fn(line, m)
 					}
 					if err != nil {
@@ -322,10 +334,7 @@ func readRecordsEach[T any](r io.Reader, name string, limit int, work func() fun
 		n += len(b.out)
 	}
 	if err := sc.Err(); err != nil && !failed.Load() {
-		if errors.Is(err, bufio.ErrTooLong) {
-			err = fmt.Errorf("line longer than %s, the limit of a record", mem.ByteSize(limit))
-		}
-		return nil, &InputError{Name: name, Line: line + 1, Err: err}
+		return nil, &InputError{Name: name, Line: line + 1, Err: readError(err, limit)}
 	}
 	out := make([]T, 0, n)
 	for _, b := range batches {
