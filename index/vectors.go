@@ -707,16 +707,7 @@ func writeVecFileFrom(name, embedder string, dim int, docs []*vecDoc, l *baseLay
 	// The header, the rows and the postings are written as they are,
 	// not gathered into one buffer first: at 100k entries that copy of
 	// 23 MB into fresh memory took a quarter of a second.
-	head := make([]byte, 0, vecHeaderSize+len(embedder)+binary.MaxVarintLen64)
-	head = append(head, vecMagic...)
-	for _, v := range []int{vecVersion, dim, len(docs), nvec, len(rows), len(lex)} {
-		head = binary.LittleEndian.AppendUint32(head, uint32(v))
-	}
-	head = binary.AppendUvarint(head, uint64(len(embedder)))
-	head = append(head, embedder...)
-	sum := crc32.Update(crc32.Update(crc32.Checksum(head, castagnoli), castagnoli, rows), castagnoli, lex)
-	tail := binary.LittleEndian.AppendUint32(nil, sum)
-	tail = append(tail, make([]byte, vecPad(len(head)+len(rows)+len(lex)+len(tail)))...)
+	head, tail := vecHead(embedder, dim, len(docs), nvec, rows, lex)
 	return atomicfile.WriteWith(name, 0o600, true, func(w io.Writer) error {
 		for _, b := range [][]byte{head, rows, lex, tail} {
 			if _, err := w.Write(b); err != nil {
@@ -739,6 +730,22 @@ func writeVecFileFrom(name, embedder string, dim int, docs []*vecDoc, l *baseLay
 		_, err = w.Write(binary.LittleEndian.AppendUint32(nil, crc))
 		return err
 	})
+}
+
+// vecHead returns the header of a base file and what follows its rows and
+// postings section: their checksum and the padding before the vectors.
+func vecHead(embedder string, dim, docs, nvec int, rows, lex []byte) (head, tail []byte) {
+	head = make([]byte, 0, vecHeaderSize+len(embedder)+binary.MaxVarintLen64)
+	head = append(head, vecMagic...)
+	for _, v := range []int{vecVersion, dim, docs, nvec, len(rows), len(lex)} {
+		head = binary.LittleEndian.AppendUint32(head, uint32(v))
+	}
+	head = binary.AppendUvarint(head, uint64(len(embedder)))
+	head = append(head, embedder...)
+	sum := crc32.Update(crc32.Update(crc32.Checksum(head, castagnoli), castagnoli, rows), castagnoli, lex)
+	tail = binary.LittleEndian.AppendUint32(nil, sum)
+	tail = append(tail, make([]byte, vecPad(len(head)+len(rows)+len(lex)+len(tail)))...)
+	return head, tail
 }
 
 // vecSpill holds a rebuild's vectors on disk as they are made, in the
