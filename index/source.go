@@ -81,21 +81,23 @@ func IsEntryPath(p string) bool {
 	return err == nil && !ep.Deleted
 }
 
-// statWorkers is how many directories are read at once by StatFiles. The
-// work is system calls, so a few more than the cores keeps them busy while
-// one waits on the disk.
+// statWorkers is how many workers StatFiles runs: listing directories
+// and stating their files. The work is system calls, so a few more than
+// the cores keeps them busy while one waits on the disk.
 const statWorkers = 4
 
 // StatFiles is a fast stat pass over root/entries: it returns every file
 // for which IsEntryPath holds, with its size and modification time, in no
-// particular order. Directories are read in parallel and hidden directories
-// and deleted/ trees are not entered. A missing entries/ directory gives an
-// empty list. A store may implement Source.Stat with it.
+// particular order. Directories are listed in parallel, and their files
+// stated in batches of readDirBatch as they are listed, so that a store
+// of a few large directories keeps every core busy; hidden directories
+// and deleted/ trees are not entered. A missing entries/ directory gives
+// an empty list. A store may implement Source.Stat with it.
 func StatFiles(root string) ([]FileStat, error) {
 	if _, err := os.Lstat(filepath.Join(root, mem.EntriesDir)); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	q := &dirQueue{dirs: []string{mem.EntriesDir}}
+	q := &statQueue{tasks: []statTask{{dir: mem.EntriesDir}}}
 	q.cond = sync.NewCond(&q.mu)
 	var (
 		mu    sync.Mutex
@@ -107,11 +109,20 @@ func StatFiles(root string) ([]FileStat, error) {
 	for range statWorkers {
 		wg.Go(func() {
 			for {
-				rel, ok := q.pop()
+				t, ok := q.pop()
 				if !ok {
 					return
 				}
-				files, dirs, err := readDir(root, rel)
+				var (
+					dirs  []statTask
+					files []FileStat
+					err   error
+				)
+				if t.files == nil {
+					dirs, err = listDir(root, t.dir, q)
+				} else {
+					files, err = statBatch(root, t.dir, t.files)
+				}
 				mu.Lock()
 				if err != nil && first == nil {
 					first = err
@@ -141,70 +152,85 @@ func StatFiles(root string) ([]FileStat, error) {
 	return out, nil
 }
 
-// dirQueue hands directories to the stat workers. A worker that finds
-// subdirectories queues them instead of recursing; the walk is over when
-// the queue is empty and no worker is busy.
-type dirQueue struct {
-	mu   sync.Mutex
-	cond *sync.Cond
-	dirs []string
-	busy int
+// statTask is a directory to list, or a batch of its files to stat.
+type statTask struct {
+	dir   string     // slash path relative to the root
+	files []FileStat // the batch, their paths set; nil: list dir
 }
 
-func (q *dirQueue) pop() (string, bool) {
+// statQueue hands the stat pass's tasks to its workers. A worker that
+// finds subdirectories or files queues them instead of doing them itself;
+// the pass is over when the queue is empty and no worker is busy.
+type statQueue struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	tasks []statTask
+	busy  int
+}
+
+func (q *statQueue) pop() (statTask, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for len(q.dirs) == 0 {
+	for len(q.tasks) == 0 {
 		if q.busy == 0 {
-			return "", false
+			return statTask{}, false
 		}
 		q.cond.Wait()
 	}
-	d := q.dirs[len(q.dirs)-1]
-	q.dirs = q.dirs[:len(q.dirs)-1]
+	t := q.tasks[len(q.tasks)-1]
+	q.tasks = q.tasks[:len(q.tasks)-1]
 	q.busy++
-	return d, true
+	return t, true
 }
 
-func (q *dirQueue) finish(sub []string) {
+// push queues tasks while the worker goes on with its own.
+func (q *statQueue) push(t statTask) {
 	q.mu.Lock()
-	q.dirs = append(q.dirs, sub...)
+	q.tasks = append(q.tasks, t)
+	q.mu.Unlock()
+	q.cond.Signal()
+}
+
+// finish ends a worker's task, queueing what it found.
+func (q *statQueue) finish(sub []statTask) {
+	q.mu.Lock()
+	q.tasks = append(q.tasks, sub...)
 	q.busy--
 	q.mu.Unlock()
 	q.cond.Broadcast()
 }
 
-// readDirBatch is how many entries of a directory readDir reads at once.
+// readDirBatch is how many entries of a directory listDir reads at once,
+// and how many files a task of the stat pass states.
 const readDirBatch = 4096
 
-// readDir lists one directory of the stat pass: the entry files in it with
-// their stat data, and the subdirectories to visit next.
-func readDir(root, rel string) (files []FileStat, dirs []string, err error) {
+// listDir lists one directory of the stat pass: it queues each batch of
+// the entry files in it to be stated (their paths sharing one buffer: one
+// allocation where there was one a file), and returns the subdirectories
+// to visit next.
+func listDir(root, rel string, q *statQueue) (dirs []statTask, err error) {
 	f, err := os.Open(filepath.Join(root, filepath.FromSlash(rel)))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, nil // removed while we walked
+			return nil, nil // removed while we walked
 		}
-		return nil, nil, fmt.Errorf("stat pass: %w", err)
+		return nil, fmt.Errorf("stat pass: %w", err)
 	}
 	defer f.Close()
-	// The directory is read a batch at a time (a directory of 200,000
-	// files read whole grew a slice of that many entries), and the paths
-	// of a batch share one buffer: one allocation where there was one a
-	// file.
 	for {
 		ents, err := f.ReadDir(readDirBatch)
 		if err == io.EOF || err == nil && len(ents) == 0 {
 			break
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("stat pass: %w", err)
+			return nil, fmt.Errorf("stat pass: %w", err)
 		}
 		size := 0
 		for _, e := range ents {
 			size += len(rel) + 1 + len(e.Name())
 		}
 		arena := make([]byte, 0, size)
+		var files []FileStat
 		for _, e := range ents {
 			name := e.Name()
 			if name == "" || name[0] == '.' {
@@ -215,25 +241,49 @@ func readDir(root, rel string) (files []FileStat, dirs []string, err error) {
 			p := unsafe.String(&arena[at], len(arena)-at)
 			if e.IsDir() {
 				if mem.IsLiveDir(p) {
-					dirs = append(dirs, p)
+					dirs = append(dirs, statTask{dir: p})
 				}
 				continue
 			}
 			if !e.Type().IsRegular() || !IsEntryPath(p) {
 				continue
 			}
-			fi, err := fstatat(f, name)
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					continue
-				}
-				return nil, nil, fmt.Errorf("stat pass: %s: %w", p, err)
+			if files == nil {
+				files = make([]FileStat, 0, len(ents))
 			}
-			files = append(files, fi)
-			files[len(files)-1].Path = p
+			files = append(files, FileStat{Path: p})
+		}
+		if len(files) > 0 {
+			q.push(statTask{dir: rel, files: files})
 		}
 	}
-	return files, dirs, nil
+	return dirs, nil
+}
+
+// statBatch states files, a batch of directory rel's entry files, in
+// place: those removed since they were listed are left out.
+func statBatch(root, rel string, files []FileStat) ([]FileStat, error) {
+	d, err := os.Open(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil // removed since
+		}
+		return nil, fmt.Errorf("stat pass: %w", err)
+	}
+	defer d.Close()
+	out := files[:0]
+	for _, f := range files {
+		st, err := fstatat(d, f.Path[len(rel)+1:])
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return nil, fmt.Errorf("stat pass: %s: %w", f.Path, err)
+		}
+		st.Path = f.Path
+		out = append(out, st)
+	}
+	return out, nil
 }
 
 // nativePath turns a store-relative slash path into a file system path.
