@@ -425,3 +425,96 @@ func TestBoundKey(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkSigns(b *testing.B) {
+	const n, dim = 10_000, 384
+	rng := rand.New(rand.NewPCG(1, 1))
+	vecs := make([]float32, n*dim)
+	for i := range vecs {
+		vecs[i] = float32(rng.NormFloat64())
+	}
+	for i := range n {
+		normalize(vecs[i*dim : (i+1)*dim])
+	}
+	codes := quantize(vecs, dim)
+	center := codeCenter(codes, dim)
+	s := newQ1Set(n, dim)
+	b.SetBytes(int64(n * dim))
+	for b.Loop() {
+		s.fill(0, codes, 0, n, center)
+	}
+}
+
+// The 8-bit codes are what their definition says (the nearest code of
+// each value over the scale; the bound and norm measured from the codes,
+// within a unit in the last place of a float32), and the sign codes,
+// set a word at a time without a branch, are the plain comparison's of
+// each dimension with the mean, no bit set past the dimensions.
+func TestCodesAsPlainLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, dim := range []int{1, 5, 7, 64, 65, 96, 100, 384} {
+		const n = 300
+		vecs := make([]float32, n*dim)
+		for i := range vecs {
+			vecs[i] = float32(rng.NormFloat64())
+		}
+		for i := range n {
+			if i%50 == 7 {
+				clear(vecs[i*dim : (i+1)*dim]) // no codes
+				continue
+			}
+			normalize(vecs[i*dim : (i+1)*dim])
+		}
+		got := quantize(vecs, dim)
+		for i := range n {
+			v := vecs[i*dim : (i+1)*dim]
+			var mb uint32
+			for _, x := range v {
+				mb = max(mb, math.Float32bits(x)&^(1<<31))
+			}
+			m := math.Float32frombits(mb)
+			if m == 0 {
+				continue
+			}
+			sc, inv := m/127, 127/m
+			var e2, n2 float64
+			for j, x := range v {
+				y := x * inv
+				q := max(-127, min(127, int32(y+math.Float32frombits(math.Float32bits(0.5)|math.Float32bits(y)&(1<<31)))))
+				if got.codes[i*got.stride+j] != int8(q) {
+					t.Fatalf("dim %d, vector %d, code %d: %d, want %d", dim, i, j, got.codes[i*got.stride+j], q)
+				}
+				back := float64(sc) * float64(q)
+				d := float64(x) - back
+				e2 += d * d
+				n2 += back * back
+			}
+			if got.scale[i] != sc {
+				t.Fatalf("dim %d, vector %d: scale %g, want %g", dim, i, got.scale[i], sc)
+			}
+			for _, c := range []struct {
+				name      string
+				got, want float32
+			}{{"bound", got.bound[i], roundUp(math.Sqrt(e2))}, {"norm", got.norm[i], roundUp(math.Sqrt(n2))}} {
+				if d := int64(math.Float32bits(c.got)) - int64(math.Float32bits(c.want)); d < -1 || d > 1 {
+					t.Fatalf("dim %d, vector %d: %s %g, want %g", dim, i, c.name, c.got, c.want)
+				}
+			}
+		}
+		center := codeCenter(got, dim)
+		signs := newQ1Set(n, dim)
+		signs.fill(0, got, 0, n, center)
+		for i := range n {
+			w := signs.signs[i*signs.words : (i+1)*signs.words]
+			for j := range dim {
+				want := got.scale[i] != 0 && got.scale[i]*float32(got.codes[i*got.stride+j]) > center[j]
+				if (w[j/64]>>(j%64))&1 == 1 != want {
+					t.Fatalf("dim %d, vector %d: sign %d is %v, want %v", dim, i, j, !want, want)
+				}
+			}
+			if dim%64 != 0 && w[len(w)-1]>>(dim%64) != 0 {
+				t.Fatalf("dim %d, vector %d: bits set past the dimensions", dim, i)
+			}
+		}
+	}
+}
