@@ -61,6 +61,26 @@ func (s storeSource) LoadSized(p string, size int64) (index.Doc, error) {
 	if err != nil {
 		return index.Doc{}, err
 	}
+	return s.doc(p, e), nil
+}
+
+// List lists the entry files without their stat data, which LoadStat
+// takes from the open file (see index.ListFiles).
+func (s storeSource) List() ([]index.FileStat, error) { return index.ListFiles(s.st.Root) }
+
+// LoadStat is Load of a listed file, with its size and time as read.
+func (s storeSource) LoadStat(p string) (index.Doc, index.FileStat, error) {
+	e, fi, err := s.st.ReadStat(p)
+	st := index.FileStat{Path: p, Size: fi.Size, ModTime: fi.ModTime}
+	if err != nil {
+		return index.Doc{}, st, err
+	}
+	return s.doc(p, e), st, nil
+}
+
+// doc is the document of the entry e read at p: a turn's with the turn
+// before it as its context.
+func (s storeSource) doc(p string, e *mem.Entry) index.Doc {
 	d := docOf(e)
 	if e.Kind == mem.KindTurn && s.turns != nil {
 		if prev := s.previous(p); prev != "" {
@@ -69,7 +89,7 @@ func (s storeSource) LoadSized(p string, size int64) (index.Doc, error) {
 			}
 		}
 	}
-	return d, nil
+	return d
 }
 
 // docOf is what the index sees of an entry. The tags are searched along

@@ -822,9 +822,21 @@ const loadBatch = 32
 // goroutine. It stops at fn's first error.
 func loadAll(src Source, files []obs, progress func(done, total int), fn func(obs, Doc, lexed, error) error) error {
 	total := len(files)
-	load := func(f obs) (Doc, error) { return src.Load(f.Path) }
+	load := func(f *obs) (Doc, error) { return src.Load(f.Path) }
 	if sl, ok := src.(sizedLoader); ok {
-		load = func(f obs) (Doc, error) { return sl.LoadSized(f.Path, f.Size) }
+		load = func(f *obs) (Doc, error) { return sl.LoadSized(f.Path, f.Size) }
+	}
+	if sl, ok := src.(statLoader); ok {
+		// A listed file (Size -1) takes its stat data from the read.
+		sized := load
+		load = func(f *obs) (Doc, error) {
+			if f.Size >= 0 {
+				return sized(f)
+			}
+			d, st, err := sl.LoadStat(f.Path)
+			f.Size, f.ModTime = st.Size, st.ModTime
+			return d, err
+		}
 	}
 	step := max(total/100, 256)
 	report := func(done int) {
@@ -834,7 +846,7 @@ func loadAll(src Source, files []obs, progress func(done, total int), fn func(ob
 	}
 	if total < parallelLoad {
 		for i, f := range files {
-			d, err := load(f)
+			d, err := load(&f)
 			if err := fn(f, d, lexOf(&d, err), err); err != nil {
 				return err
 			}
@@ -866,7 +878,7 @@ func loadAll(src Source, files []obs, progress func(done, total int), fn func(ob
 				}
 				batch := make([]result, 0, loadBatch)
 				for _, f := range files[lo:min(lo+loadBatch, len(files))] {
-					d, err := load(f)
+					d, err := load(&f)
 					batch = append(batch, result{f, d, lexOf(&d, err), err})
 				}
 				select {

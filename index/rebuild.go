@@ -57,7 +57,13 @@ func rebuild(src Source, c *call) (st Stats, err error) {
 		return st, fmt.Errorf("read the store's head: %w", err)
 	}
 	statAt := time.Now().UnixNano()
-	stats, err := src.Stat()
+	// A source that can is listed, its files stated as they are read.
+	var stats []FileStat
+	if sl, ok := src.(statLoader); ok {
+		stats, err = sl.List()
+	} else {
+		stats, err = src.Stat()
+	}
 	if err != nil {
 		return st, fmt.Errorf("stat pass: %w", err)
 	}

@@ -70,6 +70,16 @@ type sizedLoader interface {
 	LoadSized(path string, size int64) (Doc, error)
 }
 
+// statLoader is a Source that lists its entry files without their stat
+// data (as ListFiles does: Size -1) and loads a file with it, stated once
+// open (Size -1 when it could not be). A rebuild then looks each path up
+// once instead of twice, a stat pass and then the open: 4.5 s of system
+// time at a million entries.
+type statLoader interface {
+	List() ([]FileStat, error)
+	LoadStat(path string) (Doc, FileStat, error)
+}
+
 // IsEntryPath reports whether a slash-separated path relative to the store
 // root names a live entry file as the index sees it: a "*.md" file under a
 // scope's directory in entries/, not hidden (editor lock and swap files
@@ -93,7 +103,13 @@ const statWorkers = 4
 // of a few large directories keeps every core busy; hidden directories
 // and deleted/ trees are not entered. A missing entries/ directory gives
 // an empty list. A store may implement Source.Stat with it.
-func StatFiles(root string) ([]FileStat, error) {
+func StatFiles(root string) ([]FileStat, error) { return walkFiles(root, true) }
+
+// ListFiles is StatFiles without the stat data: every file's Size is -1
+// and its ModTime 0.
+func ListFiles(root string) ([]FileStat, error) { return walkFiles(root, false) }
+
+func walkFiles(root string, stat bool) ([]FileStat, error) {
 	if _, err := os.Lstat(filepath.Join(root, mem.EntriesDir)); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -106,6 +122,16 @@ func StatFiles(root string) ([]FileStat, error) {
 		first error
 		wg    sync.WaitGroup
 	)
+	add := func(_ string, files []FileStat) {
+		mu.Lock()
+		parts = append(parts, files)
+		total += len(files)
+		mu.Unlock()
+	}
+	found := add // a batch listed: stated by the next free worker
+	if stat {
+		found = func(dir string, files []FileStat) { q.push(statTask{dir: dir, files: files}) }
+	}
 	for range statWorkers {
 		wg.Go(func() {
 			for {
@@ -119,7 +145,7 @@ func StatFiles(root string) ([]FileStat, error) {
 					err   error
 				)
 				if t.files == nil {
-					dirs, err = listDir(root, t.dir, q)
+					dirs, err = listDir(root, t.dir, found)
 				} else {
 					files, err = statBatch(root, t.dir, t.files)
 				}
@@ -204,11 +230,11 @@ func (q *statQueue) finish(sub []statTask) {
 // and how many files a task of the stat pass states.
 const readDirBatch = 4096
 
-// listDir lists one directory of the stat pass: it queues each batch of
-// the entry files in it to be stated (their paths sharing one buffer: one
-// allocation where there was one a file), and returns the subdirectories
-// to visit next.
-func listDir(root, rel string, q *statQueue) (dirs []statTask, err error) {
+// listDir lists one directory of the stat pass: it hands each batch of
+// the entry files in it to found, their Size -1 (their paths sharing one
+// buffer: one allocation where there was one a file), and returns the
+// subdirectories to visit next.
+func listDir(root, rel string, found func(dir string, files []FileStat)) (dirs []statTask, err error) {
 	f, err := os.Open(filepath.Join(root, filepath.FromSlash(rel)))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -251,10 +277,10 @@ func listDir(root, rel string, q *statQueue) (dirs []statTask, err error) {
 			if files == nil {
 				files = make([]FileStat, 0, len(ents))
 			}
-			files = append(files, FileStat{Path: p})
+			files = append(files, FileStat{Path: p, Size: -1})
 		}
 		if len(files) > 0 {
-			q.push(statTask{dir: rel, files: files})
+			found(rel, files)
 		}
 	}
 	return dirs, nil

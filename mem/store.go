@@ -347,6 +347,25 @@ func (s *Store) ReadSized(rel string, size int64) (*Entry, error) {
 	return e, err
 }
 
+// ReadStat is Read of a file whose size is not known, that also returns
+// its size and time, stated once it is open (Size -1 when it could not
+// be stated): they are those of what was read, given even when the file
+// is broken.
+func (s *Store) ReadStat(rel string) (*Entry, FileInfo, error) {
+	var e *Entry
+	st, err := rawfile.ReadStatWith(filepath.Join(s.Root, filepath.FromSlash(rel)), MaxFileBytes, func(data []byte) error {
+		var err error
+		e, err = Parse(rel, data)
+		return err
+	})
+	fi := FileInfo{Path: rel, Size: st.Size, ModTime: st.ModTime}
+	var big *rawfile.TooLargeError
+	if errors.As(err, &big) {
+		return nil, fi, &ParseError{rel, tooLarge(big.Size)}
+	}
+	return e, fi, err
+}
+
 // FileInfo is one live entry file found by Scan.
 type FileInfo struct {
 	Path    string // slash path relative to the root

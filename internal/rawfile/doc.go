@@ -22,3 +22,9 @@ type TooLargeError struct {
 func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%s: %d bytes, more than the limit of %d", e.Path, e.Size, e.Limit)
 }
+
+// Stat is a file's size and modification time (unix nanoseconds).
+type Stat struct {
+	Size    int64
+	ModTime int64
+}

@@ -41,3 +41,35 @@ func Read(path string) ([]byte, error) { return os.ReadFile(path) }
 
 // Open opens a file for reading.
 func Open(path string) (*os.File, error) { return os.Open(path) }
+
+// ReadStatWith reads a whole file as ReadWith does and returns its size
+// and time, stated once open (Size -1 when it could not be opened, nor
+// stated by its path).
+func ReadStatWith(path string, limit int64, use func([]byte) error) (Stat, error) {
+	st := Stat{Size: -1}
+	f, err := os.Open(path)
+	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil {
+			st = Stat{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+		}
+		return st, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return st, err
+	}
+	st = Stat{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+	r := io.Reader(f)
+	if limit >= 0 {
+		r = io.LimitReader(f, limit+1)
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return st, err
+	}
+	if limit >= 0 && int64(len(data)) > limit {
+		return st, &TooLargeError{Path: path, Size: max(fi.Size(), int64(len(data))), Limit: limit}
+	}
+	return st, use(data)
+}

@@ -94,3 +94,40 @@ func TestOpen(t *testing.T) {
 		t.Errorf("Read: %q, %v", got, err)
 	}
 }
+
+// ReadStatWith reads the whole file and gives the size and time Lstat
+// gives; a missing file is fs.ErrNotExist with Size -1.
+func TestReadStatWith(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{0, 1, 16 << 10, 16<<10 + 1, 300 << 10} {
+		want := bytes.Repeat([]byte("abcdefg\n"), n/8+1)[:n]
+		p := filepath.Join(dir, "f.md")
+		if err := os.WriteFile(p, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Unix(1700000000, 123456789)
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		st, err := ReadStatWith(p, -1, func(b []byte) error { got = append([]byte(nil), b...); return nil })
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%d bytes: read %d bytes, %v", n, len(got), err)
+		}
+		fi, _ := os.Lstat(p)
+		if st.Size != fi.Size() || st.ModTime != fi.ModTime().UnixNano() {
+			t.Fatalf("%d bytes: stat %+v, want size %d time %d", n, st, fi.Size(), fi.ModTime().UnixNano())
+		}
+		if n > 10 {
+			var tl *TooLargeError
+			st, err := ReadStatWith(p, 10, func([]byte) error { return nil })
+			if !errors.As(err, &tl) || st.Size != int64(n) {
+				t.Fatalf("%d bytes, limit 10: %+v, %v", n, st, err)
+			}
+		}
+	}
+	st, err := ReadStatWith(filepath.Join(dir, "missing.md"), -1, func([]byte) error { return nil })
+	if !errors.Is(err, fs.ErrNotExist) || st.Size != -1 {
+		t.Errorf("missing file: %+v, %v", st, err)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // readBufs are the buffers ReadSized reads into; an entry file is small.
@@ -43,21 +45,58 @@ func ReadWith(path string, size, limit int64, use func([]byte) error) error {
 			readBufs.Put(bp)
 		}
 	}()
-	data, err := readInto(path, size, limit, bp)
+	data, err := readInto(path, size, limit, bp, nil)
 	if err != nil {
 		return err
 	}
 	return use(data)
 }
 
+// ReadStatWith is ReadWith for a file whose size is not known: it states
+// the file once open, and returns its size and time (Size -1 when it
+// could not be opened, nor stated by its path), and reads it in one call
+// that the size says is all. A rebuild lists the store's files without
+// stating them and takes their stat data from here: one lookup of the
+// path a file instead of two.
+func ReadStatWith(path string, limit int64, use func([]byte) error) (Stat, error) {
+	bp := readBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= 64<<10 {
+			readBufs.Put(bp)
+		}
+	}()
+	st := Stat{Size: -1}
+	data, err := readInto(path, -1, limit, bp, &st)
+	if st.Size < 0 {
+		var us unix.Stat_t
+		if unix.Lstat(path, &us) == nil {
+			st = Stat{Size: us.Size, ModTime: us.Mtim.Nano()}
+		}
+	}
+	if err != nil {
+		return st, err
+	}
+	return st, use(data)
+}
+
 // readInto reads the file at path into *bp, growing it as need be, up to
 // limit bytes.
-func readInto(path string, size, limit int64, bp *[]byte) ([]byte, error) {
+func readInto(path string, size, limit int64, bp *[]byte, st *Stat) ([]byte, error) {
 	fd, err := open(path)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer syscall.Close(fd)
+	if st != nil {
+		var us unix.Stat_t
+		if err := unix.Fstat(fd, &us); err != nil {
+			return nil, &fs.PathError{Op: "fstat", Path: path, Err: err}
+		}
+		*st = Stat{Size: us.Size, ModTime: us.Mtim.Nano()}
+		if us.Mode&unix.S_IFMT == unix.S_IFREG {
+			size = us.Size
+		}
+	}
 	buf, n := *bp, 0
 	for {
 		if n == len(buf) {
@@ -74,9 +113,6 @@ func readInto(path string, size, limit int64, bp *[]byte) ([]byte, error) {
 			return buf[:n], nil
 		}
 		n += m
-		if int64(n) == size && n < len(buf) {
-			return buf[:n], nil
-		}
 		if limit >= 0 && int64(n) > limit {
 			total := int64(n)
 			var st syscall.Stat_t
@@ -84,6 +120,9 @@ func readInto(path string, size, limit int64, bp *[]byte) ([]byte, error) {
 				total = st.Size
 			}
 			return nil, &TooLargeError{Path: path, Size: total, Limit: limit}
+		}
+		if int64(n) == size && n < len(buf) {
+			return buf[:n], nil
 		}
 	}
 }
