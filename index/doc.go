@@ -187,6 +187,10 @@
 // compares sizes and modification times with the manifest. Only the changed
 // files are loaded (on every core when there are more than a few) and
 // indexed, all in one update of the vector store, the manifest and the meta.
+// A rebuild of a source that can (the store) lists the files without
+// stating them and takes each one's size and time from the file as it reads
+// it; its vectors go straight to their rows' places in the new base file,
+// which gets its name once whole (vecPlacer).
 //
 // # Concurrency
 //
