@@ -107,6 +107,10 @@ ratio_row() {
 # steps too long to repeat.
 once() {
 	local t0 t1
+	# What the step before left for the disk is written first, untimed: a
+	# million files and their pack were still going out while the next
+	# step ran, on the same two cores.
+	sync
 	t0=$(date +%s%N)
 	/usr/bin/time -f %M -o "$work/rss" "${@:2}" >/dev/null 2>"$work/once.err" </dev/null
 	t1=$(date +%s%N)
