@@ -280,15 +280,7 @@ func (c *call) buildVectors(indexDir, genDir string, docs []vecInput) (vecMeta, 
 		if place.badDim >= 0 || vm.dim != place.dim {
 			return vm, fmt.Errorf("embedder %s gave %d dimensions, want %d", vm.embedder, max(place.badDim, 0), vm.dim)
 		}
-		for i := range out { // row i has place.have[i]
-			out[i].pending = !place.have[i] && failed
-			if place.have[i] {
-				vm.vectors++
-			}
-			if out[i].pending {
-				vm.pending++
-			}
-		}
+		vm.mark(out, func(row int) bool { return place.have[row] }, failed)
 		if err := place.finish(base, vm.embedder, out); err != nil {
 			return vm, err
 		}
@@ -316,15 +308,8 @@ func (c *call) buildVectors(indexDir, genDir string, docs []vecInput) (vecMeta, 
 	order := make([]int32, len(byPath))
 	for i, d := range byPath {
 		order[i] = int32(d)
-		has := spill.slot[d] >= 0
-		out[i].pending = !has && failed
-		if has {
-			vm.vectors++
-		}
-		if out[i].pending {
-			vm.pending++
-		}
 	}
+	vm.mark(out, func(row int) bool { return spill.slot[byPath[row]] >= 0 }, failed)
 	if err := writeVecFileFrom(base, vm.embedder, vm.dim, out, layout, spill.reader(order)); err != nil {
 		return vm, err
 	}
@@ -364,6 +349,20 @@ func storeSort(docs []vecInput) (byPath []int) {
 		}
 	}
 	return byPath
+}
+
+// mark counts the rows of out (a base file's, in path order) that have
+// a vector and marks those without one pending when the embedder failed.
+func (vm *vecMeta) mark(out []*vecDoc, has func(row int) bool, failed bool) {
+	for i := range out {
+		out[i].pending = !has(i) && failed
+		if has(i) {
+			vm.vectors++
+		}
+		if out[i].pending {
+			vm.pending++
+		}
+	}
 }
 
 // compactCache keeps, in a cached embedder's cache, the vectors of docs

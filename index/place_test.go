@@ -153,3 +153,33 @@ func TestStoreSort(t *testing.T) {
 		}
 	}
 }
+
+// A rebuild that spills its vectors (where no unnamed file can be made)
+// writes the same base file as one that places them.
+func TestRebuildSpillsAsItPlaces(t *testing.T) {
+	defer func(p bool) { placeVectors = p }(placeVectors)
+	f := newFake(t)
+	for i := range 2 * MinFitDocs {
+		f.writeDoc(t, fdoc{id: fmt.Sprintf("D%04d", i), created: t0.Add(-time.Duration(i%37) * time.Minute),
+			text: fmt.Sprintf("note %d about the deploy of service %d and its cache", i, i%7)})
+	}
+	var files [2][]byte
+	for k, place := range []bool{true, false} {
+		placeVectors = place
+		if _, err := Rebuild(f, opts(nil)); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(f.root, ".index")
+		cur, err := os.ReadFile(filepath.Join(dir, "CURRENT"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, _ := vecFiles(filepath.Join(dir, string(bytes.TrimSpace(cur))), 1)
+		if files[k], err = os.ReadFile(base); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(files[0]) == 0 || !bytes.Equal(files[0], files[1]) {
+		t.Errorf("spilled base file (%d bytes) differs from the placed one (%d bytes)", len(files[1]), len(files[0]))
+	}
+}

@@ -247,8 +247,9 @@ func TestCodesBuiltOnSecondScan(t *testing.T) {
 	}
 }
 
-func BenchmarkQuantize(b *testing.B) {
-	const n, dim = 10_000, 384
+// unitVectors returns n random vectors of dim dimensions and unit length,
+// one after the other.
+func unitVectors(n, dim int) []float32 {
 	rng := rand.New(rand.NewPCG(1, 1))
 	vecs := make([]float32, n*dim)
 	for i := range vecs {
@@ -257,6 +258,12 @@ func BenchmarkQuantize(b *testing.B) {
 	for i := range n {
 		normalize(vecs[i*dim : (i+1)*dim])
 	}
+	return vecs
+}
+
+func BenchmarkQuantize(b *testing.B) {
+	const n, dim = 10_000, 384
+	vecs := unitVectors(n, dim)
 	b.SetBytes(int64(len(vecs) * 4))
 	for b.Loop() {
 		quantize(vecs, dim)
@@ -428,15 +435,7 @@ func TestBoundKey(t *testing.T) {
 
 func BenchmarkSigns(b *testing.B) {
 	const n, dim = 10_000, 384
-	rng := rand.New(rand.NewPCG(1, 1))
-	vecs := make([]float32, n*dim)
-	for i := range vecs {
-		vecs[i] = float32(rng.NormFloat64())
-	}
-	for i := range n {
-		normalize(vecs[i*dim : (i+1)*dim])
-	}
-	codes := quantize(vecs, dim)
+	codes := quantize(unitVectors(n, dim), dim)
 	center := codeCenter(codes, dim)
 	s := newQ1Set(n, dim)
 	b.SetBytes(int64(n * dim))
