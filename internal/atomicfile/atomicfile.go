@@ -109,7 +109,8 @@ func SyncDir(dir string) error {
 
 // Create writes data to name, which must not exist, directly: no
 // temporary file and no rename, half the directory operations of Write.
-// A reader may see the file partly written, and a process killed meanwhile
+// On Linux the file is written without a name and linked in whole; else
+// a reader may see it partly written, and a process killed meanwhile
 // leaves it so: for files nobody reads before they are committed, whose
 // writer removes them again when it fails (a store's journal, Store.Recover).
 // It fails with an error matching fs.ErrExist when name exists; a failed
