@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -147,7 +148,7 @@ func Watch(ctx context.Context, src Source, opt Options, events func(Event), syn
 	if err := fw.Add(root); err != nil {
 		return fmt.Errorf("watch %s: %w", root, err)
 	}
-	if _, err := w.addTree(mem.EntriesDir); err != nil {
+	if _, err := w.addTree(mem.EntriesDir, false); err != nil {
 		return err
 	}
 	// Catch up with everything before trusting the events; the lease is
@@ -347,7 +348,7 @@ func (w *watcher) handle(ev fsnotify.Event, p *pending) {
 	}
 	if ev.Has(fsnotify.Create) {
 		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
-			files, err := w.addTree(rel)
+			files, err := w.addTree(rel, true)
 			if err != nil {
 				w.events(Event{Time: time.Now(), Err: err})
 				p.full = true // something may have been missed
@@ -364,38 +365,62 @@ func (w *watcher) handle(ev fsnotify.Event, p *pending) {
 // addTree watches a directory and the directories below it, then lists
 // the entry files in them: a file created between the directory's creation
 // and its watch is found by the listing, one created after by an event.
-func (w *watcher) addTree(rel string) ([]string, error) {
+// With list false it only watches: at start, the full pass that follows
+// reads every file anyway.
+//
+// Each directory is read in batches, in the system's order: a store of a
+// million entries has a few directories of 200,000 files each, and
+// reading them sorted, a path made for every file, took two seconds of a
+// server's start where the reading alone takes half a second.
+func (w *watcher) addTree(rel string, list bool) ([]string, error) {
 	var files []string
-	err := filepath.WalkDir(nativePath(w.root, rel), func(path string, d fs.DirEntry, err error) error {
+	var walk func(rel string) error
+	walk = func(rel string) error {
+		if !mem.IsLiveDir(rel) {
+			return nil
+		}
+		abs := nativePath(w.root, rel)
+		if !w.watched[rel] {
+			if err := w.fw.Add(abs); err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return fmt.Errorf("watch %s: %w", rel, err)
+			}
+			w.watched[rel] = true
+		}
+		f, err := os.Open(abs)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
 			return err
 		}
-		r, _ := filepath.Rel(w.root, path)
-		r = filepath.ToSlash(r)
-		if !d.IsDir() {
-			if IsEntryPath(r) {
-				files = append(files, r)
-			}
-			return nil
-		}
-		if !mem.IsLiveDir(r) {
-			return filepath.SkipDir
-		}
-		if !w.watched[r] {
-			if err := w.fw.Add(path); err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return filepath.SkipDir
+		defer f.Close()
+		for {
+			ents, err := f.ReadDir(readDirBatch)
+			for _, e := range ents {
+				r := rel + "/" + e.Name()
+				if e.IsDir() {
+					if err := walk(r); err != nil {
+						return err
+					}
+				} else if list && IsEntryPath(r) {
+					files = append(files, r)
 				}
-				return fmt.Errorf("watch %s: %w", r, err)
 			}
-			w.watched[r] = true
+			if err == io.EOF || err == nil && len(ents) == 0 {
+				return nil
+			}
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
 		}
-		return nil
-	})
-	if err != nil {
+	}
+	if err := walk(rel); err != nil {
 		return files, fmt.Errorf("watch: %w", err)
 	}
 	return files, nil
