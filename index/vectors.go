@@ -999,6 +999,21 @@ func loadVecStoreFor(genDir string, m meta, rowsOnly, kept bool) (*vecStore, err
 	if h.embedder != m.Embedder || h.dim != m.Dim {
 		return nil, damaged("vectors are of %s/%d, the meta says %s/%d", h.embedder, h.dim, m.Embedder, m.Dim)
 	}
+	// The vectors are read, and their checksum checked (a pass over all
+	// of them), beside the decoding of the rows: at a million entries
+	// each takes a second or more.
+	var based chan baseVecs
+	if !rowsOnly {
+		based = make(chan baseVecs, 1)
+		go func() { based <- readBase(f, h, kept) }()
+		defer func() {
+			if based != nil { // returned before taking them: let them go
+				if b := <-based; b.mapped != nil {
+					b.mapped.unmap()
+				}
+			}
+		}()
+	}
 	vs = newVecStore(h.embedder, h.dim)
 	vs.rowsOnly = rowsOnly
 	// The section is read through a mapping where the system has one:
@@ -1076,13 +1091,13 @@ func loadVecStoreFor(genDir string, m meta, rowsOnly, kept bool) (*vecStore, err
 	if vs.lex, err = parseLexSection(keep(all[h.rowsLen:])); err != nil {
 		return nil, damaged("vectors: %w", err)
 	}
-	if !rowsOnly {
-		// Room for every vector the log may add, so replaying it never
-		// copies the whole base again (a log record holds at most one
-		// vector of dim float32s).
-		if err := vs.readBase(f, h, kept); err != nil {
-			return nil, damaged("vectors: %w", err)
+	if based != nil {
+		b := <-based
+		based = nil
+		if b.err != nil {
+			return nil, damaged("vectors: %w", b.err)
 		}
+		vs.base, vs.mapped, vs.nbaseVec = b.floats, b.mapped, h.nvec
 	}
 	if err := vs.replay(log, m.VecLog, rowsOnly); err != nil {
 		vs.close()
@@ -1091,14 +1106,20 @@ func loadVecStoreFor(genDir string, m meta, rowsOnly, kept bool) (*vecStore, err
 	return vs, nil
 }
 
-// readBase reads the base file's vectors into vs.base: mapped into memory
-// where the system can (no copy, and the pages come from the page cache),
-// else read. Either way their checksum is checked.
-func (vs *vecStore) readBase(f *os.File, h vecHeader, kept bool) error {
+// baseVecs is a base file's vectors as readBase read them.
+type baseVecs struct {
+	floats []float32
+	mapped *sharedMap // nil: floats are in the heap
+	err    error
+}
+
+// readBase reads the base file's vectors: mapped into memory where the
+// system can (no copy, and the pages come from the page cache), else read.
+// Either way their checksum is checked.
+func readBase(f *os.File, h vecHeader, kept bool) baseVecs {
 	n := h.nvec * h.dim
-	vs.nbaseVec = h.nvec
 	if n == 0 {
-		return nil
+		return baseVecs{}
 	}
 	if nativeLittleEndian {
 		// A command reads every page at once, in one system call; a
@@ -1119,16 +1140,17 @@ func (vs *vecStore) readBase(f *os.File, h vecHeader, kept bool) error {
 			}
 			if crc != sum {
 				unmap()
-				return errors.New("vectors: checksum mismatch")
+				return baseVecs{err: errors.New("vectors: checksum mismatch")}
 			}
-			vs.base = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n)
-			vs.mapped = m
-			vs.mapped.refs.Store(1)
-			return nil
+			m.refs.Store(1)
+			return baseVecs{floats: unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n), mapped: m}
 		}
 	}
-	vs.base = make([]float32, n)
-	return readFloats(f, h.vecOff, vs.base)
+	floats := make([]float32, n)
+	if err := readFloats(f, h.vecOff, floats); err != nil {
+		return baseVecs{err: err}
+	}
+	return baseVecs{floats: floats}
 }
 
 // sharedMap is a base file mapped into memory, shared by the stores that
