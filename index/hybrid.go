@@ -220,12 +220,16 @@ func (ix *Index) loadVectors() (*vecSide, error) {
 			vs, err = loadVecStore(ix.gen, m, false)
 		} else if vs, err = loadKeptVecStore(ix.gen, m); err == nil {
 			// A process that keeps its vectors for many searches
-			// codes them at once (q8.go): before its first search
-			// where it drops their pages behind it (a search beside
-			// the coding would read them back, page fault by page
-			// fault: 3-10 times slower), else in the background.
+			// codes them (q8.go) in the background: the searches
+			// meanwhile scan the floats. The coder reads the floats
+			// from the file, not through the mapping the scans read
+			// and let go of behind them, so neither brings back the
+			// other's pages. Large ones are coded once the first
+			// search has scanned them, which then has every
+			// processor to itself: at a million entries the coding
+			// takes seconds, the scan one.
 			if vs.mapped != nil && vs.mapped.behind {
-				vs.codeNow()
+				vs.q8.afterScan = true
 			} else {
 				vs.buildCodes()
 			}
@@ -650,6 +654,9 @@ func (vq *vecQuery) nearestIn(q Query, linked bool, n int, minCos float64) ([]ve
 		wg.Go(func() { tops[p] = vq.scan(f, lo, hi, n, minCos) })
 	}
 	wg.Wait()
+	if vs.q8 != nil && vs.q8.afterScan {
+		vs.buildCodes()
+	}
 	top := tops[0]
 	for _, t := range tops[1:] {
 		for _, h := range t {

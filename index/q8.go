@@ -133,8 +133,9 @@ func (vs *vecStore) coder() func(parts int) {
 
 // q8Base is the codes of a base file's vectors, shared like its mapping
 // by every store extended from the one that read it. A process that keeps
-// the index builds them as it loads the vectors, another once it has
-// scanned them twice (codesFor).
+// the index builds them as it loads the vectors (large ones once its first
+// search has scanned them), another once it has scanned them twice
+// (codesFor).
 type q8Base struct {
 	scans    atomic.Int32
 	building atomic.Bool
@@ -148,6 +149,10 @@ type q8Base struct {
 	// before set, read after it.
 	center []float32
 	signs  *q1Set
+	// afterScan: the codes are built once a scan has read the floats
+	// (a server's large base, see Index.loadVectors); set before the
+	// base is shared.
+	afterScan bool
 }
 
 // q8Drop is how many scans through the codes come between two drops of

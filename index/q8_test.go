@@ -517,3 +517,54 @@ func TestCodesAsPlainLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepCodesAfterFirstScan: a server's large floats (pageMin) are not
+// coded as they load, where the coding would take processors from the
+// search waiting for them, but once that first search has scanned them.
+// Its results are a full load's, and the searches after it use the codes.
+func TestKeepCodesAfterFirstScan(t *testing.T) {
+	defer func(e bool, p int64) { q8Enabled, pageMin = e, p }(q8Enabled, pageMin)
+	q8Enabled, pageMin = true, 0
+	f, o, keep := keptNotes(t, 40, "D", "sql databases and herons")
+	defer keep.Release()
+	q := Query{Text: "sql herons", Now: t0}
+	want := searchPaths(t, f, opts(nil), q)
+	ix := mustOpen(t, f, o)
+	defer ix.Close()
+	side, err := ix.loadVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := side.vs
+	if vs.mapped == nil {
+		t.Skip("the vectors are not mapped here")
+	}
+	if vs.q8.building.Load() || vs.q8.set.Load() != nil {
+		t.Fatal("the codes were started as the vectors loaded, before the first search")
+	}
+	search := func() []string {
+		t.Helper()
+		hits, err := ix.Search(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, h := range hits {
+			out = append(out, h.Path)
+		}
+		return out
+	}
+	if got := search(); !slices.Equal(got, want) {
+		t.Errorf("first search: %v, a full load: %v", got, want)
+	}
+	if !vs.q8.building.Load() {
+		t.Fatal("the first search did not start the codes")
+	}
+	waitCodes(t, vs)
+	if b, _ := vs.codesFor(); b == nil {
+		t.Fatal("no codes to scan after they were built")
+	}
+	if got := search(); !slices.Equal(got, want) {
+		t.Errorf("search through the codes: %v, a full load: %v", got, want)
+	}
+}
