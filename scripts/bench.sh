@@ -145,9 +145,17 @@ for n in $SIZES; do
 	echo
 	echo "## $n entries"
 	# Loading the store: mira-remember --jsonl (one commit) beside loading
-	# the same texts into an FTS5 table; then the first full index build.
+	# the same texts into an FTS5 table.
 	read -r lt lr <<<"$(once load sh -c "exec mira-remember --jsonl < $d/records.jsonl")"
 	read -r st sr <<<"$(once fts sqlite3 "$d/fts.db" ".read $d/fts.sql")"
+	q=$(head -1 "$d/queries.txt")
+	# The first recall after the import: it starts the server, which
+	# builds the index and then answers; its peak RSS is the server's.
+	# Beside the rebuild of the same store right after it.
+	read -r it _ <<<"$(once import-recall mira-recall -k 10 "$q")"
+	srvpid=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['pid'])" "$MIRA_HOME/.index/watch")
+	itr=$(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$srvpid/status")
+	stop_server
 	# A rebuild at a million entries takes a minute or more: once there.
 	if [ "$n" -ge 1000000 ]; then
 		read -r bt br <<<"$(once rebuild mira-index rebuild)"
@@ -156,7 +164,6 @@ for n in $SIZES; do
 	fi
 	read -r s2t s2r <<<"$(thrice fts sh -c "rm -f '$d/fts2.db' && exec sqlite3 '$d/fts2.db' '.read $d/fts.sql'")"
 	git -C "$MIRA_HOME" config user.name bench; git -C "$MIRA_HOME" config user.email bench@localhost
-	q=$(head -1 "$d/queries.txt")
 	w1=${q%% *}
 	# Each word as an FTS5 string ("v1.5" is no bareword), ORed like
 	# mira-recall's query, in a file so no quoting stands between.
@@ -239,7 +246,8 @@ json.dump({'results':[{'median':s.median(x)} for x in t]},open(sys.argv[1],'w'))
 		"$ft" "$srvr" "$served" "$recr" "$(python3 -c "print('%.1f' % ($ft/$served))")"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "first recall, starting the server, vs the next" "$ft" "$served" "$srvr" "$recr" >> "$rows"
 	printf '| %s | %s MB peak, %s MB after the recalls, %s MB idle | | |\n' "the server's RSS" "$srvr" "$srvbusy" "$srvidle"
-	for r in "index rebuild vs FTS5 table load|$bt|$s2t|$br|$s2r" "load (remember --jsonl, one commit) vs FTS5 table load|$lt|$st|$lr|$sr"; do
+	for r in "index rebuild vs FTS5 table load|$bt|$s2t|$br|$s2r" "load (remember --jsonl, one commit) vs FTS5 table load|$lt|$st|$lr|$sr" \
+		"first recall after the load (the server builds the index) vs index rebuild|$it|$bt|$itr|$br"; do
 		IFS='|' read -r label a b ra rb <<<"$r"
 		printf '| %s | %s ms (%s MB) | %s ms (%s MB) | %s |\n' "$label" "$a" "$ra" "$b" "$rb" "$(python3 -c "print('%.1f' % ($a/$b))")"
 		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$label" "$a" "$b" "$ra" "$rb" >> "$rows"
