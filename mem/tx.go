@@ -81,8 +81,7 @@ func (tx *Tx) abs(rel string) string { return filepath.Join(tx.s.Root, filepath.
 func (tx *Tx) plan(rel string, data []byte) error {
 	// Every path a change writes or removes is a clean path inside the
 	// store's entries or artifacts: never .git, never outside the store.
-	if rel != path.Clean(rel) || strings.HasPrefix(rel, "/") || strings.HasPrefix(rel, "../") ||
-		!(strings.HasPrefix(rel, EntriesDir+"/") || strings.HasPrefix(rel, "artifacts/")) {
+	if !changeablePath(rel) {
 		return fmt.Errorf("%q is not a path a change may write", rel)
 	}
 	if tx.paths[rel] {
@@ -310,6 +309,9 @@ type Trailer struct{ Key, Value string }
 type journal struct {
 	Head  string         `json:"head"`
 	Files []journalEntry `json:"files"`
+	// Added names a file in .git listing more paths the change adds, a
+	// line each, written as it goes (see Bulk).
+	Added string `json:"added,omitempty"`
 }
 
 type journalEntry struct {
@@ -330,6 +332,14 @@ func (j *journal) marshal() ([]byte, error) {
 	b := make([]byte, 0, 32+len(head)+len(j.Files)*80)
 	b = append(b, `{"head":`...)
 	b = append(b, head...)
+	if j.Added != "" {
+		added, err := json.Marshal(j.Added)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"added":`...)
+		b = append(b, added...)
+	}
 	b = append(b, `,"files":`...)
 	if j.Files == nil {
 		return append(b, "null}"...), nil
@@ -388,7 +398,9 @@ func (tx *Tx) CommitMerge(subject, body string, others []string, trailers ...Tra
 	return tx.commit(subject, body, others, trailers)
 }
 
-func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) (string, error) {
+// commitMessage is a change's commit message: the subject, the body, and
+// the trailers after Mira-Command.
+func commitMessage(subject, body, command string, trailers []Trailer) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(subject))
 	b.WriteString("\n\n")
@@ -396,13 +408,18 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 		b.WriteString(body)
 		b.WriteString("\n\n")
 	}
-	b.WriteString("Mira-Command: " + tx.s.Command + "\n")
+	b.WriteString("Mira-Command: " + command + "\n")
 	for _, t := range trailers {
 		if t.Value == "" {
 			continue
 		}
 		b.WriteString(t.Key + ": " + strings.ReplaceAll(t.Value, "\n", " ") + "\n")
 	}
+	return b.String()
+}
+
+func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) (string, error) {
+	msg := commitMessage(subject, body, tx.s.Command, trailers)
 	head, err := tx.s.repo.Head()
 	if err != nil {
 		return "", err
@@ -544,13 +561,13 @@ func (tx *Tx) commit(subject, body string, others []string, trailers []Trailer) 
 	var hash string
 	switch {
 	case blobs != nil && others != nil:
-		hash, err = blobs.CommitMerge(changes, b.String(), tx.s.sig(), others...)
+		hash, err = blobs.CommitMerge(changes, msg, tx.s.sig(), others...)
 	case blobs != nil:
-		hash, err = blobs.Commit(changes, b.String(), tx.s.sig())
+		hash, err = blobs.Commit(changes, msg, tx.s.sig())
 	case others != nil:
-		hash, err = tx.s.repo.CommitMerge(changes, b.String(), tx.s.sig(), others...)
+		hash, err = tx.s.repo.CommitMerge(changes, msg, tx.s.sig(), others...)
 	default:
-		hash, err = tx.s.repo.Commit(changes, b.String(), tx.s.sig())
+		hash, err = tx.s.repo.Commit(changes, msg, tx.s.sig())
 	}
 	if err != nil && !errors.Is(err, gitrepo.ErrIndexStale) {
 		return fail(fmt.Errorf("commit: %w", err))
@@ -599,7 +616,9 @@ func (s *Store) Recover() (recovered bool, err error) {
 	}
 	data, err := os.ReadFile(s.journalPath())
 	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
+		// A list without its journal is a Bulk killed before it wrote
+		// the journal, and so before any file.
+		return false, removeIfThere(s.bulkListPath())
 	}
 	if err != nil {
 		return false, err
@@ -609,7 +628,15 @@ func (s *Store) Recover() (recovered bool, err error) {
 		// A journal is written atomically, so this one is not ours to
 		// trust; leave the files alone.
 		os.Remove(s.journalPath())
+		os.Remove(s.bulkListPath())
 		return false, nil
+	}
+	if j.Added != "" {
+		added, err := readBulkList(filepath.Join(s.Root, ".git", filepath.Base(j.Added)))
+		if err != nil {
+			return false, err
+		}
+		j.Files = append(j.Files, added...)
 	}
 	// Files the killed writer had begun to write are temporary files
 	// beside the journal's paths: nothing else would ever remove them.
@@ -625,7 +652,18 @@ func (s *Store) Recover() (recovered bool, err error) {
 			return false, fmt.Errorf("roll back an interrupted change: %w", err)
 		}
 	}
-	return true, os.Remove(s.journalPath())
+	if err := os.Remove(s.journalPath()); err != nil {
+		return true, err
+	}
+	return true, removeIfThere(s.bulkListPath())
+}
+
+// removeIfThere removes name unless it is not there.
+func removeIfThere(name string) error {
+	if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // removeTemps removes the temporary files an atomic write of name leaves
@@ -674,11 +712,17 @@ func Subject(verb string, ops []Op) string {
 		}
 		counts[o.Kind]++
 	}
-	parts := make([]string, 0, len(order))
-	for _, k := range order {
+	return countSubject(verb, len(ops), order, counts)
+}
+
+// countSubject is Subject for n memories, counts of them by kind, the
+// kinds in order.
+func countSubject(verb string, n int, kinds []string, counts map[string]int) string {
+	parts := make([]string, 0, len(kinds))
+	for _, k := range kinds {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 	}
-	return fmt.Sprintf("%s: %d memories (%s)", verb, len(ops), strings.Join(parts, ", "))
+	return fmt.Sprintf("%s: %d memories (%s)", verb, n, strings.Join(parts, ", "))
 }
 
 func firstLine(s string, max int) string {
