@@ -83,3 +83,38 @@ func ExampleMemory_Context() {
 	// Output:
 	// 1 included; true
 }
+
+// A load too large to hold goes in parts, in one commit: each part's files
+// are written as it comes, and what was stored is reported once committed.
+func ExampleMemory_RememberStream() {
+	dir, _ := os.MkdirTemp("", "mira-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	m, err := mira.Open(ctx, mira.Options{Home: filepath.Join(dir, "memory"), Config: &mira.Config{}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Close()
+	part := 0
+	next := func() ([]*mem.Entry, error) { // e.g. the next lines of a file
+		if part++; part > 3 {
+			return nil, nil
+		}
+		var es []*mem.Entry
+		for i := range 1000 {
+			es = append(es, &mem.Entry{Body: fmt.Sprintf("imported note %d of part %d", i, part)})
+		}
+		return es, nil
+	}
+	stored := 0
+	commit, err := m.RememberStream(ctx, next, mira.RememberOptions{Source: "import"}, func(mira.Remembered) error {
+		stored++ // a front end writes them to a spool, printed once the commit is made
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(stored, "memories, one commit:", commit != "")
+	// Output:
+	// 3000 memories, one commit: true
+}

@@ -82,10 +82,7 @@ func (s *Store) BeginBulk() (*Bulk, error) {
 		os.Remove(s.bulkListPath())
 		return nil, fmt.Errorf("write journal: %w", err)
 	}
-	return &Bulk{
-		s: s, list: list, made: map[string]bool{}, counts: map[string]int{},
-		blobs: s.repo.Blobs(gitrepo.PackMin),
-	}, nil
+	return &Bulk{s: s, list: list, made: map[string]bool{}, counts: map[string]int{}}, nil
 }
 
 // Add plans the entries of one part as Tx.AddOwned does (missing id,
@@ -100,6 +97,7 @@ func (b *Bulk) Add(entries []*Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
+	b.Expect(len(entries))
 	tx := b.s.Begin(false)
 	tx.Grow(len(entries))
 	for _, e := range entries {
@@ -150,6 +148,15 @@ func (b *Bulk) Add(entries []*Entry) error {
 	}
 	b.changes = append(b.changes, changes...)
 	return nil
+}
+
+// Expect says that a part of about n entries comes next, duplicates the
+// caller drops included: the first part says whether the blobs go to a
+// pack (as a Tx's size does; a part smaller than the largest is the last).
+func (b *Bulk) Expect(n int) {
+	if b.blobs == nil && !b.ended {
+		b.blobs = b.s.repo.Blobs(n)
+	}
 }
 
 // Added is the number of entries added so far.
@@ -220,7 +227,9 @@ func (b *Bulk) undo(part []string) error {
 		// The journal stays: the next writer's Recover tries again.
 		b.ended = true
 		b.list.Close()
-		b.blobs.Close()
+		if b.blobs != nil {
+			b.blobs.Close()
+		}
 		return err
 	}
 	b.end()
@@ -231,7 +240,9 @@ func (b *Bulk) undo(part []string) error {
 func (b *Bulk) end() {
 	b.ended = true
 	b.list.Close()
-	b.blobs.Close()
+	if b.blobs != nil {
+		b.blobs.Close()
+	}
 	os.Remove(b.s.journalPath())
 	os.Remove(b.s.bulkListPath())
 	b.changes = nil
@@ -271,3 +282,6 @@ func changeablePath(rel string) bool {
 	return rel == path.Clean(rel) && !strings.HasPrefix(rel, "/") && !strings.HasPrefix(rel, "../") &&
 		(strings.HasPrefix(rel, EntriesDir+"/") || strings.HasPrefix(rel, "artifacts/"))
 }
+
+// BulkAvailable reports whether BeginBulk can start a change here.
+func BulkAvailable() bool { return batchSync != math.MaxInt }

@@ -131,9 +131,10 @@ func TestKilledWriters(t *testing.T) {
 		victims = append(victims, rec.ID)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	var input strings.Builder
+	var input, records strings.Builder
 	for i := range 30 {
 		fmt.Fprintf(&input, "batch memory %d about crash safety\n", i)
+		fmt.Fprintf(&records, "{\"text\": \"loaded memory %d about crash safety\"}\n", i)
 	}
 	const kills = 50
 	for i := range kills {
@@ -147,6 +148,11 @@ func TestKilledWriters(t *testing.T) {
 		case 2:
 			if i%8 == 2 {
 				c = r.cmd("mira-summarize", "--max-entries", "40")
+			}
+		case 3:
+			if i%8 == 7 { // a load in parts (rememberStream)
+				c = r.cmd("mira-remember", "--jsonl", "--tag", "k"+strconv.Itoa(i))
+				c.Stdin = strings.NewReader(records.String())
 			}
 		}
 		if err := c.Start(); err != nil {

@@ -77,26 +77,33 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 	}
 	opt := mira.RememberOptions{Replace: c.Replace, DryRun: c.DryRun, AllowSecret: c.AllowSecret, Source: c.Source, Until: lease.Until,
 		UntilTask: lease.Task, MaxBytes: maxBytes}
+	if c.JSONL && !c.DryRun && c.Replace == "" && mem.BulkAvailable() {
+		return c.rememberStream(ctx, o, opt)
+	}
 	entries, err := c.collect(o, opt)
 	if err != nil {
 		return err
 	}
 	if c.JSONL || c.Lines {
-		loadGC(len(entries))
+		loadGC(len(entries), loadRecordBytes)
 	}
 	res, err := c.remember(ctx, o, entries, opt)
-	var se *mira.SecretError
-	switch {
-	case errors.As(err, &se):
-		return usagef("%s", se.Explain("use --allow-secret if you are sure"))
-	case err != nil:
-		if c.JSONL {
-			// A record's own kind, role or pin may be at fault.
-			return asFlag(err, map[string]string{"replace": "--replace", "until": "--until"})
-		}
-		return asFlag(err, rememberFlags)
+	if err != nil {
+		return c.rememberError(err)
 	}
 	return c.print(o, res)
+}
+
+// rememberError is the error of a refused Remember, in the command's terms.
+func (c *RememberCmd) rememberError(err error) error {
+	if se := (*mira.SecretError)(nil); errors.As(err, &se) {
+		return usagef("%s", se.Explain("use --allow-secret if you are sure"))
+	}
+	if c.JSONL {
+		// A record's own kind, role or pin may be at fault.
+		return asFlag(err, map[string]string{"replace": "--replace", "until": "--until"})
+	}
+	return asFlag(err, rememberFlags)
 }
 
 // loadRecordBytes is what a bulk load keeps live for each record, about
@@ -105,13 +112,19 @@ func (c *RememberCmd) run(ctx context.Context, o *IO) error {
 // with a third more for the garbage made between two collections.
 const loadRecordBytes = 1600
 
+// streamRecordBytes is what a load in parts (rememberStream) keeps live for
+// each record: its path, blob and stat data in the change and then in
+// git's index, its pack entry and its key among those seen, with a third
+// more for the garbage made between two collections.
+const streamRecordBytes = 600
+
 // loadGC raises the soft memory limit of a bulk load of n records above
-// what it keeps live (n × loadRecordBytes; 1.6 GB at a million): below
-// that the collector would run without pause from the start of the
-// commit on. Under bulkMemoryLimit's records it changes nothing. A
-// GOMEMLIMIT of the user's stands.
-func loadGC(n int) {
-	setFloor(max(int64(bulkMemoryLimit), int64(n)*loadRecordBytes))
+// what it keeps live (n × perRecord; 1.6 GB at a million for a load held
+// whole): below that the collector would run without pause from the
+// start of the commit on. Under bulkMemoryLimit's records it changes
+// nothing. A GOMEMLIMIT of the user's stands.
+func loadGC(n, perRecord int) {
+	setFloor(max(int64(bulkMemoryLimit), int64(n)*int64(perRecord)))
 }
 
 // rememberFlags are mira-remember's flags by the names the library gives
@@ -174,34 +187,10 @@ func (c *RememberCmd) collect(o *IO, opt mira.RememberOptions) ([]*mem.Entry, er
 	if c.JSONL {
 		out, err := readRecordsEach(o.In, "<stdin>", mira.MaxRecordBytes(opt.MaxBytes), func() func(int, mem.Record) (*mem.Entry, error) {
 			var kept mem.Slab // one for each goroutine
+			entry := c.jsonlEntry(opt, true)
 			return func(line int, r mem.Record) (*mem.Entry, error) {
-				if strings.TrimSpace(r.Text) == "" {
-					return nil, errors.New(`field "text" is missing or empty`)
-				}
-				e := r.Entry()
-				e.Body = strings.TrimSpace(e.Body)
-				if e.Kind == "" {
-					e.Kind = c.Kind
-				}
-				if e.Scope == "" {
-					e.Scope = c.Scope
-				}
-				e.Tags = append(append([]string{}, e.Tags...), c.Tag...)
-				if e.Source == "" {
-					e.Source = c.Source
-				}
-				if e.Pin == "" {
-					e.Pin = c.Pin
-				}
-				if e.Role == "" {
-					e.Role = c.Role
-				}
-				// Checked as Remember will check it, named by its line
-				// here: Remember's own refusal could not say which record.
-				if err := mira.Check([]*mem.Entry{e}, opt); err != nil {
-					if se := (*mira.SecretError)(nil); errors.As(err, &se) {
-						return nil, errors.New(se.Explain("use --allow-secret if you are sure"))
-					}
+				e, err := entry(r)
+				if err != nil {
 					return nil, err
 				}
 				return kept.Keep(e), nil
@@ -235,6 +224,45 @@ func (c *RememberCmd) collect(o *IO, opt mira.RememberOptions) ([]*mem.Entry, er
 		return nil, usagef("nothing to remember: stdin is empty")
 	}
 	return []*mem.Entry{base(string(data))}, nil
+}
+
+// jsonlEntry returns the entry of a --jsonl record: the record's fields,
+// the flags' for those it leaves out. With check, the entry is checked as
+// Remember will check it, so that the caller can name the record's line:
+// Remember's own refusal could not say which record.
+func (c *RememberCmd) jsonlEntry(opt mira.RememberOptions, check bool) func(r mem.Record) (*mem.Entry, error) {
+	return func(r mem.Record) (*mem.Entry, error) {
+		if strings.TrimSpace(r.Text) == "" {
+			return nil, errors.New(`field "text" is missing or empty`)
+		}
+		e := r.Entry()
+		e.Body = strings.TrimSpace(e.Body)
+		if e.Kind == "" {
+			e.Kind = c.Kind
+		}
+		if e.Scope == "" {
+			e.Scope = c.Scope
+		}
+		e.Tags = append(append([]string{}, e.Tags...), c.Tag...)
+		if e.Source == "" {
+			e.Source = c.Source
+		}
+		if e.Pin == "" {
+			e.Pin = c.Pin
+		}
+		if e.Role == "" {
+			e.Role = c.Role
+		}
+		if check {
+			if err := mira.Check([]*mem.Entry{e}, opt); err != nil {
+				if se := (*mira.SecretError)(nil); errors.As(err, &se) {
+					return nil, errors.New(se.Explain("use --allow-secret if you are sure"))
+				}
+				return nil, err
+			}
+		}
+		return e, nil
+	}
 }
 
 // runUnpin takes the pin of the memory --unpin away.
