@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -69,19 +70,12 @@ func acquire(ctx context.Context, path, command string, timeout time.Duration) (
 	deadline := time.Now().Add(timeout)
 	wait := 2 * time.Millisecond
 	for {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FileMode)
+		err := createLockFile(path, append(data, '\n'))
 		if err == nil {
-			_, werr := f.Write(append(data, '\n'))
-			serr := f.Sync()
-			cerr := f.Close()
-			if err := errors.Join(werr, serr, cerr); err != nil {
-				os.Remove(path)
-				return nil, fmt.Errorf("write lock file: %w", err)
-			}
 			return &Lock{path: path, info: me}, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("create lock file: %w", err)
+			return nil, err
 		}
 		holder, rerr := readLock(path)
 		if rerr == nil && stale(holder, host) || errors.Is(rerr, errHalfWritten) {
@@ -113,6 +107,76 @@ func acquire(ctx context.Context, path, command string, timeout time.Duration) (
 		}
 		if wait < 100*time.Millisecond {
 			wait *= 2
+		}
+	}
+}
+
+// createLockFile makes the lock file at path holding data, failing with an
+// error matching os.ErrExist when it exists. The data go to a file of
+// their own first, synced, then hard-linked to path: the
+// link fails if the lock exists, as an exclusive create would, and the
+// lock never exists without its holder's name. A lock created first and
+// written after was empty for as long as its writer waited between the
+// two, and another writer that found it so for a second took it for a
+// dead writer's and broke it: two writers committed at once under load.
+// Where hard links are refused, the file is created exclusively and then
+// written. A writer killed before the link leaves its file
+// (.lock.PID.RANDOM.tmp), which the next lock removes (removeLockTemps).
+func createLockFile(path string, data []byte) error {
+	// A name of its own for each try: the file is the lock once linked,
+	// and another goroutine's try must not write into it.
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+"."+strconv.Itoa(os.Getpid())+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write lock file: %w", err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write lock file: %w", err)
+	}
+	err = lockLink(tmp, path)
+	os.Remove(tmp)
+	if err == nil {
+		removeLockTemps(path)
+		return nil
+	}
+	if errors.Is(err, os.ErrExist) {
+		return err
+	}
+	// No hard links here: the file is created, then written.
+	if err := writeSynced(path, data, os.O_EXCL); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return err
+		}
+		os.Remove(path)
+		return fmt.Errorf("write lock file: %w", err)
+	}
+	return nil
+}
+
+// lockLink is os.Link, a variable for tests.
+var lockLink = os.Link
+
+// writeSynced creates name (with flag: O_EXCL), writes data and syncs it.
+func writeSynced(name string, data []byte, flag int) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|flag, FileMode)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	return errors.Join(werr, serr, f.Close())
+}
+
+// removeLockTemps removes the files of writers killed before they linked
+// them to the lock at path (createLockFile): those of processes gone.
+func removeLockTemps(path string) {
+	tmps, _ := filepath.Glob(globQuote(path) + ".*.*.tmp")
+	for _, t := range tmps {
+		pid, _, _ := strings.Cut(strings.TrimPrefix(t, path+"."), ".")
+		if n, err := strconv.Atoi(pid); err == nil && n != os.Getpid() && !proc.Alive(n) {
+			os.Remove(t)
 		}
 	}
 }

@@ -113,3 +113,50 @@ func TestUnlockAfterTakeover(t *testing.T) {
 		t.Errorf("the new owner's lock was touched: %q, %v", b, err)
 	}
 }
+
+// TestLockNeverEmpty: the lock file exists only with its holder's name in
+// it, however long the holder stalls right after making it. A lock that
+// was made first and written after stood empty meanwhile, and a writer
+// that found it so for a second broke it as a dead writer's: under load,
+// two writers committed at once (TestConcurrentWriters).
+func TestLockNeverEmpty(t *testing.T) {
+	p := filepath.Join(t.TempDir(), ".lock")
+	held := make(chan struct{})
+	release := make(chan struct{})
+	defer func(f func(string, string) error) { lockLink = f }(lockLink)
+	lockLink = func(old, new string) error {
+		if err := os.Link(old, new); err != nil {
+			return err
+		}
+		li, err := readLock(new)
+		if err != nil || li.PID != os.Getpid() || li.Command != "stalled" {
+			t.Errorf("the lock as it appears: %+v, %v", li, err)
+		}
+		close(held)
+		<-release // the holder stalls here, its lock made
+		return nil
+	}
+	got := make(chan error, 1)
+	go func() {
+		l, err := acquire(context.Background(), p, "stalled", time.Second)
+		if err == nil {
+			err = l.Unlock()
+		}
+		got <- err
+	}()
+	<-held
+	lockLink = os.Link
+	// Past the second after which an empty lock is a dead writer's.
+	old := time.Now().Add(-2 * time.Second)
+	os.Chtimes(p, old, old)
+	if _, err := acquire(context.Background(), p, "other", 100*time.Millisecond); !errors.Is(err, ErrLocked) {
+		t.Errorf("acquire beside a stalled holder = %v, want ErrLocked", err)
+	}
+	close(release)
+	if err := <-got; err != nil {
+		t.Errorf("the stalled holder lost its lock: %v", err)
+	}
+	if tmps, _ := filepath.Glob(p + ".*.tmp"); len(tmps) > 0 {
+		t.Errorf("left behind: %v", tmps)
+	}
+}
