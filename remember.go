@@ -120,11 +120,7 @@ func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt Remembe
 				e.Tags = old.Tags
 			}
 		}
-		e.Kind = cmp.Or(e.Kind, mem.KindNote)
-		e.Scope = cmp.Or(e.Scope, mem.DefaultScope)
-		if e.Status == "" && (e.Kind == mem.KindGoal || e.Kind == mem.KindTask) {
-			e.Status = "open" // a new goal or task is open until it says otherwise
-		}
+		fillKind(e)
 		if old == nil {
 			continue // prepare checked it with these very fields
 		}
@@ -200,6 +196,17 @@ func (m *Memory) Remember(ctx context.Context, entries []*mem.Entry, opt Remembe
 	}
 	res.Commit = hash
 	return res, nil
+}
+
+// fillKind gives an entry the kind, scope and status it has when they are
+// not given: a note, global, and a new goal or task open until it says
+// otherwise.
+func fillKind(e *mem.Entry) {
+	e.Kind = cmp.Or(e.Kind, mem.KindNote)
+	e.Scope = cmp.Or(e.Scope, mem.DefaultScope)
+	if e.Status == "" && (e.Kind == mem.KindGoal || e.Kind == mem.KindTask) {
+		e.Status = "open"
+	}
 }
 
 // Check validates entries as Remember does before it takes the lock, on

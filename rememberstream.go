@@ -71,11 +71,7 @@ func (m *Memory) RememberStream(ctx context.Context, next func() ([]*mem.Entry, 
 		items = items[:0]
 		add := make([]*mem.Entry, 0, len(part))
 		for _, e := range part {
-			e.Kind = cmp.Or(e.Kind, mem.KindNote)
-			e.Scope = cmp.Or(e.Scope, mem.DefaultScope)
-			if e.Status == "" && (e.Kind == mem.KindGoal || e.Kind == mem.KindTask) {
-				e.Status = "open"
-			}
+			fillKind(e)
 			key := sha256.Sum256([]byte(e.Scope + "\x00" + e.Kind + "\x00" + mem.ContentHash(e.Body)))
 			if _, ok := seen[[16]byte(key[:16])]; ok {
 				continue // the same text twice in the stream

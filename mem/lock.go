@@ -145,7 +145,7 @@ func createLockFile(path string, data []byte) error {
 		return err
 	}
 	// No hard links here: the file is created, then written.
-	if err := writeSynced(path, data, os.O_EXCL); err != nil {
+	if err := writeSynced(path, data); err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return err
 		}
@@ -158,9 +158,9 @@ func createLockFile(path string, data []byte) error {
 // lockLink is os.Link, a variable for tests.
 var lockLink = os.Link
 
-// writeSynced creates name (with flag: O_EXCL), writes data and syncs it.
-func writeSynced(name string, data []byte, flag int) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|flag, FileMode)
+// writeSynced creates name, which must not exist, writes data and syncs it.
+func writeSynced(name string, data []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FileMode)
 	if err != nil {
 		return err
 	}
