@@ -29,7 +29,7 @@ func gitRepo(t *testing.T) fixtureOpt {
 func runGit(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not found")
+		t.Fatalf("git not found: the store and these tests need it: %v", err)
 	}
 	c := exec.Command("git", args...)
 	c.Dir = dir
