@@ -623,3 +623,14 @@ func TestTokenizeCached(t *testing.T) {
 		}
 	}
 }
+
+// The table of count weights gives what the logarithm gives, bit for bit:
+// vectors must not change with how the weight is found.
+func TestSublinearTF(t *testing.T) {
+	for _, tf := range []float32{0, 1, 2, 3, 7, 63, 64, 65, 1000, 0.5, 2.25} {
+		want := 1 + math.Log(float64(tf))
+		if got := sublinearTF(tf); got != want && !(math.IsInf(got, -1) && math.IsInf(want, -1)) {
+			t.Errorf("sublinearTF(%v) = %v, want %v", tf, got, want)
+		}
+	}
+}

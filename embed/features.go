@@ -223,6 +223,24 @@ func (fs *featureSet) charGrams(keys []uint64, word string, p *params) []uint64 
 	return keys
 }
 
+// sublinearTF is a feature's weight for its count in a text, 1+ln tf. Most
+// counts are small whole numbers, whose weights come from a table: the
+// logarithm had been a tenth of embedding a million texts (mostly of 1).
+func sublinearTF(tf float32) float64 {
+	if i := int(tf); float32(i) == tf && i >= 0 && i < len(tfWeights) {
+		return tfWeights[i]
+	}
+	return 1 + math.Log(float64(tf))
+}
+
+// tfWeights holds 1+ln n for the counts n below 64.
+var tfWeights = func() (w [64]float64) {
+	for n := range w {
+		w[n] = 1 + math.Log(float64(n))
+	}
+	return w
+}()
+
 // weigher gives a feature's inverse document frequency; nil means no corpus
 // statistics (every feature weighs 1).
 type weigher interface {
@@ -242,7 +260,7 @@ func lexical(feats []feature, p *params, w weigher, out []float32) {
 	var weight [numKinds]float64
 	weight[kindWord], weight[kindBigram], weight[kindChar] = p.WordWeight, p.BigramWeight, p.CharWeight
 	val := func(x *feature) float64 {
-		v := 1 + math.Log(float64(x.tf)) // sublinear TF
+		v := sublinearTF(x.tf)
 		if w != nil {
 			v *= w.idf(x.h)
 		}

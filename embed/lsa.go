@@ -159,7 +159,7 @@ func (m *Model) contextOp(words []docWords, ix map[uint64]int32, o FitOptions) *
 		for _, f := range dw {
 			if c, ok := ix[f.h]; ok {
 				x.ind = append(x.ind, c)
-				x.val = append(x.val, float32((1+math.Log(float64(f.tf)))*m.idf(f.h)))
+				x.val = append(x.val, float32(sublinearTF(f.tf)*m.idf(f.h)))
 			}
 		}
 		x.ptr[r+1] = int32(len(x.ind))

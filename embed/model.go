@@ -457,7 +457,7 @@ func (m *Model) semSum(feats []feature, s []float64) bool {
 		if !ok {
 			continue
 		}
-		v := (1 + math.Log(float64(f.tf))) * m.idf(f.h)
+		v := sublinearTF(f.tf) * m.idf(f.h)
 		// Term vectors are dequantised here, for the few terms a text
 		// has, rather than all at once when the model is read: a
 		// one-query process would otherwise spend milliseconds expanding
