@@ -70,12 +70,16 @@ func (s storeSource) List() ([]index.FileStat, error) { return index.ListFiles(s
 
 // LoadStat is Load of a listed file, with its size and time as read.
 func (s storeSource) LoadStat(p string) (index.Doc, index.FileStat, error) {
-	e, fi, err := s.st.ReadStat(p)
+	var d index.Doc
+	fi, err := s.st.ReadStatUse(p, func(e *mem.Entry) error {
+		d = s.doc(p, e)
+		return nil
+	})
 	st := index.FileStat{Path: p, Size: fi.Size, ModTime: fi.ModTime}
 	if err != nil {
 		return index.Doc{}, st, err
 	}
-	return s.doc(p, e), st, nil
+	return d, st, nil
 }
 
 // doc is the document of the entry e read at p: a turn's with the turn

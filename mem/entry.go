@@ -109,6 +109,11 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // valid id (see ValidID), is a *ParseError too: it is skipped, as a file
 // with broken front matter is.
 func Parse(rel string, data []byte) (*Entry, error) {
+	return parse(rel, data, nil)
+}
+
+// parse is Parse making the front matter's nodes in room, when not nil.
+func parse(rel string, data []byte, room *metaRoom) (*Entry, error) {
 	if len(data) > MaxFileBytes {
 		return nil, &ParseError{rel, tooLarge(int64(len(data)))}
 	}
@@ -119,7 +124,7 @@ func Parse(rel string, data []byte) (*Entry, error) {
 	if err != nil {
 		return nil, &ParseError{rel, err}
 	}
-	m, err := parseMeta(yml)
+	m, err := parseMeta(yml, room)
 	if err != nil {
 		return nil, &ParseError{rel, err}
 	}

@@ -62,8 +62,8 @@ func cutLine(b []byte) (line, rest []byte, found bool) {
 // parseMeta decodes the YAML front matter into a mapping node: the
 // front matter Mira writes itself without the YAML parser (plainMeta),
 // anything else with it.
-func parseMeta(yml []byte) (*yaml.Node, error) {
-	if m, ok := plainMeta(yml); ok {
+func parseMeta(yml []byte, room *metaRoom) (*yaml.Node, error) {
+	if m, ok := plainMetaIn(yml, room); ok {
 		return m, nil
 	}
 	m, err := yamlMeta(yml)

@@ -366,6 +366,33 @@ func (s *Store) ReadStat(rel string) (*Entry, FileInfo, error) {
 	return e, fi, err
 }
 
+// ReadStatUse is ReadStat handing the entry to use rather than returning
+// it, for bulk readers: the entry's front matter is read into room that
+// the next file reuses, so use must not keep e (what it copies out of e,
+// strings included, it may keep). Use runs only for an entry read without
+// error; its error is returned.
+func (s *Store) ReadStatUse(rel string, use func(e *Entry) error) (FileInfo, error) {
+	room := metaRooms.Get().(*metaRoom)
+	defer metaRooms.Put(room)
+	var e *Entry
+	st, err := rawfile.ReadStatWith(filepath.Join(s.Root, filepath.FromSlash(rel)), MaxFileBytes, func(data []byte) error {
+		var err error
+		e, err = parse(rel, data, room)
+		return err
+	})
+	fi := FileInfo{Path: rel, Size: st.Size, ModTime: st.ModTime}
+	var big *rawfile.TooLargeError
+	if errors.As(err, &big) {
+		return fi, &ParseError{rel, tooLarge(big.Size)}
+	}
+	if err != nil {
+		return fi, err
+	}
+	err = use(e)
+	e.meta = nil // its nodes are the next file's
+	return fi, err
+}
+
 // FileInfo is one live entry file found by Scan.
 type FileInfo struct {
 	Path    string // slash path relative to the root
