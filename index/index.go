@@ -114,6 +114,16 @@ type call struct {
 	// rows are the vector rows an update changed, kept for the next one
 	// once its meta is written (keepRows).
 	rows *vecStore
+	// listed is the entry files a watcher listed as it began to watch
+	// them, for a rebuild to load instead of listing them again.
+	listed *listing
+}
+
+// listing is every live entry file's path (Size -1), read from at (unix
+// ns) on.
+type listing struct {
+	files []FileStat
+	at    int64
 }
 
 func newCall(opt Options) *call {

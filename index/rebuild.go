@@ -58,8 +58,13 @@ func rebuild(src Source, c *call) (st Stats, err error) {
 	}
 	statAt := time.Now().UnixNano()
 	// A source that can is listed, its files stated as they are read.
+	// A watcher that has just listed them (as it added its watches, so
+	// that whatever changes after is an event) hands its listing over.
 	var stats []FileStat
-	if sl, ok := src.(statLoader); ok {
+	if sl, ok := src.(statLoader); ok && c.listed != nil {
+		stats, statAt = c.listed.files, c.listed.at
+		c.listed = nil
+	} else if ok {
 		stats, err = sl.List()
 	} else {
 		stats, err = src.Stat()

@@ -251,39 +251,52 @@ func listDir(root, rel string, found func(dir string, files []FileStat)) (dirs [
 		if err != nil {
 			return nil, fmt.Errorf("stat pass: %w", err)
 		}
-		size := 0
-		for _, e := range ents {
-			size += len(rel) + 1 + len(e.Name())
-		}
-		arena := make([]byte, 0, size)
-		var files []FileStat
-		for _, e := range ents {
-			name := e.Name()
-			if name == "" || name[0] == '.' {
-				continue
-			}
-			at := len(arena)
-			arena = append(append(append(arena, rel...), '/'), name...)
-			p := unsafe.String(&arena[at], len(arena)-at)
-			if e.IsDir() {
-				if mem.IsLiveDir(p) {
-					dirs = append(dirs, statTask{dir: p})
-				}
-				continue
-			}
-			if !e.Type().IsRegular() || !IsEntryPath(p) {
-				continue
-			}
-			if files == nil {
-				files = make([]FileStat, 0, len(ents))
-			}
-			files = append(files, FileStat{Path: p, Size: -1})
+		files, sub := sortEntries(rel, ents, true)
+		for _, d := range sub {
+			dirs = append(dirs, statTask{dir: d})
 		}
 		if len(files) > 0 {
 			found(rel, files)
 		}
 	}
 	return dirs, nil
+}
+
+// sortEntries sorts a batch of directory rel's entries into the live
+// entry files among them (regular files whose path IsEntryPath; only when
+// files is set) and the live directories to descend into. Their paths
+// share one buffer.
+func sortEntries(rel string, ents []fs.DirEntry, files bool) (entries []FileStat, dirs []string) {
+	size := 0
+	for _, e := range ents {
+		if files || e.IsDir() {
+			size += len(rel) + 1 + len(e.Name())
+		}
+	}
+	arena := make([]byte, 0, size)
+	for _, e := range ents {
+		name := e.Name()
+		if name == "" || name[0] == '.' || !files && !e.IsDir() {
+			continue
+		}
+		at := len(arena)
+		arena = append(append(append(arena, rel...), '/'), name...)
+		p := unsafe.String(&arena[at], len(arena)-at)
+		if e.IsDir() {
+			if mem.IsLiveDir(p) {
+				dirs = append(dirs, p)
+			}
+			continue
+		}
+		if !e.Type().IsRegular() || !IsEntryPath(p) {
+			continue
+		}
+		if entries == nil {
+			entries = make([]FileStat, 0, len(ents))
+		}
+		entries = append(entries, FileStat{Path: p, Size: -1})
+	}
+	return entries, dirs
 }
 
 // statBatch states files, a batch of directory rel's entry files, in

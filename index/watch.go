@@ -148,14 +148,27 @@ func Watch(ctx context.Context, src Source, opt Options, events func(Event), syn
 	if err := fw.Add(root); err != nil {
 		return fmt.Errorf("watch %s: %w", root, err)
 	}
-	if _, err := w.addTree(mem.EntriesDir, false); err != nil {
+	// Without an index, catching up is a rebuild, which lists every
+	// entry file: they are listed here as the watches are added, each
+	// directory read once where it had been read twice (two seconds of
+	// a first recall at a million entries).
+	var list *listing
+	if _, err := readCurrent(dir); err != nil {
+		list = &listing{at: time.Now().UnixNano()}
+	}
+	files, err := w.addTree(mem.EntriesDir, list != nil)
+	if err != nil {
 		return err
+	}
+	if list != nil {
+		list.files = files
 	}
 	// Catch up with everything before trusting the events; the lease is
 	// taken once the index is fresh, before the first event is reported.
 	var first Event
 	for {
-		ev, ok := w.batch(&pending{full: true})
+		ev, ok := w.batchWith(&pending{full: true}, list)
+		list = nil // a retry lists again
 		if ok {
 			first = ev
 			break
@@ -354,7 +367,7 @@ func (w *watcher) handle(ev fsnotify.Event, p *pending) {
 				p.full = true // something may have been missed
 			}
 			for _, f := range files {
-				p.addPath(f)
+				p.addPath(f.Path)
 			}
 			return
 		}
@@ -365,15 +378,17 @@ func (w *watcher) handle(ev fsnotify.Event, p *pending) {
 // addTree watches a directory and the directories below it, then lists
 // the entry files in them: a file created between the directory's creation
 // and its watch is found by the listing, one created after by an event.
-// With list false it only watches: at start, the full pass that follows
-// reads every file anyway.
+// With list false it only watches: at start, the stat pass that follows
+// reads every directory anyway (without an index, the rebuild takes the
+// listing instead of making its own). The files listed are those a stat
+// pass finds (sortEntries).
 //
 // Each directory is read in batches, in the system's order: a store of a
 // million entries has a few directories of 200,000 files each, and
 // reading them sorted, a path made for every file, took two seconds of a
 // server's start where the reading alone takes half a second.
-func (w *watcher) addTree(rel string, list bool) ([]string, error) {
-	var files []string
+func (w *watcher) addTree(rel string, list bool) ([]FileStat, error) {
+	var files []FileStat
 	var walk func(rel string) error
 	walk = func(rel string) error {
 		if !mem.IsLiveDir(rel) {
@@ -399,14 +414,11 @@ func (w *watcher) addTree(rel string, list bool) ([]string, error) {
 		defer f.Close()
 		for {
 			ents, err := f.ReadDir(readDirBatch)
-			for _, e := range ents {
-				r := rel + "/" + e.Name()
-				if e.IsDir() {
-					if err := walk(r); err != nil {
-						return err
-					}
-				} else if list && IsEntryPath(r) {
-					files = append(files, r)
+			found, dirs := sortEntries(rel, ents, list)
+			files = append(files, found...)
+			for _, d := range dirs {
+				if err := walk(d); err != nil {
+					return err
 				}
 			}
 			if err == io.EOF || err == nil && len(ents) == 0 {
@@ -429,9 +441,13 @@ func (w *watcher) addTree(rel string, list bool) ([]string, error) {
 // batch applies a burst: the paths and directories it names, or a full
 // stat pass. It reports false when the burst is to be retried (the index
 // was busy, or the update failed).
-func (w *watcher) batch(p *pending) (Event, bool) {
+func (w *watcher) batch(p *pending) (Event, bool) { return w.batchWith(p, nil) }
+
+// batchWith is batch handing a rebuild the files listed (nil: none).
+func (w *watcher) batchWith(p *pending, listed *listing) (Event, bool) {
 	start := time.Now()
 	c := newCall(w.opt)
+	c.listed = listed
 	want := probe{full: true}
 	if !p.full {
 		// Broken files were reported when they broke; a batch reports

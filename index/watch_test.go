@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -225,5 +226,73 @@ func TestWatchRefusesSecondWatcher(t *testing.T) {
 	}
 	if watcherActive(dir) {
 		t.Error("a dead process's lease counts as active")
+	}
+}
+
+// listingSource is a source that lists its files apart from stating them
+// (as the store does), counting its listings.
+type listingSource struct {
+	*fakeSource
+	lists atomic.Int64
+}
+
+func (s *listingSource) List() ([]FileStat, error) {
+	s.lists.Add(1)
+	return ListFiles(s.root)
+}
+
+func (s *listingSource) LoadStat(p string) (Doc, FileStat, error) {
+	d, err := s.Load(p)
+	st := FileStat{Path: p, Size: -1}
+	if fi, serr := os.Stat(filepath.Join(s.root, filepath.FromSlash(p))); serr == nil {
+		st.Size, st.ModTime = fi.Size(), fi.ModTime().UnixNano()
+	}
+	return d, st, err
+}
+
+// TestWatchListsForRebuild: a watcher that starts without an index hands
+// the files it listed while adding its watches to the rebuild, which does
+// not list them again, and indexes what a rebuild of its own would: live
+// regular entry files, not a hidden one, a symbolic link or a deleted one.
+func TestWatchListsForRebuild(t *testing.T) {
+	src := &listingSource{fakeSource: newFake(t)}
+	var want []string
+	for i, scope := range []string{"global", "proj", "proj"} {
+		want = append(want, src.writeDoc(t, fdoc{id: fmt.Sprintf("E%d", i), scope: scope, created: t0.Add(time.Duration(i) * time.Second), text: "an entry about herons"}))
+	}
+	slices.Sort(want)
+	dir := filepath.Join(src.root, "entries", "proj", "notes")
+	if err := os.WriteFile(filepath.Join(dir, ".hidden.md"), []byte("id: H\n---\nhidden herons\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(src.root, filepath.FromSlash(want[0])), filepath.Join(dir, "20260101T000000Z__L.md")); err != nil {
+		t.Fatal(err)
+	}
+	src.writeFile(t, "entries/proj/deleted/notes/20260101T000000Z__D.md", fdoc{id: "D", scope: "proj", created: t0, text: "deleted herons"}.encode(), oldTime)
+
+	w := startWatch(t, src, opts(nil))
+	ev := w.waitFor(t, "the initial catch-up", func(e Event) bool { return e.Full && e.Err == nil })
+	w.stop(t)
+	if !ev.Stats.Rebuilt || ev.Stats.Docs != len(want) {
+		t.Errorf("catch-up: %+v, want a rebuild of %d entries", ev.Stats, len(want))
+	}
+	if n := src.lists.Load(); n != 0 {
+		t.Errorf("the rebuild listed the files %d times, after the watcher had", n)
+	}
+	if got := src.loadedPaths(); !slices.Equal(got, want) {
+		t.Errorf("the watcher's rebuild loaded %v, want %v", got, want)
+	}
+
+	// A rebuild of its own lists them once and loads the same.
+	src.resetLoads()
+	st, err := Rebuild(src, opts(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := src.lists.Load(); n != 1 || st.Docs != len(want) {
+		t.Errorf("rebuild: %d listings, %d entries", n, st.Docs)
+	}
+	if got := src.loadedPaths(); !slices.Equal(got, want) {
+		t.Errorf("a rebuild loaded %v, want %v", got, want)
 	}
 }
