@@ -185,3 +185,21 @@ func TestUntil(t *testing.T) {
 		}
 	}
 }
+
+// TestMentionWords: a text with a relative date word gives all its words,
+// lower-cased and cut to 16 bytes, each kept apart from the next text's;
+// one without gives none.
+func TestMentionWords(t *testing.T) {
+	if got := mentionWords("We met on the Tuesday after the release"); got != nil {
+		t.Errorf("no date word: %q, want none", got)
+	}
+	a := mentionWords("Met Ana LAST week, 2 days ago; internationalization-wise fine")
+	b := mentionWords("next Friday")
+	want := []string{"met", "ana", "last", "week", "2", "days", "ago", "internationaliza", "wise", "fine"}
+	if !slices.Equal(a, want) {
+		t.Errorf("got %q, want %q", a, want)
+	}
+	if !slices.Equal(b, []string{"next", "friday"}) {
+		t.Errorf("got %q", b)
+	}
+}
