@@ -583,19 +583,52 @@ func embedChunked(ctx context.Context, e embed.Embedder, texts []string, got fun
 // chunk with seqHalo neighbours on either side so that every text sees the
 // same context as in one call, handing each chunk's vectors to got with
 // the index of its first text.
+//
+// Got runs on a goroutine of its own, one chunk behind the embedding, and
+// one call at a time: while it placed a chunk's vectors (a rebuild writes
+// them to their file) a core had nothing to do, a fifth of the time the
+// vectors of a million entries took. Got may let go of the texts it is
+// handed vectors for, but not of the seqHalo texts before the next chunk.
 func embedSequence(ctx context.Context, m *embed.Model, texts []string, got func(lo int, vecs [][]float32) error) error {
+	type chunk struct {
+		lo   int
+		vecs [][]float32
+	}
+	chunks := make(chan chunk, 1)
+	stop := make(chan struct{}) // got failed: embed no more
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		for c := range chunks {
+			if err != nil {
+				continue
+			}
+			if err = got(c.lo, c.vecs); err != nil {
+				close(stop)
+			}
+		}
+		done <- err
+	}()
+	var err error
+embed:
 	for lo := 0; lo < len(texts); lo += embedChunk {
 		hi := min(lo+embedChunk, len(texts))
 		from, to := max(lo-seqHalo, 0), min(hi+seqHalo, len(texts))
-		vecs, err := m.EmbedSequence(ctx, texts[from:to])
-		if err != nil {
-			return err
+		var vecs [][]float32
+		if vecs, err = m.EmbedSequence(ctx, texts[from:to]); err != nil {
+			break
 		}
-		if err := got(lo, vecs[lo-from:hi-from]); err != nil {
-			return err
+		select {
+		case chunks <- chunk{lo, vecs[lo-from : hi-from]}:
+		case <-stop:
+			break embed
 		}
 	}
-	return nil
+	close(chunks)
+	if gerr := <-done; gerr != nil {
+		return gerr
+	}
+	return err
 }
 
 // smallUpdate is the most documents findRuns handles by scanning the rows
