@@ -62,8 +62,11 @@ func rebuild(src Source, c *call) (st Stats, err error) {
 	// that whatever changes after is an event) hands its listing over.
 	var stats []FileStat
 	if sl, ok := src.(statLoader); ok && c.listed != nil {
+		// Taken, not shared: once copied into the index's own arena
+		// below, the listing is garbage (a million paths, which the
+		// collector would otherwise mark at each of its cycles).
 		stats, statAt = c.listed.files, c.listed.at
-		c.listed = nil
+		c.listed.files, c.listed = nil, nil
 	} else if ok {
 		stats, err = sl.List()
 	} else {

@@ -161,7 +161,7 @@ func Watch(ctx context.Context, src Source, opt Options, events func(Event), syn
 		return err
 	}
 	if list != nil {
-		list.files = files
+		list.files, files = files, nil
 	}
 	// Catch up with everything before trusting the events; the lease is
 	// taken once the index is fresh, before the first event is reported.
