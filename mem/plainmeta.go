@@ -48,24 +48,19 @@ func plainMetaIn(yml []byte, room *metaRoom) (*yaml.Node, bool) {
 			lines++
 		}
 	}
-	p := plainParser{yml: yml, text: string(yml)}
-	if room != nil {
-		if cap(room.slab) < 2*lines+4 {
-			room.slab = make([]yaml.Node, 0, 2*lines+4)
-		}
-		if cap(room.content) < 2*lines {
-			room.content = make([]*yaml.Node, 0, 2*lines)
-		}
-		p.slab = room.slab[:0]
-	} else {
-		p.slab = make([]yaml.Node, 0, 2*lines+4)
+	var own metaRoom // without a room, the nodes are the caller's to keep
+	if room == nil {
+		room = &own
 	}
+	if cap(room.slab) < 2*lines+4 {
+		room.slab = make([]yaml.Node, 0, 2*lines+4)
+	}
+	if cap(room.content) < 2*lines {
+		room.content = make([]*yaml.Node, 0, 2*lines)
+	}
+	p := plainParser{yml: yml, text: string(yml), slab: room.slab[:0]}
 	m := p.node(yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1, Column: 1})
-	if room != nil {
-		m.Content = room.content[:0]
-	} else {
-		m.Content = make([]*yaml.Node, 0, 2*lines)
-	}
+	m.Content = room.content[:0]
 	line := 0
 	for len(yml) > 0 {
 		line++

@@ -352,10 +352,16 @@ func (s *Store) ReadSized(rel string, size int64) (*Entry, error) {
 // be stated): they are those of what was read, given even when the file
 // is broken.
 func (s *Store) ReadStat(rel string) (*Entry, FileInfo, error) {
+	return s.readStat(rel, nil)
+}
+
+// readStat is ReadStat making the front matter's nodes in room, when not
+// nil.
+func (s *Store) readStat(rel string, room *metaRoom) (*Entry, FileInfo, error) {
 	var e *Entry
 	st, err := rawfile.ReadStatWith(filepath.Join(s.Root, filepath.FromSlash(rel)), MaxFileBytes, func(data []byte) error {
 		var err error
-		e, err = Parse(rel, data)
+		e, err = parse(rel, data, room)
 		return err
 	})
 	fi := FileInfo{Path: rel, Size: st.Size, ModTime: st.ModTime}
@@ -374,17 +380,7 @@ func (s *Store) ReadStat(rel string) (*Entry, FileInfo, error) {
 func (s *Store) ReadStatUse(rel string, use func(e *Entry) error) (FileInfo, error) {
 	room := metaRooms.Get().(*metaRoom)
 	defer metaRooms.Put(room)
-	var e *Entry
-	st, err := rawfile.ReadStatWith(filepath.Join(s.Root, filepath.FromSlash(rel)), MaxFileBytes, func(data []byte) error {
-		var err error
-		e, err = parse(rel, data, room)
-		return err
-	})
-	fi := FileInfo{Path: rel, Size: st.Size, ModTime: st.ModTime}
-	var big *rawfile.TooLargeError
-	if errors.As(err, &big) {
-		return fi, &ParseError{rel, tooLarge(big.Size)}
-	}
+	e, fi, err := s.readStat(rel, room)
 	if err != nil {
 		return fi, err
 	}
