@@ -103,13 +103,17 @@ const statWorkers = 4
 // of a few large directories keeps every core busy; hidden directories
 // and deleted/ trees are not entered. A missing entries/ directory gives
 // an empty list. A store may implement Source.Stat with it.
-func StatFiles(root string) ([]FileStat, error) { return walkFiles(root, true) }
+func StatFiles(root string) ([]FileStat, error) { return walkFiles(root, true, nil) }
 
 // ListFiles is StatFiles without the stat data: every file's Size is -1
 // and its ModTime 0.
-func ListFiles(root string) ([]FileStat, error) { return walkFiles(root, false) }
+func ListFiles(root string) ([]FileStat, error) { return walkFiles(root, false, nil) }
 
-func walkFiles(root string, stat bool) ([]FileStat, error) {
+// walkFiles is StatFiles (stat set) or ListFiles. With enter set, it is
+// called with each directory's slash path, from the worker about to
+// read it, before any of its entries is read (a watcher adds its watch
+// there); an error from it ends the walk with that error.
+func walkFiles(root string, stat bool, enter func(rel string) error) ([]FileStat, error) {
 	if _, err := os.Lstat(filepath.Join(root, mem.EntriesDir)); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -145,7 +149,12 @@ func walkFiles(root string, stat bool) ([]FileStat, error) {
 					err   error
 				)
 				if t.files == nil {
-					dirs, err = listDir(root, t.dir, found)
+					if enter != nil {
+						err = enter(t.dir)
+					}
+					if err == nil {
+						dirs, err = listDir(root, t.dir, found)
+					}
 				} else {
 					files, err = statBatch(root, t.dir, t.files)
 				}
