@@ -766,7 +766,7 @@ func TestForkTags(t *testing.T) {
 
 func TestPackHash(t *testing.T) {
 	hex := "0123456789abcdef0123456789abcdef"
-	for _, s := range []string{"", hex, strings.ToUpper(hex), "00000000000000000000000000000000", "h1", hex + "0", "0123456789abcdef0123456789abcdeg"} {
+	for _, s := range []string{"", hex, strings.ToUpper(hex), "00000000000000000000000000000000", "h1", hex + "0", "0123456789abcdef0123456789abcdeg", "g123456789abcdef0123456789abcdef", "0123456789abcdef 123456789abcdef"} {
 		h := packHash(s)
 		if (h == docHash{}) != (s == "") {
 			t.Errorf("packHash(%q) = %x: zero only for no hash", s, h)

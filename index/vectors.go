@@ -93,11 +93,23 @@ func packHash(s string) docHash {
 	if s == "" {
 		return h
 	}
-	if len(s) == 2*len(h) && strings.IndexFunc(s, func(c rune) bool { return !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') }) < 0 {
-		hex.Decode(h[:], []byte(s))
-		if h != (docHash{}) {
+	if len(s) == 2*len(h) {
+		// Decoded here, a byte at a time: with strings.IndexFunc and
+		// hex.Decode, the hashes of a million rows took 0.25 s of a
+		// server's first search.
+		ok := true
+		for i := range h {
+			hi, lo := lowerHex(s[2*i]), lowerHex(s[2*i+1])
+			if hi|lo > 0xf {
+				ok = false
+				break
+			}
+			h[i] = hi<<4 | lo
+		}
+		if ok && h != (docHash{}) {
 			return h
 		}
+		h = docHash{}
 	}
 	sum := sha256.Sum256([]byte(s))
 	copy(h[:], sum[:])
@@ -105,6 +117,18 @@ func packHash(s string) docHash {
 		h[0] = 1
 	}
 	return h
+}
+
+// lowerHex is the value of a lower-case hexadecimal digit, 0xff for any
+// other byte.
+func lowerHex(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	}
+	return 0xff
 }
 
 // String returns the hash as Doc.Hash spells it, "" for none.
