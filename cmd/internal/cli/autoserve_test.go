@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -315,4 +317,55 @@ func TestServedRemember(t *testing.T) {
 		t.Errorf("remember from stdin beside a server: %v, %s", err, b)
 	}
 	r.run("mira-index", "status")
+}
+
+// TestServeReadyPipe: a server started on demand writes one byte to its
+// readiness pipe once its socket answers, then closes it; one that finds
+// the store served closes it without a byte. The client that started it
+// waits on that pipe instead of looking again and again.
+func TestServeReadyPipe(t *testing.T) {
+	r := onDemand(t)
+	r.run("mira-remember", "tomatoes grow in the garden")
+	start := func() (*exec.Cmd, *os.File) {
+		t.Helper()
+		rd, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := r.cmd("mira-index", "watch", "--on-demand", "--home", r.home, "--ready-fd", "3")
+		c.ExtraFiles = []*os.File{w}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		t.Cleanup(func() { rd.Close() })
+		return c, rd
+	}
+	_, rd := start()
+	b, err := io.ReadAll(rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server still runs: the pipe ended with its byte, not with it.
+	if len(b) != 1 {
+		t.Fatalf("the server wrote %q to its readiness pipe, want one byte", b)
+	}
+	c, err := net.Dial("unix", relay.Socket(r.home))
+	if err != nil {
+		t.Fatalf("ready, but its socket does not answer: %v", err)
+	}
+	c.Close()
+	if pids := serverPIDs(t, r.home); len(pids) != 1 {
+		t.Fatalf("servers after the byte: %v, want one", pids)
+	}
+
+	// A second one leaves quietly, and says nothing on its pipe.
+	second, rd2 := start()
+	b, err = io.ReadAll(rd2)
+	if err != nil || len(b) != 0 {
+		t.Fatalf("a server that does not serve wrote %q (%v), want the pipe closed empty", b, err)
+	}
+	if err := second.Wait(); err != nil {
+		t.Errorf("the second server: %v", err)
+	}
 }

@@ -149,11 +149,24 @@ type IndexWatchCmd struct {
 	Serve    bool          `help:"Answer mira-recall through .index/recall.sock, from this warm process (--no-serve: only keep the index fresh)." default:"true" negatable:""`
 	OnDemand bool          `name:"on-demand" help:"Run as the server mira-recall starts when nothing answers it: leave quietly when another server has the store, and stop after --idle-exit without a recall."`
 	IdleExit time.Duration `name:"idle-exit" help:"Stop after this long without a recall to answer (0: never; with --on-demand, 0 means recall.serve_idle, else ${serve_idle})." placeholder:"DURATION"`
+	// ReadyFD is set by the client that starts a server on demand: the
+	// descriptor of a pipe to tell it the server listens (relay.ReadyFD).
+	ReadyFD int `name:"ready-fd" hidden:"" help:"Write a byte to this descriptor once answering recalls, then close it."`
 }
 
 func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 	if c.OnDemand && !c.Serve {
 		return usagef("--on-demand serves recalls: it cannot go with --no-serve")
+	}
+	var ready *os.File
+	if c.ReadyFD > 2 {
+		// Closed on every way out: the client then stops waiting on it.
+		ready = relay.ReadyPipe(c.ReadyFD)
+		defer func() {
+			if ready != nil {
+				ready.Close()
+			}
+		}()
 	}
 	idle := c.IdleExit
 	if c.OnDemand && idle == 0 {
@@ -250,6 +263,10 @@ func (c *IndexWatchCmd) run(ctx context.Context, o *IO) error {
 			mu.Lock()
 			srv = s
 			mu.Unlock()
+			if ready != nil {
+				relay.Ready(ready)
+				ready = nil
+			}
 			serveGC(ctx)
 			releaseWhenQuiet(ctx, s.Idle)
 		}

@@ -81,3 +81,31 @@ func TestBuilding(t *testing.T) {
 		t.Error("held created a lock file")
 	}
 }
+
+// TestWaitReady: the client wakes up on the server's byte or on the end
+// of the pipe, and gives up at its deadline.
+func TestWaitReady(t *testing.T) {
+	pipe := func() (*os.File, *os.File) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close(); w.Close() })
+		return r, w
+	}
+	far := time.Now().Add(time.Minute)
+	r, w := pipe()
+	go func() { time.Sleep(20 * time.Millisecond); Ready(w) }()
+	if !waitReady(r, far) {
+		t.Error("no wake-up on the server's byte")
+	}
+	r, w = pipe()
+	go func() { time.Sleep(20 * time.Millisecond); w.Close() }()
+	if !waitReady(r, far) {
+		t.Error("no wake-up when the server closed its end")
+	}
+	r, _ = pipe()
+	if waitReady(r, time.Now().Add(20*time.Millisecond)) {
+		t.Error("woke up with nothing on the pipe")
+	}
+}

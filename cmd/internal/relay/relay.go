@@ -47,6 +47,11 @@ const ServeLog = "serve.log"
 // that builds the index first can take seconds.
 const StartWait = 30 * time.Second
 
+// ReadyFD is the descriptor on which a server started on demand (see
+// Start) finds its readiness pipe: it writes a byte there once it
+// listens (see Ready), and the pipe ends when it stops.
+const ReadyFD = 3
+
 // MaxSocketPath is the longest socket path a client dials or a server
 // listens on (sun_path holds 108 bytes on Linux, 104 on the BSDs).
 const MaxSocketPath = 100

@@ -2,7 +2,10 @@
 
 package relay
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
 // Start would start a server on demand; where there are no Unix sockets
 // there is no server to start.
@@ -12,3 +15,9 @@ func Start(home, target string) (conn, error) {
 
 // LockServe always succeeds where there are no Unix sockets to serve on.
 func LockServe(home string) (unlock func(), err error) { return func() {}, nil }
+
+// ReadyPipe is nil where Start starts no server.
+func ReadyPipe(fd int) *os.File { return nil }
+
+// Ready closes f.
+func Ready(f *os.File) { f.Close() }
