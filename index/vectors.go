@@ -109,7 +109,6 @@ func packHash(s string) docHash {
 		if ok && h != (docHash{}) {
 			return h
 		}
-		h = docHash{}
 	}
 	sum := sha256.Sum256([]byte(s))
 	copy(h[:], sum[:])
